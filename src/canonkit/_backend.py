@@ -1,0 +1,31 @@
+"""Backend selection: the compiled ``canonkit._<name>`` if built, else the twin
+``canonkit._<name>_py`` (the yarl/fastavro triple). ``CANONKIT_NO_EXTENSIONS=1`` ignores
+compiled modules at run time. Each facade module calls ``load`` once at import."""
+from __future__ import annotations
+
+import importlib
+import os
+from types import ModuleType
+
+NO_EXTENSIONS = os.environ.get("CANONKIT_NO_EXTENSIONS") == "1"
+
+# capability -> "compiled" | "python"; filled as facades import
+LIVE: dict[str, str] = {}
+# capability -> why the compiled module is not live (import error text or the knob)
+WHY_NOT_COMPILED: dict[str, str] = {}
+
+
+def load(name: str) -> ModuleType:
+    """Return the live backend module for capability ``name`` and record the choice."""
+    if NO_EXTENSIONS:
+        WHY_NOT_COMPILED[name] = "CANONKIT_NO_EXTENSIONS=1"
+    else:
+        try:
+            module = importlib.import_module(f"canonkit._{name}")
+        except ImportError as exc:
+            WHY_NOT_COMPILED[name] = str(exc)
+        else:
+            LIVE[name] = "compiled"
+            return module
+    LIVE[name] = "python"
+    return importlib.import_module(f"canonkit._{name}_py")

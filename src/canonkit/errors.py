@@ -1,0 +1,344 @@
+"""Every exception canonkit raises, for both backends.
+
+Messages are for people; ``code`` (a stable string), ``offset`` and the class are for
+programs. A code never changes meaning. ``CODES`` maps each code to its class and is
+frozen by ``tests/test_errors.py``.
+
+Sections: CBOR (CBOR.md §2), FPS (FPS.md §2), objects (OBJECTS.md §1),
+ASTP (ASTP.md), manifests and corpora, re-verification.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["CODES", "CanonkitError", "error_for_code"]
+
+CODES: dict[str, type[CanonkitError]] = {}
+
+
+class CanonkitError(Exception):
+    """Root of every canonkit error."""
+
+    code: str = "canonkit_error"
+
+    def __init__(
+        self, message: str = "", *, offset: int | None = None, detail: Any = None
+    ) -> None:
+        super().__init__(message or self.__doc__ or self.code)
+        self.offset = offset
+        self.detail = detail
+
+    def __reduce__(self) -> Any:  # keep code/offset/detail across process pools
+        return (_rebuild, (type(self), str(self), self.offset, self.detail))
+
+
+def _rebuild(cls: type[CanonkitError], message: str, offset: Any, detail: Any) -> CanonkitError:
+    return cls(message, offset=offset, detail=detail)
+
+
+def _register(cls: type[CanonkitError]) -> type[CanonkitError]:
+    if cls.code in CODES:
+        raise RuntimeError(f"duplicate error code {cls.code!r}")
+    CODES[cls.code] = cls
+    return cls
+
+
+def error_for_code(code: str) -> type[CanonkitError]:
+    """The class registered for ``code`` (KeyError if none)."""
+    return CODES[code]
+
+
+def _export(*classes: type[CanonkitError]) -> None:
+    for cls in classes:
+        __all__.append(cls.__name__)
+
+
+# --- CBOR ---------------------------------------------------------------------------
+
+class CBORError(CanonkitError, ValueError):
+    """A CBOR encoding or decoding error."""
+
+    code = "cbor_error"
+
+
+class DecodeError(CBORError):
+    """Input bytes are not a valid encoding under the chosen profile."""
+
+    code = "decode_error"
+
+
+class EncodeError(CBORError):
+    """A Python value cannot be encoded under the chosen profile."""
+
+    code = "encode_error"
+
+
+@_register
+class EmptyInputError(DecodeError):
+    """The input has zero bytes."""
+    code = "empty_input"
+
+
+@_register
+class NonShortestIntegerError(DecodeError):
+    """A head (integer, length, count, tag, simple value) is not in its shortest form."""
+    code = "non_shortest_integer"
+
+
+@_register
+class IndefiniteLengthError(DecodeError):
+    """An indefinite-length item or a stray break byte."""
+    code = "indefinite_length"
+
+
+@_register
+class UnsortedMapKeysError(DecodeError):
+    """A map key sorts before the previous key."""
+    code = "unsorted_map_keys"
+
+
+@_register
+class DuplicateMapKeyError(DecodeError):
+    """A map key equals the previous key."""
+    code = "duplicate_map_key"
+
+
+@_register
+class InvalidUTF8Error(DecodeError):
+    """A text string is not valid UTF-8."""
+    code = "invalid_utf8"
+
+
+@_register
+class TrailingDataError(DecodeError):
+    """Bytes follow the top-level data item."""
+    code = "trailing_data"
+
+
+@_register
+class FloatOutsideProfileError(DecodeError, EncodeError):
+    """A float the profile forbids or not in the profile's preferred form."""
+    code = "float_outside_profile"
+
+
+@_register
+class TruncatedError(DecodeError):
+    """The input ends inside a data item."""
+    code = "truncated"
+
+
+@_register
+class NotWellFormedError(DecodeError):
+    """Reserved additional information, or another RFC 8949 well-formedness violation."""
+    code = "not_well_formed"
+
+
+@_register
+class UnsupportedItemError(DecodeError, EncodeError):
+    """A type, tag or simple value the profile excludes."""
+    code = "unsupported_item"
+
+
+@_register
+class IntegerOutOfRangeError(DecodeError, EncodeError):
+    """An integer outside the profile's range."""
+    code = "integer_out_of_range"
+
+
+@_register
+class NonNFCTextError(DecodeError, EncodeError):
+    """A text string not in Unicode NFC (dcbor)."""
+    code = "non_nfc_text"
+
+
+@_register
+class InvalidLinkError(DecodeError, EncodeError):
+    """Tag 42 content is not a valid CID with the 0x00 prefix (dag-cbor)."""
+    code = "invalid_link"
+
+
+@_register
+class DepthExceededError(DecodeError, EncodeError):
+    """Nesting deeper than the configured limit."""
+    code = "depth_exceeded"
+
+
+@_register
+class LimitExceededError(DecodeError, EncodeError):
+    """A size limit set by the caller was exceeded."""
+    code = "limit_exceeded"
+
+
+@_register
+class UnsupportedTypeError(EncodeError, TypeError):
+    """A Python object with no CBOR mapping."""
+    code = "unsupported_type"
+
+
+_export(CBORError, DecodeError, EncodeError, *[c for c in CODES.values()])
+
+
+# --- FPS ----------------------------------------------------------------------------
+
+class FPSError(CanonkitError, ValueError):
+    """An FPS/1 operation was refused; ``code`` is one of the ERR_* codes of FPS.md."""
+
+    code = "ERR_FPS"
+
+
+@_register
+class FPSArgumentError(FPSError):
+    """A negative, non-integer or too large offset/length, bad hex, a missing argument or wrong input type."""
+    code = "ERR_ARG_INVALID"
+
+
+@_register
+class FPSLevelError(FPSError):
+    """A missing or unknown level."""
+    code = "ERR_LEVEL_INVALID"
+
+
+@_register
+class FPSRangeError(FPSError):
+    """offset + length exceeds the input's unit count."""
+    code = "ERR_RANGE"
+
+
+@_register
+class FPSMisalignedError(FPSError):
+    """The result or input is not a whole number of bytes/units."""
+    code = "ERR_LENGTH_MISALIGNED"
+
+
+@_register
+class FPSArityError(FPSError):
+    """concat was given no inputs."""
+    code = "ERR_ARITY"
+
+
+_export(FPSError, FPSArgumentError, FPSLevelError, FPSRangeError, FPSMisalignedError, FPSArityError)
+
+
+# --- Content-addressed objects --------------------------------------------------------
+
+class ObjectError(CanonkitError, ValueError):
+    """An object's envelope or schema is invalid (after strict CBOR decoding succeeded)."""
+
+    code = "object_error"
+
+
+@_register
+class MissingKindError(ObjectError):
+    """The object map has no text "t" (kind) or unsigned "v" (version)."""
+    code = "missing_kind"
+
+
+@_register
+class UnknownKindError(ObjectError):
+    """No kind of that name is registered."""
+    code = "unknown_kind"
+
+
+@_register
+class UnsupportedVersionError(ObjectError):
+    """The kind is registered but not at that format version."""
+    code = "unsupported_version"
+
+
+@_register
+class SchemaViolationError(ObjectError):
+    """A field is missing, unexpected or of the wrong type/order; ``detail`` names the field."""
+    code = "schema_violation"
+
+
+_export(ObjectError, MissingKindError, UnknownKindError, UnsupportedVersionError,
+        SchemaViolationError)
+
+
+# --- ASTP -----------------------------------------------------------------------------
+
+class ASTPError(CanonkitError, ValueError):
+    """An ASTP construction refused its input."""
+
+    code = "astp_error"
+
+
+@_register
+class InvalidFieldError(ASTPError):
+    """A field value cannot be canonically encoded (naive timestamp, NaN, out-of-range UINT, ...)."""
+    code = "invalid_field"
+
+
+@_register
+class InvalidHashError(ASTPError):
+    """A digest is not 64 hex characters or 32 bytes."""
+    code = "invalid_hash"
+
+
+@_register
+class EmptyTreeError(ASTPError):
+    """A Merkle tree or spine was given no leaves."""
+    code = "empty_tree"
+
+
+@_register
+class UnknownIdentifierError(ASTPError):
+    """An unknown version identifier (spine_algorithm_version, hash_version, ...)."""
+    code = "unknown_identifier"
+
+
+@_register
+class WriteGuardError(ASTPError):
+    """G-1: a write to a record in a fixed state."""
+    code = "write_guard"
+
+
+_export(ASTPError, InvalidFieldError, InvalidHashError, EmptyTreeError, UnknownIdentifierError,
+        WriteGuardError)
+
+
+# --- Manifests, corpora and re-verification -------------------------------------------
+
+@_register
+class ManifestError(CanonkitError, ValueError):
+    """A manifest or corpus file cannot be read at all (not JSON, unknown schema, ...)."""
+    code = "manifest_invalid"
+
+
+@_register
+class CorpusExistsError(CanonkitError, FileExistsError):
+    """Recording refused: the corpus version directory already exists."""
+    code = "corpus_exists"
+
+
+@_register
+class InvalidRecordError(CanonkitError, ValueError):
+    """A re-verification input document cannot be read as an Episode."""
+    code = "invalid_record"
+
+
+_export(ManifestError, CorpusExistsError, InvalidRecordError)
+
+
+def context_hex(data: bytes | bytearray | memoryview, offset: int, radius: int = 8) -> str:
+    """The bytes around ``offset`` as hex, the offending byte in brackets:
+    ``bytes 4..20: a2 61 74 [18] 17 61 76 01``."""
+    view = memoryview(data).cast("B") if not isinstance(data, (bytes, bytearray)) else data
+    start = max(0, offset - radius)
+    stop = min(len(view), offset + radius)
+    parts = [
+        f"[{view[i]:02x}]" if i == offset else f"{view[i]:02x}" for i in range(start, stop)
+    ]
+    if offset >= len(view):
+        parts.append("[end]")
+    return f"bytes {start}..{stop}: " + " ".join(parts)
+
+
+def decode_error(code: str, data: bytes | bytearray | memoryview, offset: int,
+                 what: str) -> CanonkitError:
+    """Build the exception for ``code`` at ``offset`` with the standard message
+    ``"<what> at offset N (bytes a..b: .. [xx] ..)"``. Both CBOR backends use this, so the
+    message is the same whichever backend raised it."""
+    cls = CODES[code]
+    return cls(f"{what} at offset {offset} ({context_hex(data, offset)})", offset=offset,
+               detail=what)

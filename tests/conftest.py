@@ -1,0 +1,73 @@
+"""Shared fixtures.
+
+Backend fixtures (multidict style): tests never import a backend directly. Each
+``<name>_impl`` fixture is parametrized over ``c`` (``canonkit._<name>``) and ``py``
+(``canonkit._<name>_py``); ``c`` is skipped with the import error as the reason when the
+extension is not built, and ``tests/test_build.py`` fails CI when it is not.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+VECTORS = Path(__file__).parent / "vectors"
+REPO = Path(__file__).parent.parent
+
+settings.register_profile(
+    "default", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "ci", deadline=None, max_examples=200, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+def backend_module(name: str, which: str) -> ModuleType:
+    """``which`` is "c" or "py"; skips the test when the compiled module is unavailable."""
+    if which == "py":
+        return importlib.import_module(f"canonkit._{name}_py")
+    if os.environ.get("CANONKIT_NO_EXTENSIONS") == "1":
+        pytest.skip("CANONKIT_NO_EXTENSIONS=1")
+    try:
+        return importlib.import_module(f"canonkit._{name}")
+    except ImportError as exc:
+        pytest.skip(f"canonkit._{name} not built: {exc}")
+
+
+def backend_pair(name: str) -> tuple[ModuleType, ModuleType]:
+    """(compiled, twin) for differential tests; skips when the compiled one is missing."""
+    return backend_module(name, "c"), backend_module(name, "py")
+
+
+@pytest.fixture(params=["c", "py"])
+def cbor_impl(request: pytest.FixtureRequest) -> ModuleType:
+    return backend_module("cbor", request.param)
+
+
+@pytest.fixture(params=["c", "py"])
+def fps_impl(request: pytest.FixtureRequest) -> ModuleType:
+    return backend_module("fps", request.param)
+
+
+@pytest.fixture(params=["c", "py"])
+def astp_impl(request: pytest.FixtureRequest) -> ModuleType:
+    return backend_module("astp", request.param)
+
+
+@pytest.fixture(autouse=True)
+def _fail_on_unraisable() -> object:
+    """Fail any test during which Python printed 'Exception ignored' (fastavro's guard)."""
+    seen: list[object] = []
+    previous = sys.unraisablehook
+    sys.unraisablehook = seen.append
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
+    assert not seen, f"Exception ignored during test: {seen!r}"

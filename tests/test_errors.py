@@ -1,0 +1,54 @@
+"""Freeze the code -> class table: codes are a contract (CBOR.md §2, FPS.md §2)."""
+from canonkit import errors
+
+FROZEN = {
+    "empty_input": "EmptyInputError",
+    "non_shortest_integer": "NonShortestIntegerError",
+    "indefinite_length": "IndefiniteLengthError",
+    "unsorted_map_keys": "UnsortedMapKeysError",
+    "duplicate_map_key": "DuplicateMapKeyError",
+    "invalid_utf8": "InvalidUTF8Error",
+    "trailing_data": "TrailingDataError",
+    "float_outside_profile": "FloatOutsideProfileError",
+    "truncated": "TruncatedError",
+    "not_well_formed": "NotWellFormedError",
+    "unsupported_item": "UnsupportedItemError",
+    "integer_out_of_range": "IntegerOutOfRangeError",
+    "non_nfc_text": "NonNFCTextError",
+    "invalid_link": "InvalidLinkError",
+    "depth_exceeded": "DepthExceededError",
+    "limit_exceeded": "LimitExceededError",
+    "unsupported_type": "UnsupportedTypeError",
+    "ERR_ARG_INVALID": "FPSArgumentError",
+    "ERR_LEVEL_INVALID": "FPSLevelError",
+    "ERR_RANGE": "FPSRangeError",
+    "ERR_LENGTH_MISALIGNED": "FPSMisalignedError",
+    "ERR_ARITY": "FPSArityError",
+    "missing_kind": "MissingKindError",
+    "unknown_kind": "UnknownKindError",
+    "unsupported_version": "UnsupportedVersionError",
+    "schema_violation": "SchemaViolationError",
+}
+
+
+def test_frozen_codes_keep_their_classes() -> None:
+    for code, name in FROZEN.items():
+        cls = errors.CODES[code]
+        assert cls.__name__ == name and cls.code == code
+        assert issubclass(cls, errors.CanonkitError)
+        assert cls.__doc__ and "\n" not in cls.__doc__.strip()
+
+
+def test_decode_classes_are_value_errors() -> None:
+    for code in list(FROZEN)[:17]:
+        cls = errors.CODES[code]
+        assert issubclass(cls, ValueError)
+    assert issubclass(errors.UnsupportedTypeError, TypeError)
+
+
+def test_errors_pickle_with_their_attributes() -> None:
+    import pickle
+
+    exc = errors.TruncatedError("short", offset=7, detail="x")
+    back = pickle.loads(pickle.dumps(exc))
+    assert type(back) is errors.TruncatedError and back.offset == 7 and back.detail == "x"

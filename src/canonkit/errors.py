@@ -98,7 +98,7 @@ class UnsortedMapKeysError(DecodeError):
 
 
 @_register
-class DuplicateMapKeyError(DecodeError):
+class DuplicateMapKeyError(DecodeError, EncodeError):
     """A map key equals the previous key."""
     code = "duplicate_map_key"
 

@@ -22,8 +22,10 @@ REPO = Path(__file__).parent.parent
 settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
+# CI: same budgets, but derandomized so a landed change fails or passes reproducibly
 settings.register_profile(
-    "ci", deadline=None, max_examples=200, suppress_health_check=[HealthCheck.too_slow]
+    "ci", deadline=None, derandomize=True, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 

@@ -1,0 +1,243 @@
+/* Keccak-f[1600] and SHA3-256 (FIPS 202), written for canonkit from the standard.
+ *
+ * State: 25 64-bit lanes, lane (x, y) at index x + 5*y (FIPS 202 §3.1.4). Bytes map to
+ * lanes little-endian (§B.1), made explicit by ck_load64_le / ck_store64_le so the code is
+ * correct on big-endian hosts too; on little-endian hosts they compile to plain moves.
+ *
+ * The round keeps all lanes in local variables: theta (§3.2.1), rho and pi (§3.2.2–3.2.3)
+ * are fused into one rotate-and-place step, then chi (§3.2.4) and iota (§3.2.5). The rho
+ * offsets and round constants below were derived from the §3.2.2 and §3.2.5 algorithms
+ * (t-loop over (x, y) ← (y, 2x + 3y), and the rc(t) LFSR) and are checked by the tests
+ * against hashlib.
+ *
+ * SHA3-256 = Keccak[c=512] with rate 136 bytes and the domain suffix 01 followed by
+ * pad10*1, i.e. byte 0x06 after the message and 0x80 in the last rate byte (§6.1, §B.2).
+ */
+#ifndef CANONKIT_KECCAK_H
+#define CANONKIT_KECCAK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define CK_SHA3_256_RATE 136
+#define CK_SHA3_256_LANES 17      /* rate in lanes */
+#define CK_SHA3_256_DIGEST 32
+
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define CK_LITTLE_ENDIAN 1
+#elif defined(_MSC_VER) || defined(__x86_64__) || defined(__i386__) || defined(_M_X64) || \
+    defined(_M_ARM64)
+#define CK_LITTLE_ENDIAN 1
+#else
+#define CK_LITTLE_ENDIAN 0
+#endif
+
+static inline uint64_t ck_load64_le(const uint8_t *p) {
+#if CK_LITTLE_ENDIAN
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+#else
+    return (uint64_t)p[0] | ((uint64_t)p[1] << 8) | ((uint64_t)p[2] << 16) |
+           ((uint64_t)p[3] << 24) | ((uint64_t)p[4] << 32) | ((uint64_t)p[5] << 40) |
+           ((uint64_t)p[6] << 48) | ((uint64_t)p[7] << 56);
+#endif
+}
+
+static inline void ck_store64_le(uint8_t *p, uint64_t v) {
+#if CK_LITTLE_ENDIAN
+    memcpy(p, &v, 8);
+#else
+    p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24); p[4] = (uint8_t)(v >> 32); p[5] = (uint8_t)(v >> 40);
+    p[6] = (uint8_t)(v >> 48); p[7] = (uint8_t)(v >> 56);
+#endif
+}
+
+#define CK_ROL64(v, n) (((v) << (n)) | ((v) >> (64 - (n))))
+
+static const uint64_t CK_KECCAK_RC[24] = {
+    0x0000000000000001ULL, 0x0000000000008082ULL, 0x800000000000808aULL,
+    0x8000000080008000ULL, 0x000000000000808bULL, 0x0000000080000001ULL,
+    0x8000000080008081ULL, 0x8000000000008009ULL, 0x000000000000008aULL,
+    0x0000000000000088ULL, 0x0000000080008009ULL, 0x000000008000000aULL,
+    0x000000008000808bULL, 0x800000000000008bULL, 0x8000000000008089ULL,
+    0x8000000000008003ULL, 0x8000000000008002ULL, 0x8000000000000080ULL,
+    0x000000000000800aULL, 0x800000008000000aULL, 0x8000000080008081ULL,
+    0x8000000000008080ULL, 0x0000000080000001ULL, 0x8000000080008008ULL,
+};
+
+/* One round on the locals a00..a44 (aXY = lane (X, Y)); bXY holds pi(rho(theta(a))). */
+#define CK_KECCAK_ROUND(rc) do { \
+    c0 = a00 ^ a01 ^ a02 ^ a03 ^ a04; \
+    c1 = a10 ^ a11 ^ a12 ^ a13 ^ a14; \
+    c2 = a20 ^ a21 ^ a22 ^ a23 ^ a24; \
+    c3 = a30 ^ a31 ^ a32 ^ a33 ^ a34; \
+    c4 = a40 ^ a41 ^ a42 ^ a43 ^ a44; \
+    d0 = c4 ^ CK_ROL64(c1, 1); \
+    d1 = c0 ^ CK_ROL64(c2, 1); \
+    d2 = c1 ^ CK_ROL64(c3, 1); \
+    d3 = c2 ^ CK_ROL64(c4, 1); \
+    d4 = c3 ^ CK_ROL64(c0, 1); \
+    b00 = a00 ^ d0; \
+    b13 = CK_ROL64(a01 ^ d0, 36); \
+    b21 = CK_ROL64(a02 ^ d0, 3); \
+    b34 = CK_ROL64(a03 ^ d0, 41); \
+    b42 = CK_ROL64(a04 ^ d0, 18); \
+    b02 = CK_ROL64(a10 ^ d1, 1); \
+    b10 = CK_ROL64(a11 ^ d1, 44); \
+    b23 = CK_ROL64(a12 ^ d1, 10); \
+    b31 = CK_ROL64(a13 ^ d1, 45); \
+    b44 = CK_ROL64(a14 ^ d1, 2); \
+    b04 = CK_ROL64(a20 ^ d2, 62); \
+    b12 = CK_ROL64(a21 ^ d2, 6); \
+    b20 = CK_ROL64(a22 ^ d2, 43); \
+    b33 = CK_ROL64(a23 ^ d2, 15); \
+    b41 = CK_ROL64(a24 ^ d2, 61); \
+    b01 = CK_ROL64(a30 ^ d3, 28); \
+    b14 = CK_ROL64(a31 ^ d3, 55); \
+    b22 = CK_ROL64(a32 ^ d3, 25); \
+    b30 = CK_ROL64(a33 ^ d3, 21); \
+    b43 = CK_ROL64(a34 ^ d3, 56); \
+    b03 = CK_ROL64(a40 ^ d4, 27); \
+    b11 = CK_ROL64(a41 ^ d4, 20); \
+    b24 = CK_ROL64(a42 ^ d4, 39); \
+    b32 = CK_ROL64(a43 ^ d4, 8); \
+    b40 = CK_ROL64(a44 ^ d4, 14); \
+    a00 = b00 ^ (~b10 & b20); \
+    a10 = b10 ^ (~b20 & b30); \
+    a20 = b20 ^ (~b30 & b40); \
+    a30 = b30 ^ (~b40 & b00); \
+    a40 = b40 ^ (~b00 & b10); \
+    a01 = b01 ^ (~b11 & b21); \
+    a11 = b11 ^ (~b21 & b31); \
+    a21 = b21 ^ (~b31 & b41); \
+    a31 = b31 ^ (~b41 & b01); \
+    a41 = b41 ^ (~b01 & b11); \
+    a02 = b02 ^ (~b12 & b22); \
+    a12 = b12 ^ (~b22 & b32); \
+    a22 = b22 ^ (~b32 & b42); \
+    a32 = b32 ^ (~b42 & b02); \
+    a42 = b42 ^ (~b02 & b12); \
+    a03 = b03 ^ (~b13 & b23); \
+    a13 = b13 ^ (~b23 & b33); \
+    a23 = b23 ^ (~b33 & b43); \
+    a33 = b33 ^ (~b43 & b03); \
+    a43 = b43 ^ (~b03 & b13); \
+    a04 = b04 ^ (~b14 & b24); \
+    a14 = b14 ^ (~b24 & b34); \
+    a24 = b24 ^ (~b34 & b44); \
+    a34 = b34 ^ (~b44 & b04); \
+    a44 = b44 ^ (~b04 & b14); \
+    a00 ^= (rc); \
+} while (0)
+
+
+/* Keccak-f[1600] on s[25] in place (all 24 rounds of Keccak-p[1600, 24]). */
+static inline void ck_keccak_f1600(uint64_t s[25]) {
+    uint64_t a00 = s[0], a10 = s[1], a20 = s[2], a30 = s[3], a40 = s[4];
+    uint64_t a01 = s[5], a11 = s[6], a21 = s[7], a31 = s[8], a41 = s[9];
+    uint64_t a02 = s[10], a12 = s[11], a22 = s[12], a32 = s[13], a42 = s[14];
+    uint64_t a03 = s[15], a13 = s[16], a23 = s[17], a33 = s[18], a43 = s[19];
+    uint64_t a04 = s[20], a14 = s[21], a24 = s[22], a34 = s[23], a44 = s[24];
+    uint64_t b00, b10, b20, b30, b40, b01, b11, b21, b31, b41, b02, b12, b22, b32, b42;
+    uint64_t b03, b13, b23, b33, b43, b04, b14, b24, b34, b44;
+    uint64_t c0, c1, c2, c3, c4, d0, d1, d2, d3, d4;
+    int i;
+    for (i = 0; i < 24; i += 2) {       /* two rounds per pass: less loop overhead */
+        CK_KECCAK_ROUND(CK_KECCAK_RC[i]);
+        CK_KECCAK_ROUND(CK_KECCAK_RC[i + 1]);
+    }
+    s[0] = a00; s[1] = a10; s[2] = a20; s[3] = a30; s[4] = a40;
+    s[5] = a01; s[6] = a11; s[7] = a21; s[8] = a31; s[9] = a41;
+    s[10] = a02; s[11] = a12; s[12] = a22; s[13] = a32; s[14] = a42;
+    s[15] = a03; s[16] = a13; s[17] = a23; s[18] = a33; s[19] = a43;
+    s[20] = a04; s[21] = a14; s[22] = a24; s[23] = a34; s[24] = a44;
+}
+
+/* XOR one full rate block (136 bytes) into the state and permute. */
+static inline void ck_sha3_256_absorb_block(uint64_t s[25], const uint8_t *block) {
+    int i;
+    for (i = 0; i < CK_SHA3_256_LANES; i++)
+        s[i] ^= ck_load64_le(block + 8 * i);
+    ck_keccak_f1600(s);
+}
+
+static inline void ck_sha3_256_squeeze(const uint64_t s[25], uint8_t out[32]) {
+    ck_store64_le(out, s[0]);
+    ck_store64_le(out + 8, s[1]);
+    ck_store64_le(out + 16, s[2]);
+    ck_store64_le(out + 24, s[3]);
+}
+
+/* Incremental SHA3-256: buf holds the pending partial block (buflen < 136). */
+typedef struct {
+    uint64_t s[25];
+    uint8_t buf[CK_SHA3_256_RATE];
+    size_t buflen;
+} ck_sha3_256_ctx;
+
+static inline void ck_sha3_256_init(ck_sha3_256_ctx *ctx) {
+    memset(ctx, 0, sizeof(*ctx));
+}
+
+static inline void ck_sha3_256_update(ck_sha3_256_ctx *ctx, const uint8_t *data, size_t len) {
+    if (ctx->buflen) {
+        size_t take = CK_SHA3_256_RATE - ctx->buflen;
+        if (take > len) take = len;
+        memcpy(ctx->buf + ctx->buflen, data, take);
+        ctx->buflen += take;
+        data += take;
+        len -= take;
+        if (ctx->buflen < CK_SHA3_256_RATE) return;
+        ck_sha3_256_absorb_block(ctx->s, ctx->buf);
+        ctx->buflen = 0;
+    }
+    while (len >= CK_SHA3_256_RATE) {     /* whole blocks straight from the input */
+        ck_sha3_256_absorb_block(ctx->s, data);
+        data += CK_SHA3_256_RATE;
+        len -= CK_SHA3_256_RATE;
+    }
+    if (len) {
+        memcpy(ctx->buf, data, len);
+        ctx->buflen = len;
+    }
+}
+
+/* Pads, absorbs the last block and writes the digest; the context is spent afterwards. */
+static inline void ck_sha3_256_final(ck_sha3_256_ctx *ctx, uint8_t out[32]) {
+    memset(ctx->buf + ctx->buflen, 0, CK_SHA3_256_RATE - ctx->buflen);
+    ctx->buf[ctx->buflen] ^= 0x06;
+    ctx->buf[CK_SHA3_256_RATE - 1] ^= 0x80;
+    ck_sha3_256_absorb_block(ctx->s, ctx->buf);
+    ck_sha3_256_squeeze(ctx->s, out);
+}
+
+static inline void ck_sha3_256(const uint8_t *data, size_t len, uint8_t out[32]) {
+    ck_sha3_256_ctx ctx;
+    ck_sha3_256_init(&ctx);
+    ck_sha3_256_update(&ctx, data, len);
+    ck_sha3_256_final(&ctx, out);
+}
+
+/* Single-permutation SHA3-256 for a message of at most 135 bytes that the caller has
+ * already placed at the start of block[136]; the rest of block is overwritten with the
+ * padding. Used by the tree folds, whose every preimage fits one block. */
+static inline void ck_sha3_256_short(uint8_t block[CK_SHA3_256_RATE], size_t len,
+                                     uint8_t out[32]) {
+    uint64_t s[25];
+    int i;
+    memset(block + len, 0, CK_SHA3_256_RATE - len);
+    block[len] = 0x06;
+    block[CK_SHA3_256_RATE - 1] |= 0x80;
+    for (i = 0; i < CK_SHA3_256_LANES; i++)
+        s[i] = ck_load64_le(block + 8 * i);
+    for (i = CK_SHA3_256_LANES; i < 25; i++)
+        s[i] = 0;
+    ck_keccak_f1600(s);
+    ck_sha3_256_squeeze(s, out);
+}
+
+#endif /* CANONKIT_KECCAK_H */

@@ -1,0 +1,109 @@
+"""The in-extension SHA3-256 (ext/keccak.h) against hashlib.sha3_256.
+
+Only the compiled backend has its own Keccak; the twin uses hashlib, so these tests
+use the compiled module alone (skipped, with the reason, when it is not built)."""
+from __future__ import annotations
+
+import hashlib
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import backend_module
+
+RATE = 136
+
+
+@pytest.fixture(scope="module")
+def c_astp():
+    return backend_module("astp", "c")
+
+
+def _message(n: int, seed: int) -> bytes:
+    return random.Random(seed).randbytes(n)
+
+
+def test_every_length_0_to_1000(c_astp) -> None:
+    for n in range(1001):
+        data = _message(n, n)
+        assert c_astp.sha3_256(data) == hashlib.sha3_256(data).digest(), n
+
+
+@pytest.mark.parametrize("blocks", [1, 2, 3, 7, 8, 15])
+def test_around_the_rate_boundary(c_astp, blocks: int) -> None:
+    for n in range(blocks * RATE - 3, blocks * RATE + 4):
+        for fill in (0x00, 0xFF):
+            data = bytes([fill]) * n
+            assert c_astp.sha3_256(data) == hashlib.sha3_256(data).digest(), (n, fill)
+        data = _message(n, n + 7)
+        assert c_astp.sha3_256(data) == hashlib.sha3_256(data).digest(), n
+
+
+def test_known_answers(c_astp) -> None:
+    # FIPS 202 example values (NIST CSRC "SHA3-256" examples): empty and "abc".
+    assert c_astp.sha3_256(b"").hex() == (
+        "a7ffc6f8bf1ed76651c14756a061d662f580ff4de43b49fa82d80a4b80f8434a"
+    )
+    assert c_astp.sha3_256(b"abc").hex() == (
+        "3a985da74fe225b2045c172d6bd390bd855f086e3e9d525b46bfe24511431532"
+    )
+
+
+def test_accepts_any_contiguous_buffer(c_astp) -> None:
+    data = _message(500, 1)
+    expected = hashlib.sha3_256(data).digest()
+    assert c_astp.sha3_256(bytearray(data)) == expected
+    assert c_astp.sha3_256(memoryview(data)) == expected
+    with pytest.raises(TypeError):
+        c_astp.sha3_256("text is not bytes")
+
+
+@pytest.mark.parametrize("mib", [1, 33])
+def test_large_inputs(c_astp, mib: int) -> None:
+    data = _message(mib * 1024 * 1024 + 77, mib)
+    assert c_astp.sha3_256(data) == hashlib.sha3_256(data).digest()
+
+
+def test_large_input_incremental(c_astp) -> None:
+    data = _message(20 * 1024 * 1024 + 5, 20)
+    h = c_astp.Sha3_256()
+    view = memoryview(data)
+    rng = random.Random(5)
+    pos = 0
+    while pos < len(data):
+        step = rng.choice([1, 135, 136, 137, 4095, 4096, 1 << 20, 3 << 20])
+        h.update(view[pos : pos + step])
+        pos += step
+    assert h.digest() == hashlib.sha3_256(data).digest()
+
+
+@settings(max_examples=150)
+@given(data=st.binary(max_size=3000), cuts=st.lists(st.integers(0, 3000), max_size=8))
+def test_incremental_split_anywhere(data: bytes, cuts: list[int]) -> None:
+    c_astp = backend_module("astp", "c")
+    bounds = sorted({min(c, len(data)) for c in cuts} | {0, len(data)})
+    h = c_astp.Sha3_256()
+    for lo, hi in zip(bounds, bounds[1:]):
+        h.update(data[lo:hi])
+    expected = hashlib.sha3_256(data)
+    assert h.digest() == expected.digest()
+    assert h.hexdigest() == expected.hexdigest()
+    assert h.digest() == expected.digest()  # digest() does not consume the state
+
+
+def test_copy_is_independent(c_astp) -> None:
+    h = c_astp.Sha3_256(b"prefix-")
+    fork = h.copy()
+    h.update(b"one")
+    fork.update(b"two")
+    assert h.digest() == hashlib.sha3_256(b"prefix-one").digest()
+    assert fork.digest() == hashlib.sha3_256(b"prefix-two").digest()
+
+
+@settings(max_examples=200)
+@given(st.binary(max_size=2 * RATE + 10))
+def test_random_inputs(data: bytes) -> None:
+    c_astp = backend_module("astp", "c")
+    assert c_astp.sha3_256(data) == hashlib.sha3_256(data).digest()

@@ -1,0 +1,525 @@
+"""Pure-Python twin of ``canonkit._cbor``: the reference oracle for deterministic CBOR.
+
+Simple and obviously correct, not fast. Decoding is one recursive-descent pass over the
+input; every rule of CBOR.md and of the backend contract is checked in the order below,
+and the first violation raises. The compiled backend must report the same class and
+offset for every input, so the exact order matters:
+
+For one data item starting at ``start``:
+
+1. initial byte: additional information 28–30 → ``not_well_formed``; 31 on majors 2–5
+   and 7 (indefinite length / stray break) → ``indefinite_length``, on 0/1/6 →
+   ``not_well_formed``;
+2. argument bytes missing → ``truncated`` (at ``start``);
+3. head not in shortest form → ``non_shortest_integer`` (major 7: ``f8xx`` with
+   ``xx < 32`` → ``not_well_formed``; floats are not checked here);
+4. profile checks on the head: dag-cbor map key not a text string → ``unsupported_item``;
+   integer range, tag numbers, simple values → ``integer_out_of_range`` /
+   ``unsupported_item``; float form → ``float_outside_profile``;
+5. strings: length larger than the bytes left → ``truncated`` (before anything is
+   allocated), then UTF-8 (``invalid_utf8``) and, in dcbor, NFC (``non_nfc_text``);
+6. arrays, maps and tags: nesting depth (``depth_exceeded`` when the container would be
+   number ``max_depth + 1`` of the nest), then the content. A child item that is
+   missing entirely (the input ends where it should start) → ``truncated`` at the head
+   of the *enclosing* container. In maps, after each key: its encoded bytes compared
+   with the previous key's (smaller → ``unsorted_map_keys``, equal →
+   ``duplicate_map_key``), then a key equal *as a Python value* to an earlier key
+   (``1``, ``1.0`` and ``true``; ``0.0`` and ``-0.0``) → ``duplicate_map_key`` because a
+   ``dict`` cannot hold both, then the value;
+7. tags, after the content is decoded: bignums (core) must hold a byte string
+   (else ``unsupported_item``) with no leading zero byte and a value outside
+   −2^64…2^64−1 (else ``non_shortest_integer``); dag-cbor tag 42 must hold a byte string
+   ``00 <CID>`` (else ``invalid_link``). These errors point at the tag's head.
+
+After the top-level item: bytes left → ``trailing_data`` (at the first one); no input at
+all → ``empty_input``.
+
+Depth counts arrays, maps and tags. Recursion depth of this twin is bounded by
+``max_depth`` (one Python frame per level), so ``max_depth`` values close to
+``sys.getrecursionlimit()`` raise ``RecursionError`` here; the default 512 is safe.
+"""
+from __future__ import annotations
+
+import math
+import struct
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+from ._cbor_types import (
+    DEFAULT_MAX_DEPTH,
+    PROFILES,
+    UNDEFINED,
+    FrozenDict,
+    Link,
+    Simple,
+    Tag,
+    UndefinedType,
+    cid_problem,
+)
+from .errors import (
+    DepthExceededError,
+    DuplicateMapKeyError,
+    FloatOutsideProfileError,
+    IntegerOutOfRangeError,
+    NonNFCTextError,
+    UnsupportedItemError,
+    UnsupportedTypeError,
+    decode_error,
+)
+
+__all__ = ["DEFAULT_MAX_DEPTH", "Decoder", "Encoder", "decode", "encode"]
+
+_U64 = 1 << 64
+_I63 = 1 << 63
+
+
+def _check_profile(profile: str) -> str:
+    if profile not in PROFILES:
+        raise ValueError(f"unknown CBOR profile {profile!r}; expected one of {PROFILES}")
+    return profile
+
+
+# --- floats ---------------------------------------------------------------------------
+# Widths are compared on bit patterns so NaN payloads survive exactly (struct's
+# float32/float16 conversions go through C casts, which may quiet signalling NaNs).
+
+def _double_bits(value: float) -> int:
+    return int.from_bytes(struct.pack(">d", value), "big")
+
+
+def _double_from_bits(bits: int) -> float:
+    return struct.unpack(">d", bits.to_bytes(8, "big"))[0]  # type: ignore[no-any-return]
+
+
+def _nan_from_narrow(sign: int, mantissa: int, mantissa_bits: int) -> float:
+    """A NaN of a narrower width, widened bit-exactly to a double."""
+    return _double_from_bits(sign << 63 | 0x7FF << 52 | mantissa << (52 - mantissa_bits))
+
+
+def _fits(value: float, fmt: str) -> bool:
+    """Whether non-NaN ``value`` is exactly representable in struct format ``fmt``."""
+    try:
+        return struct.unpack(fmt, struct.pack(fmt, value))[0] == value  # type: ignore[no-any-return]
+    except OverflowError:
+        return False
+
+
+def _encode_float_shortest(value: float) -> bytes:
+    """Core form: the shortest of binary16/32/64 that is exact, NaN payload kept."""
+    bits = _double_bits(value)
+    if math.isnan(value):
+        sign, mantissa = bits >> 63, bits & ((1 << 52) - 1)
+        if mantissa & ((1 << 42) - 1) == 0:
+            return b"\xf9" + (sign << 15 | 0x7C00 | mantissa >> 42).to_bytes(2, "big")
+        if mantissa & ((1 << 29) - 1) == 0:
+            return b"\xfa" + (sign << 31 | 0x7F800000 | mantissa >> 29).to_bytes(4, "big")
+        return b"\xfb" + bits.to_bytes(8, "big")
+    if _fits(value, ">e"):
+        return b"\xf9" + struct.pack(">e", value)
+    if _fits(value, ">f"):
+        return b"\xfa" + struct.pack(">f", value)
+    return b"\xfb" + struct.pack(">d", value)
+
+
+def _dcbor_reducible(value: float) -> bool:
+    """dCBOR numeric reduction applies: integral and within −2^63 … 2^64−1 (−0.0 too)."""
+    return value.is_integer() and -_I63 <= value < _U64
+
+
+# --- decoding -------------------------------------------------------------------------
+
+def _as_bytes(data: Any) -> bytes:
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, str):
+        raise TypeError("decode() needs a bytes-like object, not str")
+    try:
+        view = memoryview(data)
+    except TypeError:
+        raise TypeError(
+            f"decode() needs a bytes-like object, not {type(data).__name__}"
+        ) from None
+    with view:
+        if not view.c_contiguous:
+            raise TypeError("decode() needs a C-contiguous buffer")
+        return view.tobytes()
+
+
+class _Reader:
+    """One decode call: the input, the position and the profile's switches."""
+
+    def __init__(self, data: bytes, profile: str, max_depth: int) -> None:
+        self.data = data
+        self.pos = 0
+        self.profile = profile
+        self.max_depth = max_depth
+
+    def fail(self, code: str, offset: int, what: str) -> Exception:
+        return decode_error(code, self.data, offset, what)
+
+    def item(self, depth: int, frozen: bool, map_key: bool) -> Any:
+        """Decode the item at ``self.pos``; ``depth`` = number of enclosing containers,
+        ``frozen`` = inside a map key (arrays → tuple, maps → FrozenDict)."""
+        data, start, profile = self.data, self.pos, self.profile
+        end = len(data)
+        ib = data[start]
+        major, ai = ib >> 5, ib & 31
+
+        # (1) initial byte
+        if ai >= 28:
+            if ai == 31 and major in (2, 3, 4, 5, 7):
+                what = "stray break byte" if major == 7 else "indefinite-length item"
+                raise self.fail("indefinite_length", start, what)
+            raise self.fail("not_well_formed", start,
+                            f"additional information {ai} on major type {major}")
+        # (2) argument
+        if ai < 24:
+            arg, pos = ai, start + 1
+        else:
+            size = 1 << (ai - 24)
+            if start + 1 + size > end:
+                raise self.fail("truncated", start, "input ends inside a head")
+            arg = int.from_bytes(data[start + 1:start + 1 + size], "big")
+            pos = start + 1 + size
+            # (3) shortest form
+            if major != 7:
+                if arg < (24 if size == 1 else 1 << (4 * size)):
+                    raise self.fail("non_shortest_integer", start,
+                                    f"argument {arg} not in its shortest head")
+            elif size == 1 and arg < 32:
+                raise self.fail("not_well_formed", start,
+                                f"simple value {arg} in the two-byte form")
+        self.pos = pos
+
+        # (4) profile checks on the head, then the item itself
+        if map_key and profile == "dag-cbor" and major != 3:
+            raise self.fail("unsupported_item", start, "dag-cbor map key is not a text string")
+
+        if major == 0:
+            return arg
+        if major == 1:
+            if profile == "dcbor" and arg >= _I63:
+                raise self.fail("integer_out_of_range", start,
+                                "negative integer below -2^63 (dcbor)")
+            return -1 - arg
+        if major == 2 or major == 3:
+            # (5) length checked against the input before any allocation
+            if arg > end - pos:
+                raise self.fail("truncated", start, f"string of {arg} bytes runs past the end")
+            raw = data[pos:pos + arg]
+            self.pos = pos + arg
+            if major == 2:
+                return raw
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise self.fail("invalid_utf8", start, "text string is not valid UTF-8") from None
+            if profile == "dcbor" and not text.isascii() and \
+                    not unicodedata.is_normalized("NFC", text):
+                raise self.fail("non_nfc_text", start, "text string is not in Unicode NFC")
+            return text
+        if major == 6:
+            if profile == "dag-cbor" and arg != 42:
+                raise self.fail("unsupported_item", start, f"tag {arg} (dag-cbor allows only 42)")
+            if profile == "dcbor" and arg in (2, 3):
+                raise self.fail("unsupported_item", start, f"bignum tag {arg} (dcbor)")
+            self.enter(depth, start)
+            self.need_child(start)
+            content = self.item(depth + 1, frozen, False)
+            return self.finish_tag(arg, content, start)
+        if major == 4:
+            self.enter(depth, start)
+            items = []
+            for _ in range(arg):  # no preallocation: ``arg`` may be 2^64-1
+                self.need_child(start)
+                items.append(self.item(depth + 1, frozen, False))
+            return tuple(items) if frozen else items
+        if major == 5:
+            self.enter(depth, start)
+            result: dict[Any, Any] = {}
+            previous_key = b""
+            for index in range(arg):
+                self.need_child(start)
+                key_start = self.pos
+                key = self.item(depth + 1, True, True)
+                raw_key = data[key_start:self.pos]
+                if index:
+                    if raw_key < previous_key:
+                        raise self.fail("unsorted_map_keys", key_start,
+                                        "map key sorts before the previous key")
+                    if raw_key == previous_key:
+                        raise self.fail("duplicate_map_key", key_start,
+                                        "map key equals the previous key")
+                if key in result:
+                    raise self.fail("duplicate_map_key", key_start,
+                                    "map key equals an earlier key as a Python value")
+                previous_key = raw_key
+                self.need_child(start)
+                result[key] = self.item(depth + 1, frozen, False)
+            return FrozenDict(result) if frozen else result
+        return self.simple_or_float(ai, arg, start)
+
+    def enter(self, depth: int, start: int) -> None:
+        if depth >= self.max_depth:
+            raise self.fail("depth_exceeded", start,
+                            f"nesting deeper than max_depth={self.max_depth}")
+
+    def need_child(self, container_start: int) -> None:
+        if self.pos >= len(self.data):
+            raise self.fail("truncated", container_start, "input ends inside a container")
+
+    def finish_tag(self, number: int, content: Any, start: int) -> Any:
+        if number in (2, 3) and self.profile == "core":
+            if type(content) is not bytes:
+                raise self.fail("unsupported_item", start,
+                                f"bignum tag {number} content is not a byte string")
+            if content[:1] == b"\x00":
+                raise self.fail("non_shortest_integer", start, "bignum with a leading zero byte")
+            if len(content) <= 8:
+                raise self.fail("non_shortest_integer", start,
+                                "bignum whose value fits a major type 0/1 integer")
+            value = int.from_bytes(content, "big")
+            return value if number == 2 else -1 - value
+        if number == 42 and self.profile == "dag-cbor":
+            if type(content) is not bytes or content[:1] != b"\x00":
+                raise self.fail("invalid_link", start,
+                                "tag 42 content is not a byte string starting 0x00")
+            problem = cid_problem(content[1:])
+            if problem is not None:
+                raise self.fail("invalid_link", start, problem)
+            return Link(content[1:])
+        return Tag(number, content)
+
+    def simple_or_float(self, ai: int, arg: int, start: int) -> Any:
+        profile, data = self.profile, self.data
+        if ai < 25:  # simple values (ai 24: the two-byte form, arg >= 32 here)
+            if arg == 20:
+                return False
+            if arg == 21:
+                return True
+            if arg == 22:
+                return None
+            if profile != "core":
+                raise self.fail("unsupported_item", start,
+                                f"simple value {arg} ({profile} allows false/true/null)")
+            return UNDEFINED if arg == 23 else Simple(arg)
+        if profile == "dag-cbor" and ai != 27:
+            raise self.fail("float_outside_profile", start, "dag-cbor floats are always binary64")
+        raw = data[start + 1:self.pos]
+        if ai == 25:
+            sign, exponent, mantissa = arg >> 15, (arg >> 10) & 31, arg & 0x3FF
+            is_nan = exponent == 31 and mantissa != 0
+            value = _nan_from_narrow(sign, mantissa, 10) if is_nan else \
+                struct.unpack(">e", raw)[0]
+            narrower = False
+        elif ai == 26:
+            sign, exponent, mantissa = arg >> 31, (arg >> 23) & 0xFF, arg & 0x7FFFFF
+            is_nan = exponent == 0xFF and mantissa != 0
+            if is_nan:
+                value = _nan_from_narrow(sign, mantissa, 23)
+                narrower = mantissa & ((1 << 13) - 1) == 0
+            else:
+                value = struct.unpack(">f", raw)[0]
+                narrower = _fits(value, ">e")
+        else:
+            value = struct.unpack(">d", raw)[0]
+            is_nan = math.isnan(value)
+            if is_nan:
+                narrower = arg & ((1 << 29) - 1) == 0
+            else:
+                narrower = _fits(value, ">f")
+        if profile == "dag-cbor":
+            if is_nan or math.isinf(value) or (value == 0.0 and arg >> 63):
+                raise self.fail("float_outside_profile", start,
+                                "NaN, infinity and -0.0 are invalid in dag-cbor")
+            return value
+        if profile == "dcbor":
+            if is_nan and not (ai == 25 and arg == 0x7E00):
+                raise self.fail("float_outside_profile", start, "the only dcbor NaN is f97e00")
+            if not is_nan and _dcbor_reducible(value):
+                raise self.fail("float_outside_profile", start,
+                                "integral float must be an integer (dcbor numeric reduction)")
+        if narrower:
+            raise self.fail("float_outside_profile", start,
+                            "float not in its shortest exact form")
+        return value
+
+
+def decode(data: Any, /, *, profile: str = "core", max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+    """Decode exactly one CBOR data item that is valid under ``profile``."""
+    _check_profile(profile)
+    if not isinstance(max_depth, int) or max_depth < 0:
+        raise ValueError(f"max_depth must be a non-negative int, got {max_depth!r}")
+    raw = _as_bytes(data)
+    if not raw:
+        raise decode_error("empty_input", raw, 0, "empty input")
+    reader = _Reader(raw, profile, max_depth)
+    value = reader.item(0, False, False)
+    if reader.pos != len(raw):
+        raise decode_error("trailing_data", raw, reader.pos, "bytes after the top-level item")
+    return value
+
+
+class Decoder:
+    """A reusable decoder with a fixed profile and depth limit."""
+
+    def __init__(self, *, profile: str = "core", max_depth: int = DEFAULT_MAX_DEPTH) -> None:
+        self.profile = _check_profile(profile)
+        if not isinstance(max_depth, int) or max_depth < 0:
+            raise ValueError(f"max_depth must be a non-negative int, got {max_depth!r}")
+        self.max_depth = max_depth
+
+    def decode(self, data: Any) -> Any:
+        return decode(data, profile=self.profile, max_depth=self.max_depth)
+
+
+# --- encoding -------------------------------------------------------------------------
+
+def _head(major: int, arg: int) -> bytes:
+    if arg < 24:
+        return bytes([major << 5 | arg])
+    if arg < 0x100:
+        return bytes([major << 5 | 24, arg])
+    if arg < 0x10000:
+        return bytes([major << 5 | 25]) + arg.to_bytes(2, "big")
+    if arg < 0x100000000:
+        return bytes([major << 5 | 26]) + arg.to_bytes(4, "big")
+    return bytes([major << 5 | 27]) + arg.to_bytes(8, "big")
+
+
+class _Writer:
+    """One encode call under one profile."""
+
+    def __init__(self, profile: str) -> None:
+        self.profile = profile
+
+    def int_(self, value: int) -> bytes:
+        if 0 <= value < _U64:
+            return _head(0, value)
+        profile = self.profile
+        if profile == "dcbor" and not -_I63 <= value:
+            raise IntegerOutOfRangeError(f"{value} is below -2^63 (dcbor)", detail=value)
+        if -_U64 <= value < 0:
+            return _head(1, -1 - value)
+        if profile != "core":
+            raise IntegerOutOfRangeError(
+                f"{value} is outside the {profile} integer range", detail=value)
+        number, magnitude = (2, value) if value > 0 else (3, -1 - value)
+        content = magnitude.to_bytes((magnitude.bit_length() + 7) // 8, "big")
+        return _head(6, number) + _head(2, len(content)) + content
+
+    def float_(self, value: float) -> bytes:
+        profile = self.profile
+        if profile == "dag-cbor":
+            if math.isnan(value) or math.isinf(value):
+                raise FloatOutsideProfileError(
+                    f"{value} is not allowed in dag-cbor", detail=value)
+            return b"\xfb" + struct.pack(">d", value + 0.0)  # -0.0 + 0.0 == 0.0
+        if profile == "dcbor":
+            if math.isnan(value):
+                return b"\xf9\x7e\x00"
+            if _dcbor_reducible(value):
+                return self.int_(int(value))
+        return _encode_float_shortest(value)
+
+    def text(self, value: str) -> bytes:
+        try:
+            raw = value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UnsupportedItemError(
+                "text with lone surrogates has no UTF-8 encoding", detail=value) from None
+        if self.profile == "dcbor" and not value.isascii() and \
+                not unicodedata.is_normalized("NFC", value):
+            raise NonNFCTextError("text string is not in Unicode NFC (dcbor)", detail=value)
+        return _head(3, len(raw)) + raw
+
+    def item(self, obj: Any, depth: int) -> bytes:
+        """``depth`` = number of enclosing containers (arrays, maps, tags)."""
+        profile = self.profile
+        if obj is None:
+            return b"\xf6"
+        if obj is True:
+            return b"\xf5"
+        if obj is False:
+            return b"\xf4"
+        if isinstance(obj, int):
+            return self.int_(int(obj))
+        if isinstance(obj, float):
+            return self.float_(float(obj))
+        if isinstance(obj, str):
+            return self.text(obj)
+        if isinstance(obj, (bytes, bytearray, memoryview)):
+            raw = bytes(obj)
+            return _head(2, len(raw)) + raw
+        if isinstance(obj, (list, tuple)):
+            self.enter(depth)
+            return _head(4, len(obj)) + b"".join(self.item(x, depth + 1) for x in obj)
+        if isinstance(obj, Mapping):
+            self.enter(depth)
+            return self.map_(obj, depth)
+        if isinstance(obj, Link):
+            if profile != "dag-cbor":
+                raise UnsupportedItemError(
+                    f"Link is a dag-cbor value; use Tag(42, ...) in {profile}", detail=obj)
+            self.enter(depth)
+            return b"\xd8\x2a" + _head(2, len(obj.cid_bytes) + 1) + b"\x00" + obj.cid_bytes
+        if isinstance(obj, Tag):
+            if profile == "dag-cbor":
+                raise UnsupportedItemError(
+                    f"tag {obj.number} (dag-cbor allows only links)", detail=obj)
+            if obj.number in (2, 3):
+                raise UnsupportedItemError(
+                    "bignum tags are written from int values, not Tag(2|3, ...)", detail=obj)
+            self.enter(depth)
+            return _head(6, obj.number) + self.item(obj.value, depth + 1)
+        if isinstance(obj, (Simple, UndefinedType)):
+            if profile != "core":
+                raise UnsupportedItemError(
+                    f"{obj!r} ({profile} allows false/true/null)", detail=obj)
+            return b"\xf7" if obj is UNDEFINED else _head(7, obj.value)  # type: ignore[union-attr]
+        try:
+            view = memoryview(obj)
+        except TypeError:
+            raise UnsupportedTypeError(
+                f"cannot encode {type(obj).__name__} as CBOR", detail=type(obj).__name__
+            ) from None
+        with view:
+            raw = view.tobytes()
+        return _head(2, len(raw)) + raw
+
+    def map_(self, obj: Mapping[Any, Any], depth: int) -> bytes:
+        pairs = []
+        for key, value in obj.items():
+            if self.profile == "dag-cbor" and not isinstance(key, str):
+                raise UnsupportedItemError(
+                    f"dag-cbor map keys are text strings, got {type(key).__name__}",
+                    detail=key)
+            pairs.append((self.item(key, depth + 1), self.item(value, depth + 1)))
+        pairs.sort(key=lambda pair: pair[0])
+        for (key_a, _), (key_b, _) in zip(pairs, pairs[1:]):
+            if key_a == key_b:
+                raise DuplicateMapKeyError(
+                    f"two map keys encode to the same bytes {key_a.hex()}", detail=key_a)
+        return _head(5, len(pairs)) + b"".join(k + v for k, v in pairs)
+
+    @staticmethod
+    def enter(depth: int) -> None:
+        if depth >= DEFAULT_MAX_DEPTH:
+            raise DepthExceededError(
+                f"nesting deeper than {DEFAULT_MAX_DEPTH} (or a self-referencing container)")
+
+
+def encode(obj: Any, /, *, profile: str = "core") -> bytes:
+    """Encode ``obj`` to its one deterministic encoding under ``profile``."""
+    return _Writer(_check_profile(profile)).item(obj, 0)
+
+
+class Encoder:
+    """A reusable encoder with a fixed profile."""
+
+    def __init__(self, *, profile: str = "core") -> None:
+        self.profile = _check_profile(profile)
+
+    def encode(self, obj: Any) -> bytes:
+        return encode(obj, profile=self.profile)

@@ -1,0 +1,68 @@
+"""Deterministic CBOR: ``encode``/``decode`` under the profiles ``core`` (default),
+``dcbor`` and ``dag-cbor`` (see docs/cbor.md and CBOR.md).
+
+The backend is the compiled ``canonkit._cbor`` when built, else the pure-Python twin
+``canonkit._cbor_py`` (``canonkit.backend()["cbor"]`` says which). The functions below are
+the backend's own objects, bound without a wrapper, so the facade costs nothing per call.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import _backend
+from ._cbor_diag import diagnose
+from ._cbor_types import (
+    DEFAULT_MAX_DEPTH,
+    PROFILES,
+    UNDEFINED,
+    FrozenDict,
+    Link,
+    Simple,
+    Tag,
+    UndefinedType,
+)
+from .errors import (
+    CBORError,
+    DecodeError,
+    DepthExceededError,
+    DuplicateMapKeyError,
+    EmptyInputError,
+    EncodeError,
+    FloatOutsideProfileError,
+    IndefiniteLengthError,
+    IntegerOutOfRangeError,
+    InvalidLinkError,
+    InvalidUTF8Error,
+    LimitExceededError,
+    NonNFCTextError,
+    NonShortestIntegerError,
+    NotWellFormedError,
+    TrailingDataError,
+    TruncatedError,
+    UnsortedMapKeysError,
+    UnsupportedItemError,
+    UnsupportedTypeError,
+)
+
+if TYPE_CHECKING:  # the twin is the typed surface
+    from ._cbor_py import Decoder, Encoder, decode, encode
+else:
+    _impl = _backend.load("cbor")
+    encode = _impl.encode
+    decode = _impl.decode
+    Encoder = _impl.Encoder
+    Decoder = _impl.Decoder
+
+dumps = encode
+loads = decode
+
+__all__ = [
+    "DEFAULT_MAX_DEPTH", "PROFILES", "UNDEFINED", "CBORError", "DecodeError", "Decoder",
+    "DepthExceededError", "DuplicateMapKeyError", "EmptyInputError", "EncodeError",
+    "Encoder", "FloatOutsideProfileError", "FrozenDict", "IndefiniteLengthError",
+    "IntegerOutOfRangeError", "InvalidLinkError", "InvalidUTF8Error", "LimitExceededError",
+    "Link", "NonNFCTextError", "NonShortestIntegerError", "NotWellFormedError", "Simple",
+    "Tag", "TrailingDataError", "TruncatedError", "UndefinedType", "UnsortedMapKeysError",
+    "UnsupportedItemError", "UnsupportedTypeError", "decode", "diagnose", "dumps",
+    "encode", "loads",
+]

@@ -1,0 +1,137 @@
+/* FPS/1 copy kernels for ext/_fps.pyx: word-at-a-time (64-bit), no per-bit loops.
+ *
+ * Bit order is MSB-first (FPS.md §1): bit i of a payload is bit 7 - i%8 of byte i/8, so a
+ * bit shift across bytes is a shift of the payload read as a big-endian integer. Every
+ * function reads and writes only the byte ranges its comment names; callers have checked
+ * the ranges. No function allocates or calls Python: all run without the GIL.
+ */
+#ifndef CANONKIT_FPS_KERNELS_H
+#define CANONKIT_FPS_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(_MSC_VER)
+#include <stdlib.h>
+#define FPS_BSWAP64(x) _byteswap_uint64(x)
+#else
+#define FPS_BSWAP64(x) __builtin_bswap64(x)
+#endif
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define FPS_TO_BE64(x) (x)
+#else
+#define FPS_TO_BE64(x) FPS_BSWAP64(x)
+#endif
+
+static inline uint64_t fps_load64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline void fps_store64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+static inline uint64_t fps_load_be64(const uint8_t *p) { return FPS_TO_BE64(fps_load64(p)); }
+static inline void fps_store_be64(uint8_t *p, uint64_t v) { fps_store64(p, FPS_TO_BE64(v)); }
+
+/* The bits of every byte of x reversed in place (bytes stay where they are). */
+static inline uint64_t fps_reverse_bits_in_bytes(uint64_t x) {
+    x = ((x >> 1) & 0x5555555555555555ULL) | ((x & 0x5555555555555555ULL) << 1);
+    x = ((x >> 2) & 0x3333333333333333ULL) | ((x & 0x3333333333333333ULL) << 2);
+    x = ((x >> 4) & 0x0F0F0F0F0F0F0F0FULL) | ((x & 0x0F0F0F0F0F0F0F0FULL) << 4);
+    return x;
+}
+
+/* dst[i] = low byte of (b(i) << s | src[i] >> (8 - s)) for i < n, where b(0) = prev and
+ * b(i) = src[i-1]; 1 <= s <= 7. Reads src[0..n), writes dst[0..n). This is the stream
+ * "prev, src..." shifted left by s bits: an unaligned bit slice, or (with s = 8 - p) an
+ * insert written at bit phase p. */
+static inline void fps_shift_copy(uint8_t *dst, const uint8_t *src, size_t n, unsigned s,
+                                  unsigned prev) {
+    uint64_t carry = prev & 0xFFu;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w = fps_load_be64(src + i);
+        fps_store_be64(dst + i, (carry << (56 + s)) | (w >> (8 - s)));
+        carry = w & 0xFFu;
+    }
+    for (; i < n; i++) {
+        unsigned b = src[i];
+        dst[i] = (uint8_t)((carry << s) | (b >> (8 - s)));
+        carry = b;
+    }
+}
+
+/* Bit slice: bits [bit_offset, bit_offset + 8*n) of src into dst[0..n).
+ * Needs src to hold ceil((bit_offset + 8n) / 8) bytes. */
+static inline void fps_slice_bits(uint8_t *dst, const uint8_t *src, uint64_t bit_offset,
+                                  size_t n) {
+    size_t k = (size_t)(bit_offset >> 3);
+    unsigned s = (unsigned)(bit_offset & 7);
+    if (n == 0) return;
+    if (s == 0) {
+        memcpy(dst, src + k, n);
+    } else {  /* bit_offset + 8n <= 8*len and s > 0 imply src[k + n] exists */
+        fps_shift_copy(dst, src + k + 1, n, s, src[k]);
+    }
+}
+
+/* dst[0..n) = the units of src[0..n) in reverse order; unit_bytes is 1, 2 or 4 and n is
+ * a multiple of it. With reverse_bits (unit_bytes == 1) every byte is also bit-reversed:
+ * the full bit reversal. Each 8-byte block from the end of src is loaded once, its lanes
+ * permuted in a register (lane permutations do not depend on host endianness) and
+ * stored at the front of dst. */
+static inline void fps_reverse_units(uint8_t *dst, const uint8_t *src, size_t n,
+                                     unsigned unit_bytes, int reverse_bits) {
+    size_t i = 0;
+    if (unit_bytes == 1 && reverse_bits) {
+        for (; i + 8 <= n; i += 8)
+            fps_store64(dst + i, fps_reverse_bits_in_bytes(FPS_BSWAP64(fps_load64(src + n - i - 8))));
+    } else if (unit_bytes == 1) {
+        for (; i + 8 <= n; i += 8)
+            fps_store64(dst + i, FPS_BSWAP64(fps_load64(src + n - i - 8)));
+    } else if (unit_bytes == 2) {
+        for (; i + 8 <= n; i += 8) {
+            uint64_t x = fps_load64(src + n - i - 8);
+            x = (x << 32) | (x >> 32);
+            x = ((x >> 16) & 0x0000FFFF0000FFFFULL) | ((x & 0x0000FFFF0000FFFFULL) << 16);
+            fps_store64(dst + i, x);
+        }
+    } else {
+        for (; i + 8 <= n; i += 8) {
+            uint64_t x = fps_load64(src + n - i - 8);
+            fps_store64(dst + i, (x << 32) | (x >> 32));
+        }
+    }
+    /* fewer than 8 bytes left: src[0..n-i) goes to dst[i..n), unit by unit */
+    size_t rest = n - i;
+    for (size_t j = 0; j < rest; j += unit_bytes) {
+        const uint8_t *from = src + rest - j - unit_bytes;
+        for (unsigned b = 0; b < unit_bytes; b++) {
+            uint8_t v = from[b];
+            if (reverse_bits) v = (uint8_t)fps_reverse_bits_in_bytes(v);
+            dst[i + j + b] = v;
+        }
+    }
+}
+
+/* Bit splice: dst = bits [0, off) of src ++ ins[0..m) ++ bits [off + cut, 8n) of src,
+ * with cut a multiple of 8 (checked by the caller), off + cut <= 8n.
+ * dst holds n - cut/8 + m bytes. */
+static inline void fps_splice_bits(uint8_t *dst, const uint8_t *src, size_t n, uint64_t off,
+                                   uint64_t cut, const uint8_t *ins, size_t m) {
+    size_t q = (size_t)(off >> 3);
+    unsigned p = (unsigned)(off & 7);
+    size_t t = (size_t)((off + cut) >> 3); /* byte holding the first tail bit */
+    memcpy(dst, src, q);
+    if (p == 0) {
+        if (m) memcpy(dst + q, ins, m);
+        memcpy(dst + q + m, src + t, n - t);
+        return;
+    }
+    /* the tail starts at bit phase p too (cut % 8 == 0), and p > 0 means src[t] exists */
+    unsigned head = src[q] >> (8 - p);              /* the p head bits of byte q */
+    unsigned low_mask = (1u << (8 - p)) - 1u;       /* the 8 - p low bits of a byte */
+    if (m) fps_shift_copy(dst + q, ins, m, 8 - p, head);
+    unsigned last = m ? (unsigned)(ins[m - 1] & ((1u << p) - 1u)) : head;
+    dst[q + m] = (uint8_t)((last << (8 - p)) | (src[t] & low_mask));
+    memcpy(dst + q + m + 1, src + t + 1, n - t - 1);
+}
+
+#endif /* CANONKIT_FPS_KERNELS_H */

@@ -1,0 +1,133 @@
+"""Hypothesis properties of FPS/1 on both backends, and the compiled-vs-twin differential.
+
+Sizes: the twin is slow by design, so properties on ``fps_impl`` stay small; the
+differential goes up to 64 KiB (plus a fixed 64 KiB + 7 case that crosses the GIL-release
+threshold).
+"""
+from __future__ import annotations
+
+import random
+from types import ModuleType
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from canonkit import errors
+from conftest import backend_pair
+from strategies_fps import (
+    UNIT_BITS,
+    Call,
+    calls,
+    payloads,
+    valid_ranges,
+    whole_units,
+)
+
+# fps_impl only selects a module; nothing in it needs resetting between examples
+SMALL = settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def outcome(call: Call, module: ModuleType) -> tuple[str, Any]:
+    """("ok", bytes) or ("error", code); any other exception propagates (a crash)."""
+    try:
+        return "ok", call.apply(module)
+    except errors.FPSError as exc:
+        return "error", exc.code
+
+
+@settings(max_examples=500)
+@given(calls())
+@example(Call("slice", (b"\x01\x23", 4, 8, "bit")))
+@example(Call("splice", (b"\x01\x23", 12, 0, b"\xff", "bit")))
+@example(Call("reverse", (b"\x01\x02\x03", "word")))
+@example(Call("concat", ([],)))
+def test_differential_small(call: Call) -> None:
+    compiled, twin = backend_pair("fps")
+    assert outcome(call, compiled) == outcome(call, twin)
+
+
+@settings(max_examples=25)
+@given(st.data())
+def test_differential_up_to_64k(data: st.DataObject) -> None:
+    compiled, twin = backend_pair("fps")
+    source, level, offset, length = data.draw(valid_ranges(64 * 1024))
+    insert = data.draw(payloads(4096))
+    for call in (
+        Call("slice", (source, offset, length, level)),
+        Call("splice", (source, offset, length, insert, level)),
+        Call("reverse", (source[: len(source) - len(source) % 4], level)),
+        Call("concat", ([source, insert, source],)),
+    ):
+        assert outcome(call, compiled) == outcome(call, twin), call.op
+
+
+@pytest.mark.parametrize("phase", range(8))
+def test_differential_across_nogil_threshold(phase: int) -> None:
+    compiled, twin = backend_pair("fps")
+    source = random.Random(phase).randbytes(65536 + 7)
+    insert = random.Random(-phase).randbytes(65536 + 3)
+    bits = len(source) * 8
+    for call in (
+        Call("slice", (source, phase, (bits - phase) // 8 * 8 - 8, "bit")),
+        Call("splice", (source, phase, 8 * 1000, insert, "bit")),
+        Call("reverse", (source, "bit")),
+        Call("reverse", (source[:-3], "long")),
+        Call("reverse", (source[:-1], "word")),
+    ):
+        assert outcome(call, compiled) == outcome(call, twin), call
+
+
+@SMALL
+@given(whole_units())
+def test_reverse_is_an_involution(fps_impl: ModuleType, case: tuple[bytes, str]) -> None:
+    data, level = case
+    assert fps_impl.reverse(fps_impl.reverse(data, level), level) == data
+
+
+@SMALL
+@given(payloads(), st.sampled_from(["bit", "byte", "word", "long"]), st.data())
+def test_concat_of_two_slices_is_identity(fps_impl: ModuleType, data: bytes, level: str,
+                                          draw: st.DataObject) -> None:
+    bits = UNIT_BITS[level]
+    data = data[: len(data) - len(data) % max(bits // 8, 1)]
+    units = len(data) * 8 // bits
+    step = 8 // bits if bits < 8 else 1
+    k = draw.draw(st.integers(0, units // step)) * step
+    head = fps_impl.slice(data, 0, k, level)
+    tail = fps_impl.slice(data, k, units - k, level)
+    assert fps_impl.concat([head, tail]) == data
+
+
+@SMALL
+@given(valid_ranges())
+def test_splice_back_the_slice_is_identity(fps_impl: ModuleType,
+                                           case: tuple[bytes, str, int, int]) -> None:
+    data, level, offset, length = case
+    piece = fps_impl.slice(data, offset, length, level)
+    assert fps_impl.splice(data, offset, length, piece, level) == data
+
+
+@SMALL
+@given(valid_ranges(), payloads(64))
+def test_slice_of_a_splice_is_the_insert(fps_impl: ModuleType,
+                                         case: tuple[bytes, str, int, int],
+                                         insert: bytes) -> None:
+    data, level, offset, length = case
+    spliced = fps_impl.splice(data, offset, length, insert, level)
+    assert len(spliced) == len(data) - length * UNIT_BITS[level] // 8 + len(insert)
+    # the insert starts at bit offset*unit_bits whatever the level
+    start = offset * UNIT_BITS[level]
+    assert fps_impl.slice(spliced, start, len(insert) * 8, "bit") == insert
+
+
+@SMALL
+@given(valid_ranges())
+def test_out_matches_the_returned_bytes(fps_impl: ModuleType,
+                                        case: tuple[bytes, str, int, int]) -> None:
+    data, level, offset, length = case
+    expected = fps_impl.slice(data, offset, length, level)
+    out = bytearray(len(expected))
+    assert fps_impl.slice(data, offset, length, level, out=out) == len(expected)
+    assert out == expected

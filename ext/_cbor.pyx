@@ -1,0 +1,1074 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Compiled strict deterministic CBOR codec (profiles core, dcbor, dag-cbor).
+
+Same API, same bytes and same errors (class, code, offset) as the pure-Python twin
+``canonkit._cbor_py``, which is the oracle; differential tests keep them identical.
+Spec: CBOR.md. Layout:
+
+* encoder: one recursive walk (depth bounded by DEFAULT_MAX_DEPTH) writing into a bytes
+  object that grows geometrically and is shrunk once at the end (no final copy); exact-type
+  dispatch first; dicts walked once with PyDict_Next into a C array of entries, sorted
+  only when not already in order.
+* decoder: an iterative loop over a bounds-checked reader with an explicit frame stack
+  (no C recursion, so 10**6 nested arrays only cost a depth check); every length is
+  compared with the remaining input before anything is allocated.
+
+Indexing is unchecked (directives above) because every read is preceded by an explicit
+length check against ``Dec.n``; those checks are the audit trail.
+"""
+from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_SIMPLE, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF, Py_XDECREF, Py_XINCREF
+from libc.math cimport isinf, isnan, signbit
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcmp, memcpy
+
+import unicodedata
+from collections.abc import Mapping
+
+from canonkit import _cbor_types, errors
+from canonkit._cbor_types import DEFAULT_MAX_DEPTH, FrozenDict, Link, Simple, Tag, UNDEFINED
+
+__all__ = ["Decoder", "Encoder", "decode", "encode"]
+
+
+cdef extern from "Python.h":
+    PyObject *PyBytes_FromStringAndSize_raw "PyBytes_FromStringAndSize"(const char *, Py_ssize_t)
+    char *PyBytes_AS_STRING_raw "PyBytes_AS_STRING"(PyObject *)
+    Py_ssize_t PyBytes_GET_SIZE_raw "PyBytes_GET_SIZE"(PyObject *)
+    int _PyBytes_Resize(PyObject **, Py_ssize_t)
+    PyObject *PyUnicode_DecodeUTF8_raw "PyUnicode_DecodeUTF8"(const char *, Py_ssize_t, const char *)
+    const char *PyUnicode_AsUTF8AndSize_raw "PyUnicode_AsUTF8AndSize"(PyObject *, Py_ssize_t *)
+    bint PyUnicode_IS_ASCII(object)
+    bint PyUnicode_IS_COMPACT_ASCII_raw "PyUnicode_IS_COMPACT_ASCII"(PyObject *)
+    void *PyUnicode_DATA_raw "PyUnicode_DATA"(PyObject *)
+    Py_ssize_t PyUnicode_GET_LENGTH_raw "PyUnicode_GET_LENGTH"(PyObject *)
+    bint PyUnicode_CheckExact_raw "PyUnicode_CheckExact"(PyObject *)
+    PyObject *PyList_New_raw "PyList_New"(Py_ssize_t)
+    void PyList_SET_ITEM_raw "PyList_SET_ITEM"(PyObject *, Py_ssize_t, PyObject *)
+    Py_ssize_t PyList_GET_SIZE(object)
+    PyObject *PyList_GET_ITEM_raw "PyList_GET_ITEM"(object, Py_ssize_t)
+    Py_ssize_t PyTuple_GET_SIZE(object)
+    PyObject *PyTuple_GET_ITEM_raw "PyTuple_GET_ITEM"(object, Py_ssize_t)
+    object PyList_AsTuple(PyObject *)
+    PyObject *PyDict_New_raw "PyDict_New"()
+    int PyDict_Next(object, Py_ssize_t *, PyObject **, PyObject **)
+    int PyDict_SetItem_raw "PyDict_SetItem"(PyObject *, PyObject *, PyObject *)
+    Py_ssize_t PyDict_GET_SIZE_raw "PyDict_GET_SIZE"(PyObject *)
+    Py_ssize_t PyDict_Size(object)
+    object PyLong_FromUnsignedLongLong(unsigned long long)
+    object PyLong_FromLongLong(long long)
+    long long PyLong_AsLongLongAndOverflow(object, int *) except? -1
+    unsigned long long PyLong_AsUnsignedLongLong(object) except? -1
+    object PyFloat_FromDouble(double)
+    double PyFloat_AS_DOUBLE(object)
+    int PyErr_ExceptionMatches(object)
+    void PyErr_Clear()
+
+cdef extern from "cbor_float.h":
+    double cbor_bits_to_double(uint64_t) noexcept nogil
+    uint64_t cbor_double_to_bits(double) noexcept nogil
+    double cbor_half_to_double(uint16_t) noexcept nogil
+    double cbor_single_to_double(uint32_t) noexcept nogil
+    int cbor_float_shortest(double, uint64_t *) noexcept nogil
+    int cbor_float_is_reducible(double) noexcept nogil
+
+cdef extern from "cbor_sort.h":
+    ctypedef struct ck_entry:
+        const char *p
+        Py_ssize_t n
+        PyObject *key
+        PyObject *value
+    int ck_sort_entries(ck_entry *, Py_ssize_t, int) noexcept
+    int ck_cmp_bytes(const ck_entry *, const ck_entry *) noexcept
+    void ck_put_be16(uint8_t *, uint16_t) noexcept
+    void ck_put_be32(uint8_t *, uint32_t) noexcept
+    void ck_put_be64(uint8_t *, uint64_t) noexcept
+    uint16_t ck_get_be16(const uint8_t *) noexcept
+    uint32_t ck_get_be32(const uint8_t *) noexcept
+    uint64_t ck_get_be64(const uint8_t *) noexcept
+    size_t ck_hash_bytes(const uint8_t *, Py_ssize_t) noexcept
+
+
+cdef enum:
+    P_CORE = 0
+    P_DCBOR = 1
+    P_DAG = 2
+
+cdef int _DEFAULT_MAX_DEPTH = DEFAULT_MAX_DEPTH
+cdef object _is_normalized = unicodedata.is_normalized
+cdef object _Mapping = Mapping
+cdef object _UNDEFINED = UNDEFINED
+cdef object _Tag = Tag
+cdef object _Simple = Simple
+cdef object _Link = Link
+cdef object _FrozenDict = FrozenDict
+cdef object _decode_error = errors.decode_error
+
+
+cdef int profile_id(object profile) except -1:
+    if profile == "core":
+        return P_CORE
+    if profile == "dcbor":
+        return P_DCBOR
+    if profile == "dag-cbor":
+        return P_DAG
+    raise ValueError(f"unknown CBOR profile {profile!r}; expected one of {_cbor_types.PROFILES}")
+
+
+cdef inline bint is_nfc(object text) except -1:
+    """ASCII is always NFC; only other text pays for unicodedata."""
+    if PyUnicode_IS_ASCII(text):
+        return True
+    return _is_normalized("NFC", text)
+
+
+# ====================================================================================
+# Encoder
+# ====================================================================================
+
+cdef struct Out:
+    PyObject *obj      # the bytes object being filled (owned); NULL after hand-off
+    uint8_t *buf
+    Py_ssize_t pos
+    Py_ssize_t cap
+    int profile
+
+
+cdef int out_init(Out *o, Py_ssize_t cap, int profile) except -1:
+    o.obj = PyBytes_FromStringAndSize_raw(NULL, cap)
+    if o.obj == NULL:
+        return -1
+    o.buf = <uint8_t *>PyBytes_AS_STRING_raw(o.obj)
+    o.pos = 0
+    o.cap = cap
+    o.profile = profile
+    return 0
+
+
+cdef int out_grow(Out *o, Py_ssize_t need) except -1:
+    """Make room for ``need`` more bytes: double, or jump straight to the size a large
+    write needs (so an 8 MiB byte string is copied once, not grown into)."""
+    cdef Py_ssize_t want = o.pos + need
+    cdef Py_ssize_t cap = o.cap * 2
+    if want > cap:
+        cap = want + (want >> 4) + 64
+    if _PyBytes_Resize(&o.obj, cap) < 0:
+        o.obj = NULL
+        return -1
+    o.buf = <uint8_t *>PyBytes_AS_STRING_raw(o.obj)
+    o.cap = cap
+    return 0
+
+
+cdef inline int out_reserve(Out *o, Py_ssize_t need) except -1:
+    if o.cap - o.pos < need:
+        return out_grow(o, need)
+    return 0
+
+
+cdef object out_finish(Out *o):
+    """Shrink to the written size and hand the bytes object over."""
+    if _PyBytes_Resize(&o.obj, o.pos) < 0:
+        o.obj = NULL
+        raise MemoryError()
+    result = <object>o.obj
+    Py_XDECREF(o.obj)
+    o.obj = NULL
+    return result
+
+
+cdef inline int put_head(Out *o, uint8_t major, uint64_t arg) except -1:
+    cdef uint8_t *b
+    if o.cap - o.pos < 9:
+        out_grow(o, 9)
+    b = o.buf + o.pos
+    major <<= 5
+    if arg < 24:
+        b[0] = major | <uint8_t>arg
+        o.pos += 1
+    elif arg <= 0xff:
+        b[0] = major | 24
+        b[1] = <uint8_t>arg
+        o.pos += 2
+    elif arg <= 0xffff:
+        b[0] = major | 25
+        ck_put_be16(b + 1, <uint16_t>arg)
+        o.pos += 3
+    elif arg <= 0xffffffffULL:
+        b[0] = major | 26
+        ck_put_be32(b + 1, <uint32_t>arg)
+        o.pos += 5
+    else:
+        b[0] = major | 27
+        ck_put_be64(b + 1, arg)
+        o.pos += 9
+    return 0
+
+
+cdef inline int put_bytes(Out *o, const void *p, Py_ssize_t n) except -1:
+    if o.cap - o.pos < n:
+        out_grow(o, n)
+    memcpy(o.buf + o.pos, p, <size_t>n)
+    o.pos += n
+    return 0
+
+
+cdef inline int put_byte(Out *o, uint8_t b) except -1:
+    if o.cap - o.pos < 1:
+        out_grow(o, 1)
+    o.buf[o.pos] = b
+    o.pos += 1
+    return 0
+
+
+cdef int enc_error(type cls, str message) except -1:
+    raise cls(message)
+
+
+cdef int enc_text(Out *o, object text) except -1:
+    cdef Py_ssize_t n
+    cdef const char *p = PyUnicode_AsUTF8AndSize_raw(<PyObject *>text, &n)
+    if p == NULL:
+        return text_not_encodable(text)
+    if o.profile == P_DCBOR and not is_nfc(text):
+        enc_error(errors.NonNFCTextError, f"text is not in Unicode NFC: {text!r}")
+    put_head(o, 3, <uint64_t>n)
+    put_bytes(o, p, n)
+    return 0
+
+
+cdef int text_not_encodable(object text) except -1:
+    """A str with lone surrogates has no UTF-8 form."""
+    if PyErr_ExceptionMatches(UnicodeEncodeError):
+        PyErr_Clear()
+        raise errors.UnsupportedItemError(f"text with lone surrogates has no UTF-8 encoding: {text!r}")
+    return -1
+
+
+cdef int enc_int(Out *o, object value) except -1:
+    cdef int overflow = 0
+    cdef long long v = PyLong_AsLongLongAndOverflow(value, &overflow)
+    if overflow == 0:
+        if v >= 0:
+            return put_head(o, 0, <uint64_t>v)
+        return put_head(o, 1, <uint64_t>(-1 - v))
+    return enc_big_int(o, value)
+
+
+cdef int enc_big_int(Out *o, object value) except -1:
+    """Integers outside int64: major 0/1 up to 2**64, bignum tags 2/3 beyond (core)."""
+    cdef object magnitude
+    cdef uint8_t major
+    if value > 0:
+        major = 0
+        magnitude = value
+    else:
+        major = 1
+        magnitude = -1 - value
+    if magnitude < 0x10000000000000000:
+        if o.profile == P_DCBOR and major == 1:
+            enc_error(errors.IntegerOutOfRangeError,
+                      f"integer {value} is below -2**63, outside the dcbor range")
+        return put_head(o, major, PyLong_AsUnsignedLongLong(magnitude))
+    if o.profile != P_CORE:
+        enc_error(errors.IntegerOutOfRangeError,
+                  f"integer {value} is outside the {profile_name(o.profile)} range")
+    data = magnitude.to_bytes((magnitude.bit_length() + 7) // 8, "big")
+    put_head(o, 6, 2 + major)
+    put_head(o, 2, <uint64_t>len(data))
+    return put_bytes(o, <const char *>data, len(data))
+
+
+cdef str profile_name(int profile):
+    return ("core", "dcbor", "dag-cbor")[profile]
+
+
+cdef int put_float_bits(Out *o, int width, uint64_t bits) except -1:
+    cdef uint8_t *b
+    out_reserve(o, 9)
+    b = o.buf + o.pos
+    if width == 2:
+        b[0] = 0xf9
+        ck_put_be16(b + 1, <uint16_t>bits)
+        o.pos += 3
+    elif width == 4:
+        b[0] = 0xfa
+        ck_put_be32(b + 1, <uint32_t>bits)
+        o.pos += 5
+    else:
+        b[0] = 0xfb
+        ck_put_be64(b + 1, bits)
+        o.pos += 9
+    return 0
+
+
+cdef int enc_float(Out *o, double x) except -1:
+    cdef uint64_t bits
+    cdef int width
+    cdef int64_t iv
+    if o.profile == P_DAG:
+        if isnan(x) or isinf(x):
+            enc_error(errors.FloatOutsideProfileError,
+                      f"dag-cbor has no NaN or infinity (got {x!r})")
+        if x == 0.0:
+            x = 0.0  # -0.0 is written as 0.0
+        return put_float_bits(o, 8, cbor_double_to_bits(x))
+    if o.profile == P_DCBOR:
+        if isnan(x):
+            return put_float_bits(o, 2, 0x7e00)
+        if cbor_float_is_reducible(x):  # numeric reduction; covers -0.0 -> 0
+            if x >= 0.0:
+                return put_head(o, 0, <uint64_t>x)
+            iv = <int64_t>x
+            return put_head(o, 1, <uint64_t>(-1 - iv))
+    width = cbor_float_shortest(x, &bits)
+    return put_float_bits(o, width, bits)
+
+
+cdef int enc_buffer(Out *o, object obj) except -1:
+    cdef Py_buffer view
+    PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE)
+    try:
+        put_head(o, 2, <uint64_t>view.len)
+        put_bytes(o, view.buf, view.len)
+    finally:
+        PyBuffer_Release(&view)
+    return 0
+
+
+cdef int check_depth(int depth) except -1:
+    if depth >= _DEFAULT_MAX_DEPTH:
+        raise errors.DepthExceededError(
+            f"nesting deeper than {_DEFAULT_MAX_DEPTH} levels (or a self-referencing container)")
+    return 0
+
+
+cdef int enc_list(Out *o, object seq, Py_ssize_t n, bint is_list, int depth) except -1:
+    cdef Py_ssize_t i
+    cdef object item
+    check_depth(depth)
+    put_head(o, 4, <uint64_t>n)
+    for i in range(n):
+        if is_list:
+            if i >= PyList_GET_SIZE(seq):  # shrunk by code run during encoding
+                raise RuntimeError("list changed size during encoding")
+            item = <object>PyList_GET_ITEM_raw(seq, i)
+        else:
+            item = <object>PyTuple_GET_ITEM_raw(seq, i)
+        enc_any(o, item, depth + 1)
+    return 0
+
+
+cdef int release_entries(ck_entry *e, Py_ssize_t n) noexcept:
+    cdef Py_ssize_t i
+    for i in range(n):
+        Py_XDECREF(e[i].key)
+        Py_XDECREF(e[i].value)
+    return 0
+
+
+cdef int enc_dict(Out *o, object d, int depth) except -1:
+    """Fast path for a dict: one PyDict_Next walk; text keys sort on their cached UTF-8.
+    Any other key type falls back to the generic path (keys encoded, then sorted)."""
+    cdef Py_ssize_t n = PyDict_Size(d)
+    cdef Py_ssize_t ppos = 0, i = 0, j
+    cdef PyObject *k
+    cdef PyObject *v
+    cdef ck_entry small[16]
+    cdef ck_entry *e = small
+    cdef bint all_text = True
+    check_depth(depth)
+    if n == 0:
+        return put_byte(o, 0xa0)
+    if n > 16:
+        e = <ck_entry *>malloc(<size_t>n * sizeof(ck_entry))
+        if e == NULL:
+            raise MemoryError()
+    try:
+        while i < n and PyDict_Next(d, &ppos, &k, &v):
+            if not PyUnicode_CheckExact_raw(k):
+                all_text = False
+                break
+            e[i].p = PyUnicode_AsUTF8AndSize_raw(k, &e[i].n)
+            if e[i].p == NULL:
+                text_not_encodable(<object>k)
+            if o.profile == P_DCBOR and not is_nfc(<object>k):
+                enc_error(errors.NonNFCTextError, f"map key is not in Unicode NFC: {<object>k!r}")
+            Py_XINCREF(k)
+            Py_XINCREF(v)
+            e[i].key = k
+            e[i].value = v
+            i += 1
+        if not all_text:
+            release_entries(e, i)
+            i = 0
+            return enc_map_generic(o, list(d.items()), depth)
+        if i != n:
+            raise RuntimeError("dict changed size during encoding")
+        ck_sort_entries(e, n, 0)
+        put_head(o, 5, <uint64_t>n)
+        for j in range(n):
+            put_head(o, 3, <uint64_t>e[j].n)
+            put_bytes(o, e[j].p, e[j].n)
+            enc_any(o, <object>e[j].value, depth + 1)
+    finally:
+        release_entries(e, i)
+        if e != small:
+            free(e)
+    return 0
+
+
+cdef int enc_map_generic(Out *o, list items, int depth) except -1:
+    """Any key types: encode every key into a scratch buffer, sort by the encoded bytes,
+    reject two keys with identical encodings, then write key bytes and values."""
+    cdef Py_ssize_t n = len(items)
+    cdef Py_ssize_t i, j
+    cdef Out keys
+    cdef ck_entry *e = NULL
+    cdef Py_ssize_t *offsets = NULL
+    cdef object key, value
+    check_depth(depth)
+    keys.obj = NULL
+    try:
+        out_init(&keys, 64 * n + 64, o.profile)
+        offsets = <Py_ssize_t *>malloc(<size_t>(n + 1) * sizeof(Py_ssize_t))
+        e = <ck_entry *>malloc(<size_t>(n + 1) * sizeof(ck_entry))
+        if offsets == NULL or e == NULL:
+            raise MemoryError()
+        for i in range(n):
+            key, value = items[i]
+            if o.profile == P_DAG and type(key) is not str:
+                if not isinstance(key, str):
+                    enc_error(errors.UnsupportedItemError,
+                              f"dag-cbor map keys must be text, got {type(key).__name__}")
+            offsets[i] = keys.pos
+            enc_any(&keys, key, depth + 1)
+        offsets[n] = keys.pos
+        for i in range(n):  # the scratch buffer no longer moves
+            e[i].p = <const char *>(keys.buf + offsets[i])
+            e[i].n = offsets[i + 1] - offsets[i]
+            e[i].key = NULL
+            e[i].value = <PyObject *>items[i][1]
+        ck_sort_entries(e, n, 1)
+        for i in range(1, n):
+            if ck_cmp_bytes(&e[i - 1], &e[i]) == 0:
+                raise errors.DuplicateMapKeyError(
+                    "two map keys have the same encoding: " + (<bytes>(<char *>e[i].p)[:e[i].n]).hex())
+        put_head(o, 5, <uint64_t>n)
+        for i in range(n):
+            put_bytes(o, e[i].p, e[i].n)
+            enc_any(o, <object>e[i].value, depth + 1)
+    finally:
+        Py_XDECREF(keys.obj)
+        free(offsets)
+        free(e)
+    return 0
+
+
+cdef int enc_tag(Out *o, object tag, int depth) except -1:
+    cdef object number = tag.number
+    if o.profile == P_DAG:
+        enc_error(errors.UnsupportedItemError,
+                  f"dag-cbor allows only tag 42 (use Link), got Tag({number})")
+    if o.profile == P_DCBOR and (number == 2 or number == 3):
+        enc_error(errors.UnsupportedItemError, f"dcbor has no bignum tags, got Tag({number})")
+    if number == 2 or number == 3:
+        enc_error(errors.UnsupportedItemError,
+                  f"Tag({number}) is reserved for bignums; pass a Python int instead")
+    check_depth(depth)
+    put_head(o, 6, PyLong_AsUnsignedLongLong(number))
+    return enc_any(o, tag.value, depth + 1)
+
+
+cdef int enc_simple(Out *o, int value) except -1:
+    if o.profile != P_CORE:
+        enc_error(errors.UnsupportedItemError,
+                  f"{profile_name(o.profile)} allows only false, true and null among simple values")
+    if value < 24:
+        return put_byte(o, 0xe0 | value)
+    put_byte(o, 0xf8)
+    return put_byte(o, <uint8_t>value)
+
+
+cdef int enc_link(Out *o, object link) except -1:
+    cdef bytes cid = link.cid_bytes
+    if o.profile != P_DAG:
+        enc_error(errors.UnsupportedItemError,
+                  f"Link (tag 42) is a dag-cbor item, not allowed in {profile_name(o.profile)}")
+    put_head(o, 6, 42)
+    put_head(o, 2, <uint64_t>(len(cid) + 1))
+    put_byte(o, 0)
+    return put_bytes(o, <const char *>cid, len(cid))
+
+
+cdef int enc_any(Out *o, object obj, int depth) except -1:
+    cdef type t = type(obj)
+    # exact types first, most frequent first
+    if t is str:
+        return enc_text(o, obj)
+    if t is int:
+        return enc_int(o, obj)
+    if t is dict:
+        return enc_dict(o, obj, depth)
+    if t is list:
+        return enc_list(o, obj, PyList_GET_SIZE(obj), True, depth)
+    if t is bool:
+        return put_byte(o, 0xf5 if obj is True else 0xf4)
+    if obj is None:
+        return put_byte(o, 0xf6)
+    if t is float:
+        return enc_float(o, PyFloat_AS_DOUBLE(obj))
+    if t is bytes:
+        put_head(o, 2, <uint64_t>len(<bytes>obj))
+        return put_bytes(o, <const char *><bytes>obj, len(<bytes>obj))
+    if t is tuple:
+        return enc_list(o, obj, PyTuple_GET_SIZE(obj), False, depth)
+    if t is _FrozenDict:
+        return enc_dict(o, obj._d, depth)
+    if t is _Link:
+        return enc_link(o, obj)
+    if t is _Tag:
+        return enc_tag(o, obj, depth)
+    if t is _Simple:
+        return enc_simple(o, obj.value)
+    if obj is _UNDEFINED:
+        if o.profile != P_CORE:
+            enc_error(errors.UnsupportedItemError,
+                      f"{profile_name(o.profile)} has no undefined value")
+        return put_byte(o, 0xf7)
+    return enc_other(o, obj, depth)
+
+
+cdef int enc_other(Out *o, object obj, int depth) except -1:
+    """Subclasses and protocol types, in the contract's order."""
+    if isinstance(obj, bool):
+        return put_byte(o, 0xf5 if obj else 0xf4)
+    if isinstance(obj, int):
+        return enc_int(o, int(obj))
+    if isinstance(obj, float):
+        return enc_float(o, float(obj))
+    if isinstance(obj, str):
+        return enc_text(o, str(obj))
+    if PyObject_CheckBuffer(obj):
+        return enc_buffer(o, obj)
+    if isinstance(obj, (list, tuple)):
+        return enc_list(o, tuple(obj), len(obj), False, depth)
+    if isinstance(obj, dict):
+        return enc_dict(o, dict(obj), depth)
+    if isinstance(obj, _Mapping):
+        check_depth(depth)
+        return enc_map_generic(o, list(obj.items()), depth)
+    if isinstance(obj, _Tag):
+        return enc_tag(o, obj, depth)
+    if isinstance(obj, _Simple):
+        return enc_simple(o, obj.value)
+    if isinstance(obj, _Link):
+        return enc_link(o, obj)
+    raise errors.UnsupportedTypeError(f"cannot encode {type(obj).__name__} as CBOR")
+
+
+cdef object encode_with(object obj, int profile, Py_ssize_t size_hint):
+    cdef Out o
+    o.obj = NULL
+    out_init(&o, size_hint, profile)
+    try:
+        enc_any(&o, obj, 0)
+        return out_finish(&o)
+    finally:
+        Py_XDECREF(o.obj)
+
+
+def encode(obj, /, *, profile="core"):
+    """Encode ``obj`` as deterministic CBOR under ``profile`` ("core", "dcbor", "dag-cbor")."""
+    return encode_with(obj, profile_id(profile), 256)
+
+
+cdef class Encoder:
+    """A reusable encoder for one profile; remembers the last output size to size the
+    next buffer."""
+
+    cdef int _profile
+    cdef Py_ssize_t _hint
+    cdef readonly str profile
+
+    def __init__(self, *, profile="core"):
+        self._profile = profile_id(profile)
+        self.profile = profile_name(self._profile)
+        self._hint = 256
+
+    def encode(self, obj):
+        """Encode ``obj`` under this encoder's profile."""
+        result = encode_with(obj, self._profile, self._hint)
+        n = len(<bytes>result)
+        self._hint = n + (n >> 3) + 64 if n < (1 << 26) else 256
+        return result
+
+
+# ====================================================================================
+# Decoder
+# ====================================================================================
+
+cdef enum:
+    F_ARRAY = 0
+    F_MAP = 1
+    F_TAG = 2
+
+cdef struct Frame:
+    PyObject *obj          # list or dict under construction (owned); NULL for a tag
+    PyObject *key          # map: the decoded key awaiting its value (owned)
+    Py_ssize_t n           # items (array) or pairs (map)
+    Py_ssize_t i           # items / pairs completed
+    Py_ssize_t head        # offset of the container's (or tag's) head
+    Py_ssize_t key_start   # map: offset of the current key's head
+    Py_ssize_t prev_start  # map: previous key's encoded bytes ...
+    Py_ssize_t prev_len    # ... (-1: none yet)
+    uint64_t tag
+    int kind
+    bint frozen            # inside a map key: arrays become tuples, maps FrozenDicts
+
+cdef enum:
+    INLINE_FRAMES = 24
+    KEY_CACHE_SIZE = 1024  # power of two
+    KEY_CACHE_MAX_LEN = 32
+
+cdef struct Dec:
+    const uint8_t *p
+    Py_ssize_t n
+    Py_ssize_t pos
+    Py_ssize_t max_depth
+    int profile
+    PyObject *data         # the caller's object, for error messages (borrowed)
+    Frame *frames
+    Py_ssize_t depth       # frames in use
+    Py_ssize_t fcap
+    Frame inline_frames[INLINE_FRAMES]
+
+# Decoded short ASCII text keys, keyed by their bytes: repeated keys (records, JSON-like
+# documents) are not re-decoded or re-allocated. Entries are compact ASCII strs only.
+cdef PyObject *key_cache[KEY_CACHE_SIZE]
+cdef Py_ssize_t _k
+for _k in range(KEY_CACHE_SIZE):
+    key_cache[_k] = NULL
+
+
+cdef int derr(Dec *d, str code, Py_ssize_t offset, str what) except -1:
+    raise _decode_error(code, <object>d.data, offset, what)
+
+
+cdef object dec_text(Dec *d, Py_ssize_t start, Py_ssize_t n, bint is_key):
+    cdef const uint8_t *s = d.p + d.pos
+    cdef size_t slot = 0
+    cdef PyObject *hit
+    cdef PyObject *r
+    cdef bint cacheable = is_key and n <= KEY_CACHE_MAX_LEN
+    if cacheable:
+        slot = ck_hash_bytes(s, n) & (KEY_CACHE_SIZE - 1)
+        hit = key_cache[slot]
+        if hit != NULL and PyUnicode_GET_LENGTH_raw(hit) == n and \
+                memcmp(PyUnicode_DATA_raw(hit), s, <size_t>n) == 0:
+            d.pos += n
+            return <object>hit
+    r = PyUnicode_DecodeUTF8_raw(<const char *>s, n, NULL)
+    if r == NULL:
+        if PyErr_ExceptionMatches(UnicodeDecodeError):
+            PyErr_Clear()
+            derr(d, "invalid_utf8", start, "text string is not valid UTF-8")
+        return propagate()
+    text = <object>r
+    Py_XDECREF(r)
+    if d.profile == P_DCBOR and not is_nfc(text):
+        derr(d, "non_nfc_text", start, "text string is not in Unicode NFC")
+    if cacheable and PyUnicode_IS_COMPACT_ASCII_raw(r):
+        Py_XDECREF(key_cache[slot])
+        Py_INCREF(text)
+        key_cache[slot] = r
+    d.pos += n
+    return text
+
+
+cdef object propagate():
+    """Re-raise the exception already set by a C API call."""
+    raise_pending()
+
+
+cdef int raise_pending() except -1:
+    return -1
+
+
+cdef object dec_float(Dec *d, Py_ssize_t start, int ai, uint64_t arg):
+    cdef double x
+    cdef uint64_t bits
+    cdef int width
+    if ai == 25:
+        x = cbor_half_to_double(<uint16_t>arg)
+        width = 2
+    elif ai == 26:
+        x = cbor_single_to_double(<uint32_t>arg)
+        width = 4
+    else:
+        x = cbor_bits_to_double(arg)
+        width = 8
+    if d.profile == P_DAG:
+        if width != 8:
+            derr(d, "float_outside_profile", start, "dag-cbor floats must be 64-bit")
+        if isnan(x) or isinf(x):
+            derr(d, "float_outside_profile", start, "dag-cbor has no NaN or infinity")
+        if x == 0.0 and signbit(x):
+            derr(d, "float_outside_profile", start, "dag-cbor has no -0.0")
+        return PyFloat_FromDouble(x)
+    if width > 2 and cbor_float_shortest(x, &bits) < width:
+        derr(d, "float_outside_profile", start, "float not in its shortest exact form")
+    if d.profile == P_DCBOR:
+        if isnan(x):
+            if width != 2 or arg != 0x7e00:
+                derr(d, "float_outside_profile", start, "dcbor's only NaN is f97e00")
+        elif x == 0.0 and signbit(x):
+            derr(d, "float_outside_profile", start, "dcbor writes -0.0 as the integer 0")
+        elif cbor_float_is_reducible(x):
+            derr(d, "float_outside_profile", start,
+                 "dcbor writes an integral float as an integer (numeric reduction)")
+    return PyFloat_FromDouble(x)
+
+
+cdef object dec_simple(Dec *d, Py_ssize_t start, uint64_t value):
+    if d.profile != P_CORE:
+        derr(d, "unsupported_item", start,
+             f"simple value {value} is not allowed in {profile_name(d.profile)}")
+    if value == 23:
+        return _UNDEFINED
+    return _Simple(value)
+
+
+cdef int push(Dec *d, int kind, Py_ssize_t start, uint64_t n, bint frozen) except -1:
+    """Open a container or tag frame; the depth check comes first."""
+    cdef Frame *f
+    cdef Py_ssize_t remaining, alloc
+    if d.depth >= d.max_depth:
+        derr(d, "depth_exceeded", start, f"nesting deeper than max_depth={d.max_depth}")
+    if d.depth == d.fcap:
+        grow_frames(d)
+    f = &d.frames[d.depth]
+    f.obj = NULL
+    f.key = NULL
+    f.n = <Py_ssize_t>n if n < <uint64_t>0x7fffffffffffffff else 0x7fffffffffffffff
+    f.i = 0
+    f.head = start
+    f.prev_len = -1
+    f.kind = kind
+    f.frozen = frozen
+    f.tag = n
+    if kind == F_ARRAY:
+        # Each item takes at least one byte: never preallocate more slots than the input
+        # could fill (a short input claiming 2**60 items fails later with `truncated`).
+        remaining = d.n - d.pos
+        alloc = f.n if f.n <= remaining else remaining
+        f.obj = PyList_New_raw(alloc)
+        if f.obj == NULL:
+            return -1
+    elif kind == F_MAP:
+        f.obj = PyDict_New_raw()
+        if f.obj == NULL:
+            return -1
+    d.depth += 1
+    return 0
+
+
+cdef int grow_frames(Dec *d) except -1:
+    cdef Py_ssize_t cap = d.fcap * 2
+    cdef Frame *frames
+    if cap > d.max_depth:
+        cap = d.max_depth
+    if d.frames == d.inline_frames:
+        frames = <Frame *>malloc(<size_t>cap * sizeof(Frame))
+        if frames != NULL:
+            memcpy(frames, d.frames, <size_t>d.depth * sizeof(Frame))
+    else:
+        frames = <Frame *>realloc(d.frames, <size_t>cap * sizeof(Frame))
+    if frames == NULL:
+        raise MemoryError()
+    d.frames = frames
+    d.fcap = cap
+    return 0
+
+
+cdef object finish_container(Frame *f):
+    """Hand over a completed frame's list/dict (tuple/FrozenDict inside a key)."""
+    cdef PyObject *obj = f.obj
+    f.obj = NULL
+    result = <object>obj
+    Py_XDECREF(obj)
+    if f.frozen:
+        if f.kind == F_ARRAY:
+            return PyList_AsTuple(<PyObject *>result)
+        return _FrozenDict(result)
+    return result
+
+
+cdef object finish_tag(Dec *d, Frame *f, object content):
+    cdef uint64_t number = f.tag
+    cdef Py_ssize_t n
+    if d.profile == P_CORE and (number == 2 or number == 3):
+        if type(content) is not bytes:
+            derr(d, "not_well_formed", f.head, "bignum tag content must be a byte string")
+        n = len(<bytes>content)
+        if n > 0 and (<const uint8_t *><bytes>content)[0] == 0:
+            derr(d, "non_shortest_integer", f.head, "bignum has a leading zero byte")
+        if n <= 8:
+            derr(d, "non_shortest_integer", f.head,
+                 "bignum value fits in a major type 0/1 integer")
+        value = int.from_bytes(content, "big")
+        return value if number == 2 else -1 - value
+    if d.profile == P_DAG:
+        return make_link(d, f.head, content)
+    return _Tag(PyLong_FromUnsignedLongLong(number), content)
+
+
+cdef object make_link(Dec *d, Py_ssize_t head, object content):
+    if type(content) is not bytes or len(<bytes>content) == 0 or (<bytes>content)[0] != 0:
+        derr(d, "invalid_link", head, "tag 42 content must be a byte string starting 0x00")
+    try:
+        return _Link((<bytes>content)[1:])
+    except errors.InvalidLinkError as exc:
+        derr(d, "invalid_link", head, f"tag 42 content is not a valid CID ({exc.detail or exc})")
+
+
+cdef object dec_run(Dec *d):
+    """Decode one data item starting at d.pos (the top-level item)."""
+    cdef object val
+    cdef Frame *f
+    cdef Py_ssize_t start, w, klen, m, before
+    cdef uint8_t ib, major, ai
+    cdef uint64_t arg
+    cdef bint is_key, frozen
+    cdef int c
+    while True:
+        # ---- one head --------------------------------------------------------------
+        start = d.pos
+        arg = 0
+        is_key = False
+        frozen = False
+        f = NULL
+        if d.depth:
+            f = &d.frames[d.depth - 1]
+            frozen = f.frozen
+            if f.kind == F_MAP and f.key == NULL:
+                is_key = True
+                frozen = True
+                f.key_start = start
+        if start >= d.n:
+            derr(d, "truncated", start, "input ends before this data item")
+        ib = d.p[start]
+        major = ib >> 5
+        ai = ib & 0x1f
+        if ai < 24:
+            arg = ai
+            d.pos = start + 1
+        elif ai < 28:
+            w = 1 << (ai - 24)
+            if d.n - start - 1 < w:
+                derr(d, "truncated", start, "input ends inside this head")
+            if ai == 24:
+                arg = d.p[start + 1]
+            elif ai == 25:
+                arg = ck_get_be16(d.p + start + 1)
+            elif ai == 26:
+                arg = ck_get_be32(d.p + start + 1)
+            else:
+                arg = ck_get_be64(d.p + start + 1)
+            if major != 7:
+                if (ai == 24 and arg < 24) or (ai == 25 and arg <= 0xff) or \
+                        (ai == 26 and arg <= 0xffff) or (ai == 27 and arg <= 0xffffffffULL):
+                    derr(d, "non_shortest_integer", start, "head not in its shortest form")
+            elif ai == 24 and arg < 32:
+                derr(d, "not_well_formed", start,
+                     "simple value below 32 in the two-byte form (RFC 8949 §3.3)")
+            d.pos = start + 1 + w
+        elif ai < 31:
+            derr(d, "not_well_formed", start, "reserved additional information 28-30")
+        elif major >= 2 and major != 6:
+            derr(d, "indefinite_length", start,
+                 "stray break byte" if major == 7 else "indefinite-length item")
+        else:
+            derr(d, "not_well_formed", start, "additional information 31 on major type 0, 1 or 6")
+
+        if is_key and d.profile == P_DAG and major != 3:
+            derr(d, "unsupported_item", start, "dag-cbor map keys must be text strings")
+
+        # ---- the item ----------------------------------------------------------------
+        if major == 0:
+            val = PyLong_FromUnsignedLongLong(arg)
+        elif major == 1:
+            if arg < 0x8000000000000000ULL:
+                val = PyLong_FromLongLong(-1 - <int64_t>arg)
+            else:
+                if d.profile == P_DCBOR:
+                    derr(d, "integer_out_of_range", start, "dcbor integers stop at -2**63")
+                val = -1 - PyLong_FromUnsignedLongLong(arg)
+        elif major == 2:
+            if arg > <uint64_t>(d.n - d.pos):
+                derr(d, "truncated", start, "byte string runs past the end of the input")
+            val = (<const char *>(d.p + d.pos))[:<Py_ssize_t>arg]
+            d.pos += <Py_ssize_t>arg
+        elif major == 3:
+            if arg > <uint64_t>(d.n - d.pos):
+                derr(d, "truncated", start, "text string runs past the end of the input")
+            val = dec_text(d, start, <Py_ssize_t>arg, is_key)
+        elif major == 4:
+            if arg == 0:
+                val = () if frozen else []
+            else:
+                push(d, F_ARRAY, start, arg, frozen)
+                continue
+        elif major == 5:
+            if arg == 0:
+                val = _FrozenDict() if frozen else {}
+            else:
+                push(d, F_MAP, start, arg, frozen)
+                continue
+        elif major == 6:
+            if d.profile == P_DAG and arg != 42:
+                derr(d, "unsupported_item", start, f"dag-cbor allows only tag 42, got tag {arg}")
+            if d.profile == P_DCBOR and (arg == 2 or arg == 3):
+                derr(d, "unsupported_item", start, "dcbor has no bignum tags")
+            push(d, F_TAG, start, arg, frozen)
+            continue
+        else:
+            if ai >= 25:
+                val = dec_float(d, start, ai, arg)
+            elif arg == 20:
+                val = False
+            elif arg == 21:
+                val = True
+            elif arg == 22:
+                val = None
+            else:
+                val = dec_simple(d, start, arg)
+
+        # ---- hand the value to the enclosing frames --------------------------------
+        while True:
+            if d.depth == 0:
+                return val
+            f = &d.frames[d.depth - 1]
+            if f.kind == F_ARRAY:
+                Py_INCREF(val)
+                PyList_SET_ITEM_raw(f.obj, f.i, <PyObject *>val)
+                f.i += 1
+                if f.i < f.n:
+                    break
+                val = finish_container(f)
+            elif f.kind == F_MAP:
+                if f.key == NULL:
+                    klen = d.pos - f.key_start
+                    if f.prev_len >= 0:
+                        m = klen if klen < f.prev_len else f.prev_len
+                        c = memcmp(d.p + f.prev_start, d.p + f.key_start, <size_t>m)
+                        if c == 0 and klen == f.prev_len:
+                            derr(d, "duplicate_map_key", f.key_start, "map key equals the previous key")
+                        if c > 0 or (c == 0 and klen < f.prev_len):
+                            derr(d, "unsorted_map_keys", f.key_start,
+                                 "map key sorts before the previous key")
+                    f.prev_start = f.key_start
+                    f.prev_len = klen
+                    Py_INCREF(val)
+                    f.key = <PyObject *>val
+                    break
+                before = PyDict_GET_SIZE_raw(f.obj)
+                if PyDict_SetItem_raw(f.obj, f.key, <PyObject *>val) < 0:
+                    propagate()
+                if PyDict_GET_SIZE_raw(f.obj) == before:
+                    derr(d, "duplicate_map_key", f.prev_start,
+                         "map key equals an earlier key as a Python value")
+                Py_XDECREF(f.key)
+                f.key = NULL
+                f.i += 1
+                if f.i < f.n:
+                    break
+                val = finish_container(f)
+            else:
+                val = finish_tag(d, f, val)
+            d.depth -= 1
+
+
+cdef int release_frames(Dec *d) noexcept:
+    cdef Py_ssize_t i
+    for i in range(d.depth):
+        Py_XDECREF(d.frames[i].obj)
+        Py_XDECREF(d.frames[i].key)
+    d.depth = 0
+    if d.frames != d.inline_frames:
+        free(d.frames)
+    d.frames = d.inline_frames
+    return 0
+
+
+cdef object decode_buffer(object data, const uint8_t *p, Py_ssize_t n, int profile,
+                          Py_ssize_t max_depth):
+    cdef Dec d
+    d.p = p
+    d.n = n
+    d.pos = 0
+    d.max_depth = max_depth
+    d.profile = profile
+    d.data = <PyObject *>data
+    d.frames = d.inline_frames
+    d.depth = 0
+    d.fcap = INLINE_FRAMES
+    if n == 0:
+        derr(&d, "empty_input", 0, "empty input")
+    try:
+        val = dec_run(&d)
+    finally:
+        release_frames(&d)
+    if d.pos != n:
+        derr(&d, "trailing_data", d.pos, "bytes follow the top-level data item")
+    return val
+
+
+cdef object decode_with(object data, int profile, Py_ssize_t max_depth):
+    cdef Py_buffer view
+    if type(data) is bytes:
+        return decode_buffer(data, <const uint8_t *><char *><bytes>data, len(<bytes>data),
+                             profile, max_depth)
+    if not PyObject_CheckBuffer(data):
+        raise TypeError(f"decode() needs a bytes-like object, not {type(data).__name__}")
+    try:
+        PyObject_GetBuffer(data, &view, PyBUF_C_CONTIGUOUS)
+    except BufferError as exc:
+        raise TypeError(f"decode() needs a C-contiguous buffer: {exc}") from None
+    try:
+        return decode_buffer(data, <const uint8_t *>view.buf, view.len, profile, max_depth)
+    finally:
+        PyBuffer_Release(&view)
+
+
+cdef Py_ssize_t check_max_depth(object max_depth) except -1:
+    if type(max_depth) is not int or max_depth < 1:
+        if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 1:
+            raise ValueError(f"max_depth must be a positive int, got {max_depth!r}")
+    return max_depth if max_depth < 0x7fffffff else 0x7fffffff
+
+
+def decode(data, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH):
+    """Decode exactly one deterministic CBOR data item from a bytes-like ``data``."""
+    return decode_with(data, profile_id(profile), check_max_depth(max_depth))
+
+
+cdef class Decoder:
+    """A reusable strict decoder for one profile and depth limit."""
+
+    cdef int _profile
+    cdef Py_ssize_t _max_depth
+    cdef readonly str profile
+    cdef readonly object max_depth
+
+    def __init__(self, *, profile="core", max_depth=DEFAULT_MAX_DEPTH):
+        self._profile = profile_id(profile)
+        self._max_depth = check_max_depth(max_depth)
+        self.profile = profile_name(self._profile)
+        self.max_depth = max_depth
+
+    def decode(self, data):
+        """Decode exactly one data item from ``data``."""
+        return decode_with(data, self._profile, self._max_depth)

@@ -1,0 +1,103 @@
+/* Map-entry ordering for the CBOR encoder.
+ *
+ * An entry points at its key's bytes (borrowed from a str's cached UTF-8 or from a
+ * scratch buffer of encoded keys) and holds the value. Two orders:
+ *   text:  (UTF-8 length, bytes) -- for text keys this equals the bytewise order of their
+ *          encodings, because a longer text has a head that is >= a shorter one's;
+ *   bytes: bytewise order of the complete encoded keys (any key type).
+ * Small maps (the common case) use insertion sort; it is also what makes an already
+ * sorted map cost one comparison per entry.
+ */
+#ifndef CANONKIT_CBOR_SORT_H
+#define CANONKIT_CBOR_SORT_H
+
+#include <Python.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const char *p;   /* key bytes (text: UTF-8 payload; bytes order: full encoding) */
+    Py_ssize_t n;
+    PyObject *key;   /* owned reference (keeps p alive for text keys) */
+    PyObject *value; /* owned reference */
+} ck_entry;
+
+static inline int ck_cmp_text(const ck_entry *a, const ck_entry *b) {
+    if (a->n != b->n) return a->n < b->n ? -1 : 1;
+    return memcmp(a->p, b->p, (size_t)a->n);
+}
+
+static inline int ck_cmp_bytes(const ck_entry *a, const ck_entry *b) {
+    Py_ssize_t m = a->n < b->n ? a->n : b->n;
+    int c = memcmp(a->p, b->p, (size_t)m);
+    if (c) return c;
+    if (a->n == b->n) return 0;
+    return a->n < b->n ? -1 : 1;
+}
+
+static int ck_qcmp_text(const void *a, const void *b) {
+    return ck_cmp_text((const ck_entry *)a, (const ck_entry *)b);
+}
+
+static int ck_qcmp_bytes(const void *a, const void *b) {
+    return ck_cmp_bytes((const ck_entry *)a, (const ck_entry *)b);
+}
+
+/* Sort entries; bytes_order selects the comparator. Returns 1 when already sorted. */
+static inline int ck_sort_entries(ck_entry *e, Py_ssize_t n, int bytes_order) {
+    Py_ssize_t i, j;
+    ck_entry t;
+    int sorted = 1;
+    for (i = 1; i < n; i++) {
+        if ((bytes_order ? ck_cmp_bytes(&e[i - 1], &e[i]) : ck_cmp_text(&e[i - 1], &e[i])) > 0) {
+            sorted = 0;
+            break;
+        }
+    }
+    if (sorted) return 1;
+    if (n > 24) {
+        qsort(e, (size_t)n, sizeof(ck_entry), bytes_order ? ck_qcmp_bytes : ck_qcmp_text);
+        return 0;
+    }
+    for (i = 1; i < n; i++) {
+        t = e[i];
+        j = i - 1;
+        while (j >= 0 && (bytes_order ? ck_cmp_bytes(&e[j], &t) : ck_cmp_text(&e[j], &t)) > 0) {
+            e[j + 1] = e[j];
+            j--;
+        }
+        e[j + 1] = t;
+    }
+    return 0;
+}
+
+/* Big-endian stores/loads. */
+static inline void ck_put_be16(unsigned char *b, uint16_t v) {
+    b[0] = (unsigned char)(v >> 8); b[1] = (unsigned char)v;
+}
+static inline void ck_put_be32(unsigned char *b, uint32_t v) {
+    b[0] = (unsigned char)(v >> 24); b[1] = (unsigned char)(v >> 16);
+    b[2] = (unsigned char)(v >> 8); b[3] = (unsigned char)v;
+}
+static inline void ck_put_be64(unsigned char *b, uint64_t v) {
+    ck_put_be32(b, (uint32_t)(v >> 32)); ck_put_be32(b + 4, (uint32_t)v);
+}
+static inline uint16_t ck_get_be16(const unsigned char *b) {
+    return (uint16_t)(((uint16_t)b[0] << 8) | b[1]);
+}
+static inline uint32_t ck_get_be32(const unsigned char *b) {
+    return ((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) | ((uint32_t)b[2] << 8) | b[3];
+}
+static inline uint64_t ck_get_be64(const unsigned char *b) {
+    return ((uint64_t)ck_get_be32(b) << 32) | ck_get_be32(b + 4);
+}
+
+/* FNV-1a over a short key, for the decoder's text-key cache. */
+static inline size_t ck_hash_bytes(const unsigned char *p, Py_ssize_t n) {
+    uint32_t h = 2166136261u;
+    Py_ssize_t i;
+    for (i = 0; i < n; i++) { h ^= p[i]; h *= 16777619u; }
+    return (size_t)h;
+}
+
+#endif

@@ -1,0 +1,171 @@
+"""``canonkit reverify PATH...`` and ``canonkit reverify synth ...`` (REVERIFY.md §3, §5).
+
+The positional corpus paths and the ``synth`` subcommand share one command name, which
+argparse cannot express directly: the ``reverify`` parser checks whether its first
+argument is ``synth`` and hands the rest to the synth parser (a corpus literally named
+``synth`` is given as ``./synth``).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+_EPILOG = """\
+synthetic corpora:
+  canonkit reverify synth --episodes N --mix seed-table --seed S --out FILE --answers FILE
+  (see `canonkit reverify synth --help`)
+
+exit status: 0 every sealed Episode reproduced; 1 any not_reproducible, no_seal_record or
+invalid_record; 2 usage error.
+"""
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be within [0, 1], got {value}")
+    return value
+
+
+def _synth_parser(prog: str) -> argparse.ArgumentParser:
+    from ..reverify.runner import DEFAULT_SEARCH_CAP
+    from ..reverify.synth import MIXES
+
+    p = argparse.ArgumentParser(
+        prog=f"{prog} synth",
+        description="Write a synthetic corpus with a known answer for every Episode.",
+    )
+    p.add_argument("--episodes", type=_non_negative, required=True, help="number of Episodes")
+    p.add_argument("--mix", choices=sorted(MIXES), default="seed-table",
+                   help="outcome mix: seed-table = the seed's 45/8/4/2/3 table, scaled "
+                        "(default); all-outcomes = every outcome class; reproduced = all clean")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--out", required=True,
+                   help="corpus file: .jsonl, .jsonl.gz, .jsonl.zst, .cborseq, or DIR/ "
+                        "(one .json per Episode)")
+    p.add_argument("--answers", help="answer file (JSON lines, one per Episode, same order)")
+    p.add_argument("--median-segments", type=_positive, default=200,
+                   help="median number of segments per Episode (default 200)")
+    p.add_argument("--por-fraction", type=_fraction, default=0.3,
+                   help="share of Episodes written as astp-proof-of-record/1 where that "
+                        "format can carry them (default 0.3)")
+    p.add_argument("--search-cap", type=_positive, default=DEFAULT_SEARCH_CAP,
+                   help="the cap the tied-group sizes are chosen against (default %(default)s)")
+    p.set_defaults(func=_synth)
+    return p
+
+
+class _ReverifyParser(argparse.ArgumentParser):
+    """Routes ``reverify synth ...`` to the synth parser."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        if args and args[0] == "synth":
+            return _synth_parser(self.prog).parse_args(args[1:]), []
+        return super().parse_known_args(args, namespace)
+
+
+def register(subparsers: Any) -> None:
+    from ..reverify.runner import DEFAULT_SEARCH_CAP
+
+    p = subparsers.add_parser(
+        "reverify",
+        help="rebuild every sealed root of a corpus and report what reproduced",
+        description="Re-verify a corpus: rebuild every sealed root from stored nodes and "
+                    "say, per Episode, exactly what reproduced (REVERIFY.md).",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.__class__ = _ReverifyParser
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help=".json files, directories (recursive), .jsonl[.gz|.zst] files, "
+                        "CBOR sequences (.cborseq/.cbor)")
+    p.add_argument("--report", metavar="FILE", help="write one JSON line per Episode, then "
+                   "the summary line")
+    p.add_argument("--annotations", metavar="FILE", help="write the orders found by search "
+                   "as resolved_signal_order annotations (the inputs are never modified)")
+    p.add_argument("--engine", choices=("local", "dask"), default="local",
+                   help="local process pool (default) or Dask")
+    p.add_argument("--jobs", type=_positive, metavar="N",
+                   help="worker processes (default: all cores; 1 = in-process)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="Dask scheduler address (default with --engine dask: a LocalCluster)")
+    p.add_argument("--search-cap", type=_positive, default=DEFAULT_SEARCH_CAP, metavar="N",
+                   help="most tied-signal orders tried per Episode (default %(default)s)")
+    p.add_argument("--batch-size", type=_positive, default=64, metavar="N",
+                   help="documents per batch (does not change the report)")
+    p.add_argument("--json", action="store_true",
+                   help="print the report lines and the summary line on stdout instead of "
+                        "the table")
+    p.add_argument("--no-progress", action="store_true", help="no live progress on stderr")
+    p.set_defaults(func=_reverify)
+
+
+def _reverify(args: argparse.Namespace) -> int:
+    from .. import reverify
+    from ..reverify.outcomes import EXIT_USAGE
+
+    if args.scheduler is not None and args.engine != "dask":
+        print("canonkit reverify: --scheduler needs --engine dask", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        run = reverify.run(
+            args.paths, engine=args.engine, jobs=args.jobs, scheduler=args.scheduler,
+            search_cap=args.search_cap, report=args.report, annotations=args.annotations,
+            batch_size=args.batch_size, progress=False if args.no_progress else None,
+        )
+    except (reverify.InputError, ValueError) as exc:
+        print(f"canonkit reverify: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    out = sys.stdout.buffer
+    try:
+        for result in run:
+            if args.json:
+                out.write(result.line + b"\n")
+    except RuntimeError as exc:  # e.g. the dask extra is not installed
+        print(f"canonkit reverify: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    summary = run.summary
+    if args.json:
+        import orjson
+
+        out.write(orjson.dumps(summary.to_json()) + b"\n")
+        out.flush()
+    else:
+        print(summary.table())
+    print(summary.rate_line(), file=sys.stderr)
+    return summary.exit_status
+
+
+def _synth(args: argparse.Namespace) -> int:
+    from ..reverify.outcomes import EXIT_USAGE, TABLE_ORDER
+    from ..reverify.synth import write_corpus
+
+    try:
+        counts = write_corpus(
+            args.episodes, out=args.out, answers=args.answers, mix=args.mix, seed=args.seed,
+            median_segments=args.median_segments, por_fraction=args.por_fraction,
+            search_cap=args.search_cap,
+        )
+    except (ValueError, OSError) as exc:
+        print(f"canonkit reverify synth: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for name in TABLE_ORDER:
+        if counts.get(name):
+            print(f"{name:<36} {counts[name]:>8}")
+    print(f"{'total':<36} {sum(counts.values()):>8}  -> {args.out}")
+    return 0

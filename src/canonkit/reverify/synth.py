@@ -1,0 +1,475 @@
+"""Synthetic corpora with a known answer for every Episode (REVERIFY.md §5).
+
+Every Episode is built from random stored nodes and sealed with the real constructions of
+``canonkit.astp`` (so the corpus is only as right as those constructions, and the
+re-verifier must agree with the answer file). A recipe per outcome decides how the seal
+relates to the stored nodes:
+
+- ``reproduced``: sealed under the identifiers it records (sav 0, 1 or 2; ov 1 or 2);
+- ``reproduced_under_other_construction``: records sav 1 but was folded with the sav 0 tree
+  ("an earlier tree function replaced in place");
+- ``reproduced_by_search``: ov 1 with tied signal groups (sizes 2–8, search space within the
+  cap) folded in an order other than the stored one;
+- ``reproduced_with_annotation``: the same, with the fold order recorded as
+  ``resolved_signal_order``;
+- ``not_reproducible``: tied groups beyond the search cap (one variant also took content
+  after closure), a tampered segment, or an unknown identifier;
+- ``no_seal_record``: status SEALED and ``sealed_at`` set, but no seal;
+- ``unsealed``: an ACTIVE Episode; ``invalid_record``: truncated, non-JSON or non-Episode
+  documents.
+
+Deterministic: the same ``seed``, mix, size and options give the same bytes.
+"""
+from __future__ import annotations
+
+import gzip
+import math
+import os
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import orjson
+
+from .runner import DEFAULT_SEARCH_CAP
+
+# outcome recipes per mix, with integer weights (seed-table: the seed's 62-Episode table)
+MIXES: dict[str, list[tuple[str, int]]] = {
+    "seed-table": [
+        ("reproduced", 45),
+        ("reproduced_under_other_construction", 8),
+        ("reproduced_by_search", 4),
+        ("not_reproducible", 2),
+        ("no_seal_record", 3),
+    ],
+    "all-outcomes": [
+        ("reproduced", 6),
+        ("reproduced_with_annotation", 2),
+        ("reproduced_by_search", 2),
+        ("reproduced_under_other_construction", 2),
+        ("not_reproducible", 4),
+        ("no_seal_record", 1),
+        ("unsealed", 1),
+        ("invalid_record", 3),
+    ],
+    "reproduced": [("reproduced", 1)],
+}
+FORMATS = ("canonkit-episode/1", "astp-proof-of-record/1")
+EPOCH = datetime(2026, 1, 5, tzinfo=timezone.utc)
+
+
+def allocate(mix: str, episodes: int) -> list[str]:
+    """The outcome of each Episode before shuffling: the mix's weights scaled to
+    ``episodes`` by largest remainder (exact for the weights' own total)."""
+    try:
+        weights = MIXES[mix]
+    except KeyError:
+        raise ValueError(f"unknown mix {mix!r} (expected one of {', '.join(MIXES)})") from None
+    total = sum(w for _, w in weights)
+    quotas = [(name, episodes * w / total) for name, w in weights]
+    counts = {name: math.floor(q) for name, q in quotas}
+    left = episodes - sum(counts.values())
+    by_remainder = sorted(quotas, key=lambda nq: (-(nq[1] - math.floor(nq[1])), weights.index(
+        next(x for x in weights if x[0] == nq[0]))))
+    for name, _ in by_remainder[:left]:
+        counts[name] += 1
+    return [name for name, _ in weights for _ in range(counts[name])]
+
+
+@dataclass
+class SynthEpisode:
+    """One generated document (``doc`` a dict, or ``raw`` bytes for deliberately broken
+    ones) and its answer."""
+
+    answer: dict[str, Any]
+    doc: dict[str, Any] | None = None
+    raw: bytes | None = None
+
+
+def _ts(t: datetime) -> str:
+    return t.isoformat(timespec="milliseconds")
+
+
+class _Maker:
+    def __init__(self, seed: int, median_segments: int, por_fraction: float,
+                 search_cap: int) -> None:
+        self.rng = random.Random(seed)
+        self.median = max(1, median_segments)
+        self.por_fraction = por_fraction
+        self.cap = search_cap
+        from .. import astp
+
+        self.astp = astp
+
+    # --- random material ---------------------------------------------------------
+    def uuid4(self) -> str:
+        v = self.rng.getrandbits(128)
+        v = (v & ~(0xF000 << 64)) | (0x4000 << 64)  # version 4
+        v = (v & ~(0xC000 << 48)) | (0x8000 << 48)  # RFC 4122 variant
+        h = f"{v:032x}"
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+    def digest(self) -> str:
+        return self.rng.randbytes(32).hex()
+
+    def segment_count(self) -> int:
+        n = round(self.median * math.exp(self.rng.gauss(0.0, 0.9)))
+        low = 2 if self.median < 20 else 10
+        return max(low, min(n, max(5000, self.median * 10)))
+
+    def tie_size(self) -> int:
+        # 2..8, small groups common, 8 rare (P(k) halves per step)
+        k = 2
+        while k < 8 and self.rng.random() < 0.5:
+            k += 1
+        return k
+
+    # --- one Episode ----------------------------------------------------------------
+    def stored(self, tie_groups: list[int], *, ephemeral: bool = True,
+               lateral: bool = True) -> dict[str, Any]:
+        rng = self.rng
+        ep = self.uuid4()
+        start = EPOCH + timedelta(seconds=rng.randrange(0, 300 * 86400))
+        n = self.segment_count()
+        t = start
+        segments = []
+        for i in range(n):
+            t += timedelta(milliseconds=rng.randrange(200, 5000))
+            eph = ephemeral and n > 3 and rng.random() < 0.02
+            segments.append({
+                "node_id": self.uuid4(), "node_type": "segment", "schema_version": "1.0.0",
+                "sequence_index": i, "content_hash": self.digest(), "parent_node_id": ep,
+                "retention_tier": "EPHEMERAL" if eph else "STANDARD", "created_at": _ts(t),
+            })
+        # signals: singles with distinct instants, plus the tied groups, in arrival order
+        singles = max(0, round(n / 10 * rng.uniform(0.3, 1.5)))
+        slots: list[int] = [1] * singles + list(tie_groups)
+        rng.shuffle(slots)
+        signals = []
+        st = start
+        for size in slots:
+            st += timedelta(milliseconds=rng.randrange(1, 4000) + 1)
+            for _ in range(size):
+                signals.append({"content_hash": self.digest(), "received_at": _ts(st),
+                                "placement": "SPINE"})
+        if lateral and rng.random() < 0.2:  # a non-SPINE signal: never a leaf, never in the manifest
+            signals.append({"content_hash": self.digest(), "received_at": _ts(st),
+                            "placement": "LATERAL"})
+        closed = max(t, st) + timedelta(seconds=rng.randrange(1, 600))
+        sealed = closed + timedelta(seconds=rng.randrange(0, 3600))
+        return {"episode_id": ep, "segments": segments, "signals": signals,
+                "closed_at": closed, "sealed_at": sealed, "tie_groups": tie_groups}
+
+    @staticmethod
+    def spine_signals(st: dict[str, Any]) -> list[str]:
+        return [s["content_hash"] for s in st["signals"] if s["placement"] == "SPINE"]
+
+    def fold_order(self, st: dict[str, Any]) -> list[str]:
+        """A fold order that differs from the stored one only inside tied groups."""
+        order: list[str] = []
+        sig = [s for s in st["signals"] if s["placement"] == "SPINE"]
+        i = 0
+        while i < len(sig):
+            j = i
+            while j < len(sig) and sig[j]["received_at"] == sig[i]["received_at"]:
+                j += 1
+            group = [s["content_hash"] for s in sig[i:j]]
+            if len(group) > 1:
+                perm = group[:]
+                while perm == group:
+                    self.rng.shuffle(perm)
+                group = perm
+            order.extend(group)
+            i = j
+        return order
+
+    def seal(self, st: dict[str, Any], *, built_sav: int, recorded_sav: int, ov: int,
+             order: list[str] | None, members: list[str]) -> dict[str, Any]:
+        a = self.astp
+        ep = st["episode_id"]
+        kept = [s for s in st["segments"] if s["retention_tier"] != "EPHEMERAL"]
+        excluded = [s["content_hash"] for s in st["segments"] if s["retention_tier"] == "EPHEMERAL"]
+        signals = self.spine_signals(st)
+        if built_sav in (0, 1):
+            inputs = [s["content_hash"] for s in kept]
+            if ov == 1:
+                inputs += order if order is not None else signals
+            spine = a.spine_root(inputs, spine_algorithm_version=built_sav, episode_id=ep)
+            manifest = a.signal_manifest_hash(signals, version=1)
+            exclusion = a.exclusion_hash(excluded, version=1)
+            structural = None
+            root = a.episode_root_v1(spine, manifest, exclusion)
+        else:
+            leaves = [a.leaf_hash_v2(s["node_id"], s["node_type"], s["schema_version"],
+                                     s["sequence_index"], s["content_hash"], s["parent_node_id"])
+                      for s in kept]
+            spine = a.spine_root(leaves, spine_algorithm_version=2)
+            manifest = a.signal_manifest_hash(signals, version=2)
+            exclusion = a.exclusion_hash(excluded, version=2)
+            structural = a.structural_manifest_hash(members)
+            root = a.episode_root_v2(ep, spine, manifest, structural, exclusion)
+        return {
+            "spine_algorithm_version": recorded_sav, "ordering_version": ov,
+            "hash_version": 2 if recorded_sav >= 2 else 1,
+            "sealed_at": _ts(st["sealed_at"]), "closed_at": _ts(st["closed_at"]),
+            "spine_root": spine, "signal_manifest_hash": manifest, "exclusion_hash": exclusion,
+            "structural_manifest_hash": structural, "episode_root_hash": root,
+            "leaf_count": len(kept),
+        }
+
+    def episode_doc(self, st: dict[str, Any], seal: dict[str, Any] | None, status: str,
+                    members: list[str], annotation: list[str] | None = None,
+                    sealed: bool = True) -> dict[str, Any]:
+        if seal is not None and annotation is not None:
+            seal = {**seal, "resolved_signal_order": annotation}
+        return {
+            "format": "canonkit-episode/1",
+            "episode_id": st["episode_id"],
+            "status": status,
+            "closed_at": _ts(st["closed_at"]) if status != "ACTIVE" else None,
+            "sealed_at": _ts(st["sealed_at"]) if sealed else None,
+            "segments": st["segments"],
+            "signals": st["signals"],
+            "structural_member_hashes": members,
+            "context_entries": [],
+            "seal": seal,
+        }
+
+    @staticmethod
+    def por_doc(st: dict[str, Any], seal: dict[str, Any], members: list[str],
+                annotation: list[str] | None = None) -> dict[str, Any]:
+        kept = [s for s in st["segments"] if s["retention_tier"] != "EPHEMERAL"]
+        if seal["spine_algorithm_version"] >= 2:
+            segments = [{k: s[k] for k in ("node_id", "node_type", "schema_version",
+                                            "sequence_index", "content_hash", "parent_node_id")}
+                        for s in kept]
+        else:
+            segments = [{"leaf_index": i, "content_hash": s["content_hash"]}
+                        for i, s in enumerate(kept)]
+        return {
+            "format": "astp-proof-of-record/1",
+            "protocol_version": "5.1.0",
+            "profile": "full",
+            "episode_id": st["episode_id"],
+            "seal": seal,
+            "stored": {
+                "segments": segments,
+                "signal_content_hashes": _Maker.spine_signals(st),
+                "excluded_content_hashes": [s["content_hash"] for s in st["segments"]
+                                            if s["retention_tier"] == "EPHEMERAL"],
+                "structural_member_hashes": members,
+                "resolved_signal_order": annotation,
+            },
+        }
+
+    def render(self, st: dict[str, Any], seal: dict[str, Any], members: list[str],
+               por_ok: bool, annotation: list[str] | None = None) -> tuple[str, dict[str, Any]]:
+        if por_ok and self.rng.random() < self.por_fraction:
+            return FORMATS[1], self.por_doc(st, seal, members, annotation)
+        return FORMATS[0], self.episode_doc(st, seal, "SEALED", members, annotation)
+
+    def tie_groups(self, max_space: int) -> list[int]:
+        groups: list[int] = []
+        space = 1
+        for _ in range(self.rng.choice((1, 1, 1, 2))):
+            k = self.tie_size()
+            if space * math.factorial(k) <= max_space:
+                groups.append(k)
+                space *= math.factorial(k)
+        return groups or [2]
+
+    def members(self, sav: int) -> list[str]:
+        return [self.digest() for _ in range(self.rng.randrange(0, 6))] if sav >= 2 else []
+
+    # --- recipes ------------------------------------------------------------------------
+    def make(self, outcome: str, variant: int) -> SynthEpisode:
+        rng = self.rng
+        answer: dict[str, Any] = {"outcome": outcome, "flags": [], "order": None}
+        if outcome == "invalid_record":
+            return self.invalid(variant, answer)
+        if outcome in ("no_seal_record", "unsealed"):
+            st = self.stored([])
+            sealed = outcome == "no_seal_record"
+            doc = self.episode_doc(st, None, "SEALED" if sealed else "ACTIVE", [], sealed=sealed)
+            answer.update(episode_id=st["episode_id"], format=FORMATS[0], construction=None)
+            return SynthEpisode(answer, doc)
+        if outcome == "reproduced":
+            r = rng.random()
+            sav, ov = (0, 2) if r < 0.15 else (1, 2) if r < 0.55 else (1, 1) if r < 0.8 else (2, 2)
+            ties = self.tie_groups(self.cap) if ov == 1 and rng.random() < 0.5 else []
+            st = self.stored(ties)
+            members = self.members(sav)
+            seal = self.seal(st, built_sav=sav, recorded_sav=sav, ov=ov, order=None,
+                             members=members)
+            fmt, doc = self.render(st, seal, members, por_ok=True)
+            answer.update(construction=f"sav{sav}")
+        elif outcome == "reproduced_under_other_construction":
+            st = self.stored([])
+            seal = self.seal(st, built_sav=0, recorded_sav=1, ov=2, order=None, members=[])
+            fmt, doc = self.render(st, seal, [], por_ok=True)
+            answer.update(construction="sav0")
+        elif outcome in ("reproduced_by_search", "reproduced_with_annotation"):
+            sav = 1 if rng.random() < 0.8 else 0
+            st = self.stored(self.tie_groups(self.cap))
+            order = self.fold_order(st)
+            seal = self.seal(st, built_sav=sav, recorded_sav=sav, ov=1, order=order, members=[])
+            if outcome == "reproduced_by_search":
+                fmt, doc = FORMATS[0], self.episode_doc(st, seal, "SEALED", [])
+            else:
+                fmt, doc = self.render(st, seal, [], por_ok=True, annotation=order)
+            answer.update(construction=f"sav{sav}", order=order)
+        elif outcome == "not_reproducible":
+            return self.not_reproducible(variant, answer)
+        else:
+            raise ValueError(f"no recipe for outcome {outcome!r}")
+        answer.update(episode_id=doc["episode_id"], format=fmt)
+        return SynthEpisode(answer, doc)
+
+    def not_reproducible(self, variant: int, answer: dict[str, Any]) -> SynthEpisode:
+        """Variants in rotation: (0) a tied group too large to search that also took a
+        segment after closure; (1) tied groups whose search space is just over the cap
+        (within reach of a longer search); (2) a tampered segment; (3) an unknown
+        spine_algorithm_version."""
+        kind = variant % (2 if answer.get("seed_table") else 4)
+        if kind in (0, 1):
+            groups = [9] if kind == 0 else [8, 2]
+            if kind == 1 and math.factorial(8) * 2 <= self.cap:
+                groups = [8, 8]
+            st = self.stored(groups)
+            order = self.fold_order(st)
+            seal = self.seal(st, built_sav=1, recorded_sav=1, ov=1, order=order, members=[])
+            if kind == 0:  # G-1 violation: content committed after closure, after the seal
+                late = st["closed_at"] + timedelta(seconds=self.rng.randrange(60, 86400))
+                st["segments"].append({
+                    "node_id": self.uuid4(), "node_type": "segment", "schema_version": "1.0.0",
+                    "sequence_index": len(st["segments"]), "content_hash": self.digest(),
+                    "parent_node_id": st["episode_id"], "retention_tier": "STANDARD",
+                    "created_at": _ts(late),
+                })
+                answer["flags"] = ["post_closure_append"]
+            answer["reason"] = "search_cap_exceeded"
+            answer["search_space"] = math.prod(math.factorial(g) for g in groups)
+            answer["order"] = order
+        elif kind == 2:
+            st = self.stored([])
+            seal = self.seal(st, built_sav=1, recorded_sav=1, ov=2, order=None, members=[])
+            victim = self.rng.choice([s for s in st["segments"]
+                                      if s["retention_tier"] != "EPHEMERAL"])
+            victim["content_hash"] = self.digest()
+            answer["reason"] = "spine_root"
+        else:
+            st = self.stored([])
+            seal = self.seal(st, built_sav=1, recorded_sav=1, ov=2, order=None, members=[])
+            seal["spine_algorithm_version"] = 7
+            answer["reason"] = "unknown_identifier"
+        doc = self.episode_doc(st, seal, "SEALED", [])
+        answer.pop("seed_table", None)
+        answer.update(episode_id=st["episode_id"], format=FORMATS[0], construction=None)
+        return SynthEpisode(answer, doc)
+
+    def invalid(self, variant: int, answer: dict[str, Any]) -> SynthEpisode:
+        """(0) a truncated document, (1) a line that is not JSON, (2) JSON that is not an
+        Episode (no segments)."""
+        answer.update(construction=None, format=None, episode_id=None)
+        kind = variant % 3
+        if kind == 2:
+            ep = self.uuid4()
+            answer["episode_id"] = ep
+            return SynthEpisode(answer, {"format": "canonkit-episode/1", "episode_id": ep,
+                                         "status": "SEALED", "seal": None})
+        if kind == 1:
+            return SynthEpisode(answer, None, b"<episode id=%d> not JSON at all" % variant)
+        st = self.stored([])
+        seal = self.seal(st, built_sav=1, recorded_sav=1, ov=2, order=None, members=[])
+        full = orjson.dumps(self.episode_doc(st, seal, "SEALED", []))
+        return SynthEpisode(answer, None, full[: len(full) // 2])
+
+
+def generate(episodes: int, *, mix: str = "seed-table", seed: int = 0,
+             median_segments: int = 200, por_fraction: float = 0.3,
+             search_cap: int = DEFAULT_SEARCH_CAP) -> Iterator[SynthEpisode]:
+    """Yield ``episodes`` synthetic Episodes (shuffled outcome mix), each with its answer."""
+    if episodes < 0:
+        raise ValueError("episodes must be >= 0")
+    maker = _Maker(seed, median_segments, por_fraction, search_cap)
+    plan = allocate(mix, episodes)
+    maker.rng.shuffle(plan)
+    seen: dict[str, int] = {}
+    for index, outcome in enumerate(plan):
+        variant = seen.get(outcome, 0)
+        seen[outcome] = variant + 1
+        maker_answer_hint = outcome == "not_reproducible" and mix == "seed-table"
+        item = (maker.not_reproducible(variant, {"outcome": outcome, "flags": [], "order": None,
+                                                 "seed_table": True})
+                if maker_answer_hint else maker.make(outcome, variant))
+        item.answer = {"index": index, **item.answer}
+        yield item
+
+
+def _writer(out: str) -> Any:
+    name = out.lower()
+    if name.endswith(".gz"):
+        return gzip.open(out, "wb", compresslevel=6)
+    if name.endswith(".zst"):
+        import zstandard
+
+        return zstandard.ZstdCompressor(level=3).stream_writer(open(out, "wb"))  # noqa: SIM115
+    return open(out, "wb")  # noqa: SIM115
+
+
+def write_corpus(episodes: int, *, out: str, answers: str | None = None,
+                 mix: str = "seed-table", seed: int = 0, median_segments: int = 200,
+                 por_fraction: float = 0.3, search_cap: int = DEFAULT_SEARCH_CAP) -> dict[str, int]:
+    """Write a corpus to ``out`` (``.jsonl``, ``.jsonl.gz``, ``.jsonl.zst``, a CBOR
+    sequence ``.cborseq``/``.cbor``, or a directory — one ``.json`` per Episode — when
+    ``out`` ends with a path separator or is an existing directory) and its answers as
+    JSON lines. Returns the count per outcome."""
+    from .outcomes import OUTCOMES
+
+    counts = dict.fromkeys(OUTCOMES, 0)
+    name = out.lower()
+    as_dir = out.endswith(os.sep) or os.path.isdir(out)
+    as_cbor = name.endswith((".cborseq", ".cbor", ".cbors"))
+    if not as_dir and not as_cbor and not name.endswith((".jsonl", ".jsonl.gz", ".jsonl.zst")):
+        raise ValueError(f"{out}: output must be .jsonl[.gz|.zst], .cborseq or a directory/")
+    encode = None
+    if as_cbor:
+        from .. import cbor
+
+        encode = cbor.encode
+    if as_dir:
+        os.makedirs(out, exist_ok=True)
+    sink = None if as_dir else _writer(out)
+    ans = open(answers, "wb") if answers else None  # noqa: SIM115
+    try:
+        for ep in generate(episodes, mix=mix, seed=seed, median_segments=median_segments,
+                           por_fraction=por_fraction, search_cap=search_cap):
+            counts[ep.answer["outcome"]] += 1
+            if encode is not None:
+                # a CBOR sequence cannot carry undelimitable garbage without ending the
+                # file, so broken documents become non-Episode items there
+                if ep.doc is not None:
+                    data = encode(ep.doc)
+                else:
+                    data = encode(["not an Episode", ep.answer["index"]])
+            elif ep.doc is not None:
+                data = orjson.dumps(ep.doc)
+            else:
+                data = ep.raw or b""
+            if as_dir:
+                with open(os.path.join(out, f"{ep.answer['index']:07d}.json"), "wb") as f:
+                    f.write(data)
+            elif encode is not None:
+                sink.write(data)  # type: ignore[union-attr]
+            else:
+                sink.write(data + b"\n")  # type: ignore[union-attr]
+            if ans is not None:
+                ans.write(orjson.dumps(ep.answer) + b"\n")
+    finally:
+        if sink is not None:
+            sink.close()
+        if ans is not None:
+            ans.close()
+    return counts

@@ -1,12 +1,70 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True
-"""Compiled ASTP kernels: SHA3-256 (ext/keccak.h) and the Merkle spine folds.
+"""Compiled ASTP kernels: SHA3-256 (ext/keccak.h), the Merkle spine folds, inclusion proofs
+and the tie search (ext/astp_tree.h), and the field/set encoders.
 
-Mirrors the kernel API of the pure-Python twin ``canonkit._astp_py``
-(docs/astp-kernel-api.md); differential tests keep the two identical.
+Mirrors the kernel API of the pure-Python twin ``canonkit._astp_py`` name for name
+(docs/astp-kernel-api.md); the differential tests keep the two identical. ``Sha3_256``
+(incremental hashing) is an extra of this module, outside ``__all__``.
 """
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdint cimport uint8_t, uint64_t
+from libc.stdlib cimport qsort
+from libc.string cimport memcmp, memcpy
 
+import itertools
+import math
+import re
+import struct
+import unicodedata
+import uuid as _uuid
+from datetime import datetime, timezone
+
+from canonkit.errors import (
+    EmptyTreeError, InvalidFieldError, InvalidHashError, UnknownIdentifierError,
+)
+
+__all__ = [
+    "FIELD_KINDS", "SPINE_VERSIONS", "TieSearch",
+    "encode_field", "encode_fields", "encode_set_v2", "episode_leaf_input", "expected_siblings",
+    "hash_bytes",
+    "hash_fields", "hash_hex", "hash_set_v1", "hash_set_v2", "inclusion_proof_v1",
+    "inclusion_proof_v2", "leaf_hash_v1", "leaf_hash_v2", "merkle_root_v1", "merkle_root_v2",
+    "search_orders", "sha3_256", "spine_root", "verify_inclusion_proof_v1",
+    "timestamp_ms", "uuid_bytes", "verify_inclusion_proof_v2",
+]
+
+#: The ten field kinds of ASTP.md §2.1, by tag.
+FIELD_KINDS = {
+    "NULL": 0x00, "BYTES": 0x01, "STRING": 0x02, "UINT": 0x03, "UUID": 0x04,
+    "TIMESTAMP": 0x05, "HASH": 0x06, "LIST": 0x07, "BOOL": 0x08, "FLOAT": 0x09,
+}
+SPINE_VERSIONS = (0, 1, 2, 3)
+
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object o)
+    Py_ssize_t PyUnicode_GET_LENGTH(object o)
+    void *PyUnicode_DATA(object o)
+
+
+cdef extern from "astp_tree.h" nogil:
+    ctypedef struct ck_tree_hasher:
+        size_t size
+    void ck_tree_hasher_init(ck_tree_hasher *h, int hex)
+    void ck_tree_leaf(ck_tree_hasher *h, const uint8_t *input, uint8_t *out)
+    void ck_tree_node(ck_tree_hasher *h, const uint8_t *left, const uint8_t *right, uint8_t *out)
+    void ck_tree_leaves(ck_tree_hasher *h, const uint8_t *first, const uint8_t *inputs,
+                        size_t n, uint8_t *work)
+    void ck_tree_fold(ck_tree_hasher *h, uint8_t *work, size_t n)
+    int ck_tree_shape(size_t n, size_t *counts, size_t *offsets, size_t *total)
+    void ck_tree_build_levels(ck_tree_hasher *h, uint8_t *store, const size_t *counts,
+                              const size_t *offsets, int depth)
+    void ck_tree_refresh_range(ck_tree_hasher *h, uint8_t *store, const size_t *counts,
+                               const size_t *offsets, int depth, size_t lo, size_t hi)
+    void ck_hex32(const uint8_t *raw, uint8_t *out64)
+    int ck_unhex32(const uint8_t *hex, uint8_t *raw)
 
 cdef extern from "keccak.h" nogil:
     ctypedef struct ck_sha3_256_ctx:
@@ -77,3 +135,616 @@ cdef class Sha3_256:
         cdef Sha3_256 other = Sha3_256.__new__(Sha3_256)
         other.ctx = self.ctx
         return other
+
+
+# --- digests ---------------------------------------------------------------------------
+
+cdef int _parse_digest(object value, uint8_t *out) except -1:
+    """A digest (64 hex characters, either case, or 32 bytes) into out[32]."""
+    cdef bytes raw
+    if isinstance(value, str):
+        if (PyUnicode_IS_ASCII(value) and PyUnicode_GET_LENGTH(value) == 64
+                and ck_unhex32(<const uint8_t *>PyUnicode_DATA(value), out) == 0):
+            return 0
+        raise InvalidHashError(f"not a digest: expected 64 hex characters, got {value[:80]!r}",
+                               detail=value)
+    if isinstance(value, bytes):
+        raw = <bytes>value
+    elif isinstance(value, (bytearray, memoryview)):
+        raw = bytes(value)
+    else:
+        raise InvalidHashError(
+            f"not a digest: expected hex text or 32 bytes, got {type(value).__name__}",
+            detail=type(value).__name__)
+    if PyBytes_GET_SIZE(raw) != 32:
+        raise InvalidHashError(f"not a digest: expected 32 bytes, got {len(raw)}",
+                               detail=len(raw))
+    memcpy(out, PyBytes_AS_STRING(raw), 32)
+    return 0
+
+
+cdef inline str _hex_of(const uint8_t *raw):
+    cdef char text[64]
+    ck_hex32(raw, <uint8_t *>text)
+    return text[:64].decode("ascii")
+
+
+def hash_bytes(value) -> bytes:
+    """A digest as 32 raw bytes, from 64 hex characters (either case) or a 32-byte value."""
+    cdef uint8_t raw[32]
+    _parse_digest(value, raw)
+    return PyBytes_FromStringAndSize(<char *>raw, 32)
+
+
+def hash_hex(value) -> str:
+    """A digest as 64 lowercase hex characters (same inputs as ``hash_bytes``)."""
+    cdef uint8_t raw[32]
+    _parse_digest(value, raw)
+    return _hex_of(raw)
+
+
+# --- spine inputs --------------------------------------------------------------------------
+
+cdef class _Digests:
+    """n digests of 32 raw bytes back to back: borrowed from a C-contiguous (n, 32) uint8
+    array (zero-copy) or parsed once into an owned buffer."""
+    cdef const uint8_t *ptr
+    cdef uint8_t *owned
+    cdef Py_ssize_t n
+    cdef object keep
+
+    def __dealloc__(self):
+        PyMem_Free(self.owned)
+
+    cdef bytes item(self, Py_ssize_t i):
+        return PyBytes_FromStringAndSize(<const char *>self.ptr + 32 * i, 32)
+
+
+cdef _Digests _digests(object inputs):
+    """Spine inputs (hex strings, 32-byte values, or an (n, 32) uint8 array)."""
+    cdef _Digests d = _Digests.__new__(_Digests)
+    cdef const unsigned char[:, ::1] view
+    cdef Py_ssize_t i, n
+    cdef list items
+    if hasattr(inputs, "__array_interface__") or type(inputs).__module__ == "numpy":
+        import numpy as np
+        arr = np.asarray(inputs)
+        if arr.dtype != np.uint8 or arr.ndim != 2 or arr.shape[1] != 32:
+            raise InvalidHashError(
+                f"array inputs must be (n, 32) uint8, got {arr.shape} {arr.dtype}")
+        if arr.shape[0] == 0:
+            raise EmptyTreeError("the root of an empty leaf list is undefined")
+        if not arr.flags.c_contiguous:
+            arr = np.ascontiguousarray(arr)
+        view = arr
+        d.keep = view
+        d.ptr = &view[0, 0]
+        d.n = view.shape[0]
+        return d
+    if isinstance(inputs, (str, bytes, bytearray, memoryview)):
+        raise InvalidHashError("spine inputs must be a sequence of digests, not one value")
+    items = list(inputs)
+    n = len(items)
+    if n > (<Py_ssize_t>(<size_t>-1 >> 1)) // 64:
+        raise MemoryError("too many spine inputs")
+    d.owned = <uint8_t *>PyMem_Malloc(32 * n if n else 1)
+    if d.owned == NULL:
+        raise MemoryError()
+    d.ptr = d.owned
+    for i in range(n):
+        _parse_digest(items[i], d.owned + 32 * i)
+    if n == 0:
+        raise EmptyTreeError("the root of an empty leaf list is undefined")
+    d.n = n
+    return d
+
+
+cdef int _check_sav(object version) except -1:
+    if isinstance(version, bool) or not isinstance(version, int) or version not in SPINE_VERSIONS:
+        raise UnknownIdentifierError(f"unknown spine_algorithm_version {version!r}", detail=version)
+    return <int>version
+
+
+def episode_leaf_input(episode_id) -> bytes:
+    """The sav 1 Episode-identifier input ``H(utf8(episode_id))`` (raw); text as stored, no NFC."""
+    if isinstance(episode_id, _uuid.UUID):
+        episode_id = str(episode_id)
+    if not isinstance(episode_id, str):
+        raise InvalidFieldError(f"episode_id needs text, got {type(episode_id).__name__}")
+    try:
+        data = (<str>episode_id).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidFieldError(f"episode_id is not encodable as UTF-8: {exc.reason}") from None
+    return sha3_256(data)
+
+
+cdef bytes _episode_first(int version, object episode_id):
+    """The sav 1 extra first input, or None for the other versions."""
+    if version != 1:
+        return None
+    if episode_id is None:
+        raise InvalidFieldError("spine_algorithm_version 1 needs episode_id")
+    return episode_leaf_input(episode_id)
+
+
+cdef uint8_t *_alloc_nodes(Py_ssize_t count, size_t size) except NULL:
+    cdef uint8_t *p
+    if count < 1 or <size_t>count > (<size_t>-1) // (2 * size):
+        raise MemoryError("tree too large")
+    p = <uint8_t *>PyMem_Malloc(<size_t>count * size)
+    if p == NULL:
+        raise MemoryError()
+    return p
+
+
+cdef str _node_hex(const ck_tree_hasher *h, const uint8_t *node):
+    if h.size == 64:
+        return (<const char *>node)[:64].decode("ascii")
+    return _hex_of(node)
+
+
+cdef bytes _node_raw(const ck_tree_hasher *h, const uint8_t *node):
+    cdef uint8_t raw[32]
+    if h.size == 64:
+        ck_unhex32(node, raw)
+        return PyBytes_FromStringAndSize(<char *>raw, 32)
+    return PyBytes_FromStringAndSize(<const char *>node, 32)
+
+
+# --- §5 Merkle tree ------------------------------------------------------------------------
+
+cdef bytes _fold_root(int hex, const uint8_t *first, const uint8_t *inputs, Py_ssize_t n):
+    """Root (raw 32 bytes) of the tree over [first] + inputs, folded without the GIL."""
+    cdef ck_tree_hasher h
+    cdef Py_ssize_t total = n + (1 if first != NULL else 0)
+    cdef uint8_t *work
+    ck_tree_hasher_init(&h, hex)
+    work = _alloc_nodes(total, h.size)
+    try:
+        with nogil:
+            ck_tree_leaves(&h, first, inputs, <size_t>n, work)
+            ck_tree_fold(&h, work, <size_t>total)
+        return _node_raw(&h, work)
+    finally:
+        PyMem_Free(work)
+
+
+def spine_root(inputs, *, spine_algorithm_version, episode_id=None) -> str:
+    """Spine root (ASTP.md §5) as hex. sav 0/1: hex-text tree (sav 1 first adds the
+    Episode-identifier input); sav 2/3: raw-byte tree. ``episode_id`` is used by sav 1 only."""
+    cdef int version = _check_sav(spine_algorithm_version)
+    cdef _Digests d = _digests(inputs)
+    cdef bytes first = _episode_first(version, episode_id)
+    cdef bytes root = _fold_root(version <= 1, <const uint8_t *>PyBytes_AS_STRING(first)
+                                 if first is not None else NULL, d.ptr, d.n)
+    return _hex_of(<const uint8_t *>PyBytes_AS_STRING(root))
+
+
+cdef bytes _merkle_root_buffer(object raw, int hex):
+    cdef const unsigned char[::1] view = memoryview(raw).cast("B")
+    cdef Py_ssize_t length = view.shape[0]
+    if length % 32:
+        raise InvalidHashError(f"leaf buffer length {length} is not a multiple of 32")
+    if length == 0:
+        raise EmptyTreeError("the root of an empty leaf list is undefined")
+    return _fold_root(hex, NULL, &view[0], length // 32)
+
+
+def merkle_root_v2(raw) -> bytes:
+    """Root of the raw-byte tree (``TREE_LEAF:v2:``/``TREE_NODE:v2:``) over a buffer of n*32
+    bytes (n >= 1), 32 raw bytes."""
+    return _merkle_root_buffer(raw, 0)
+
+
+def merkle_root_v1(raw) -> bytes:
+    """Root of the hex-text tree (``LEAF:``/``NODE:``) over a buffer of n*32 bytes (each input
+    taken as its lowercase hex text), 32 raw bytes."""
+    return _merkle_root_buffer(raw, 1)
+
+
+# --- full level store (proofs, tie search) --------------------------------------------------
+
+cdef class _Tree:
+    """Every level of a tree, level 0 first, node values back to back in one buffer."""
+    cdef ck_tree_hasher h
+    cdef uint8_t *store
+    cdef size_t counts[65]
+    cdef size_t offsets[65]
+    cdef int depth
+
+    def __dealloc__(self):
+        PyMem_Free(self.store)
+
+    cdef inline uint8_t *node(self, int d, size_t j) noexcept nogil:
+        return self.store + self.h.size * (self.offsets[d] + j)
+
+    cdef inline uint8_t *root(self) noexcept nogil:
+        return self.node(self.depth - 1, 0)
+
+
+cdef _Tree _build_tree(int hex, const uint8_t *first, const uint8_t *inputs, Py_ssize_t n):
+    cdef _Tree t = _Tree.__new__(_Tree)
+    cdef size_t total
+    cdef Py_ssize_t leaves = n + (1 if first != NULL else 0)
+    ck_tree_hasher_init(&t.h, hex)
+    t.depth = ck_tree_shape(<size_t>leaves, t.counts, t.offsets, &total)
+    t.store = _alloc_nodes(<Py_ssize_t>total, t.h.size)
+    with nogil:
+        ck_tree_leaves(&t.h, first, inputs, <size_t>n, t.store)
+        ck_tree_build_levels(&t.h, t.store, t.counts, t.offsets, t.depth)
+    return t
+
+
+cdef Py_ssize_t _check_index(object index, Py_ssize_t count) except -1:
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise InvalidFieldError(f"leaf index must be an integer, got {type(index).__name__}")
+    if not 0 <= index < count:
+        raise InvalidFieldError(f"leaf index {index} outside [0, {count})")
+    return <Py_ssize_t>index
+
+
+cdef tuple _path(_Tree t, size_t pos):
+    """(siblings as hex, directions) from level 0 up; an unpaired node contributes nothing."""
+    cdef list siblings = []
+    cdef list directions = []
+    cdef int d
+    for d in range(t.depth - 1):
+        if pos % 2 == 0:
+            if pos + 1 < t.counts[d]:
+                siblings.append(_node_hex(&t.h, t.node(d, pos + 1)))
+                directions.append("right")
+        else:
+            siblings.append(_node_hex(&t.h, t.node(d, pos - 1)))
+            directions.append("left")
+        pos //= 2
+    return siblings, directions
+
+
+def inclusion_proof_v1(leaves, index):
+    """4.x proof (ASTP.md §10.1) over the hex-text tree of ``leaves`` (no Episode leaf added):
+    ``(leaf_hash, merkle_path, path_directions, spine_root)``, all hex; a direction names
+    the side the sibling is on."""
+    cdef _Digests d = _digests(leaves)
+    cdef Py_ssize_t pos = _check_index(index, d.n)
+    cdef _Tree t = _build_tree(1, NULL, d.ptr, d.n)
+    siblings, directions = _path(t, <size_t>pos)
+    return _hex_of(d.ptr + 32 * pos), siblings, directions, _node_hex(&t.h, t.root())
+
+
+def inclusion_proof_v2(leaves, index):
+    """v2 proof (ASTP.md §10.2) for ``leaves`` (v2 leaf hashes) at ``index``:
+    ``(leaf_hash, siblings leaf level first, spine_root)``, all hex."""
+    cdef _Digests d = _digests(leaves)
+    cdef Py_ssize_t pos = _check_index(index, d.n)
+    cdef _Tree t = _build_tree(0, NULL, d.ptr, d.n)
+    siblings, _ = _path(t, <size_t>pos)
+    return _hex_of(d.ptr + 32 * pos), siblings, _node_hex(&t.h, t.root())
+
+
+def verify_inclusion_proof_v1(leaf_hash, merkle_path, path_directions, spine_root) -> bool:
+    """Verify a 4.x proof with its stated directions. Malformed proofs (path and directions
+    of different lengths, a direction other than "left"/"right", bad digests) are refused
+    with ``InvalidFieldError``/``InvalidHashError``; a well-formed wrong proof gives False."""
+    cdef ck_tree_hasher h
+    cdef uint8_t raw[32]
+    cdef uint8_t root[64]
+    cdef uint8_t cur[64]
+    cdef uint8_t *sibs
+    cdef Py_ssize_t k, count
+    if len(merkle_path) != len(path_directions):
+        raise InvalidFieldError(f"merkle_path has {len(merkle_path)} entries but path_directions "
+                                f"{len(path_directions)}")
+    path = list(merkle_path)
+    count = len(path)
+    sibs = <uint8_t *>PyMem_Malloc(64 * count + 1)
+    if sibs == NULL:
+        raise MemoryError()
+    try:
+        for k in range(count):
+            _parse_digest(path[k], raw)
+            ck_hex32(raw, sibs + 64 * k)
+        rights = []
+        for direction in path_directions:
+            if direction not in ("left", "right") or not isinstance(direction, str):
+                raise InvalidFieldError(
+                    f"path direction must be 'left' or 'right', got {direction!r}")
+            rights.append(direction == "right")
+        _parse_digest(spine_root, raw)
+        ck_hex32(raw, root)
+        _parse_digest(leaf_hash, raw)
+        ck_tree_hasher_init(&h, 1)
+        ck_tree_leaf(&h, raw, cur)
+        for k in range(min(count, len(rights))):
+            if rights[k]:
+                ck_tree_node(&h, cur, sibs + 64 * k, cur)
+            else:
+                ck_tree_node(&h, sibs + 64 * k, cur, cur)
+        return memcmp(cur, root, 64) == 0
+    finally:
+        PyMem_Free(sibs)
+
+
+def expected_siblings(leaf_index, leaf_count) -> int:
+    """Number of siblings a v2 proof for ``leaf_index`` of ``leaf_count`` carries (ASTP.md
+    §10.2); ``InvalidFieldError`` when the index is outside [0, count)."""
+    for name, v in (("leaf_index", leaf_index), ("leaf_count", leaf_count)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise InvalidFieldError(f"{name} must be an integer, got {type(v).__name__}")
+    if not 0 <= leaf_index < leaf_count:
+        raise InvalidFieldError(f"leaf index {leaf_index} outside [0, {leaf_count})")
+    i, n, s = leaf_index, leaf_count, 0
+    while n > 1:
+        if not (i % 2 == 0 and i == n - 1):
+            s += 1
+        i, n = i // 2, (n + 1) // 2
+    return s
+
+
+def verify_inclusion_proof_v2(leaf_hash, leaf_index, leaf_count, siblings, spine_root) -> bool:
+    """Verify a v2 proof, deriving the shape from index and count. False (never an error) for
+    an index outside [0, count), a non-integer index/count or a wrong sibling count; malformed
+    digests raise ``InvalidHashError``."""
+    cdef ck_tree_hasher h
+    cdef uint8_t leaf[32]
+    cdef uint8_t root[32]
+    cdef uint8_t cur[32]
+    cdef uint8_t *sibs
+    cdef Py_ssize_t k = 0, count
+    _parse_digest(leaf_hash, leaf)
+    _parse_digest(spine_root, root)
+    items = list(siblings)
+    count = len(items)
+    sibs = <uint8_t *>PyMem_Malloc(32 * count + 1)
+    if sibs == NULL:
+        raise MemoryError()
+    try:
+        for k in range(count):
+            _parse_digest(items[k], sibs + 32 * k)
+        try:
+            needed = expected_siblings(leaf_index, leaf_count)
+        except InvalidFieldError:
+            return False
+        if count != needed:
+            return False
+        ck_tree_hasher_init(&h, 0)
+        ck_tree_leaf(&h, leaf, cur)
+        # the shape walk in Python ints: leaf_count may exceed any C integer
+        i, n, k = leaf_index, leaf_count, 0
+        while n > 1:
+            if not (i % 2 == 0 and i == n - 1):
+                if i % 2 == 0:
+                    ck_tree_node(&h, cur, sibs + 32 * k, cur)
+                else:
+                    ck_tree_node(&h, sibs + 32 * k, cur, cur)
+                k += 1
+            i, n = i // 2, (n + 1) // 2
+        return memcmp(cur, root, 32) == 0
+    finally:
+        PyMem_Free(sibs)
+
+
+# --- §12 tie search ------------------------------------------------------------------------
+
+cdef extern from *:
+    """
+    /* Next lexicographic permutation of a[0..len); returns the first index that changed, or
+     * -1 after the last permutation (a is then back to ascending order, all of it changed). */
+    static inline Py_ssize_t ck_next_permutation(Py_ssize_t *a, Py_ssize_t len) {
+        Py_ssize_t k = len - 2, l, t, i, j;
+        while (k >= 0 && a[k] >= a[k + 1]) k--;
+        if (k >= 0) {
+            l = len - 1;
+            while (a[l] <= a[k]) l--;
+            t = a[k]; a[k] = a[l]; a[l] = t;
+        }
+        for (i = k + 1, j = len - 1; i < j; i++, j--) {
+            t = a[i]; a[i] = a[j]; a[j] = t;
+        }
+        return k;
+    }
+    """
+    Py_ssize_t ck_next_permutation(Py_ssize_t *a, Py_ssize_t len) nogil
+
+
+def _search_space(groups) -> int:
+    space = 1
+    for _, length in groups:
+        space *= math.factorial(length)
+    return space
+
+
+def _check_groups(groups, Py_ssize_t count) -> list:
+    out = []
+    taken = [False] * count
+    for g in groups:
+        start, length = g
+        for v in (start, length):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise InvalidFieldError(f"group bounds must be integers, got {g!r}")
+        if length < 1 or start < 0 or start + length > count:
+            raise InvalidFieldError(f"group {g!r} outside the {count} inputs")
+        for p in range(start, start + length):
+            if taken[p]:
+                raise InvalidFieldError(f"groups overlap at input {p}")
+            taken[p] = True
+        out.append((start, length))
+    return out
+
+
+cdef class TieSearch:
+    """Search the orders of tied spine inputs for one that reproduces a root, refolding only
+    what a permutation touches.
+
+    ``inputs`` are the spine inputs in stored order (without the sav 1 Episode input, which
+    ``episode_id`` adds); ``groups`` are disjoint ``(start, length)`` ranges of ``inputs``
+    whose members may be permuted. All levels of the stored order's tree are built once; each
+    candidate order (lexicographic next-permutation per group, odometer across groups) rewrites
+    only the level-0 nodes from the first changed position of each changed group and rehashes
+    only their ancestors, without the GIL.
+    """
+    cdef _Tree tree
+    cdef uint8_t *leaves0      # level-0 node values of the stored order, tree positions
+    cdef Py_ssize_t offset     # 1 under sav 1 (the Episode input is tree position 0)
+    cdef Py_ssize_t count      # inputs, excluding the Episode input
+    cdef list _groups
+    cdef bint modified         # level 0 differs from the stored order (after root_of)
+
+    def __cinit__(self, inputs, groups, *, spine_algorithm_version, episode_id=None):
+        cdef int version = _check_sav(spine_algorithm_version)
+        cdef _Digests d = _digests(inputs)
+        cdef bytes first = _episode_first(version, episode_id)
+        cdef size_t size
+        self.offset = 1 if version == 1 else 0
+        self.count = d.n
+        self._groups = _check_groups(groups, self.count)
+        self.tree = _build_tree(version <= 1, <const uint8_t *>PyBytes_AS_STRING(first)
+                                if first is not None else NULL, d.ptr, d.n)
+        size = self.tree.h.size
+        self.leaves0 = _alloc_nodes(self.count + self.offset, size)
+        memcpy(self.leaves0, self.tree.store, size * <size_t>(self.count + self.offset))
+
+    def __dealloc__(self):
+        PyMem_Free(self.leaves0)
+
+    @property
+    def space(self) -> int:
+        """Number of candidate orders (product of the groups' factorials)."""
+        return _search_space(self._groups)
+
+    def root_of(self, order) -> bytes:
+        """Raw root of the inputs rearranged so that position p holds input ``order[p]``."""
+        cdef _Tree t = self.tree
+        cdef size_t size = t.h.size
+        cdef Py_ssize_t leaves = self.count + self.offset
+        cdef Py_ssize_t p, src, pos, lo = -1, hi = -1
+        for p, s in enumerate(order):
+            src = s + self.offset          # Python indexing, as the twin's list lookups
+            if src < 0:
+                src += leaves
+            pos = p + self.offset
+            if not 0 <= src < leaves or pos >= leaves:
+                raise IndexError("list index out of range")
+            if memcmp(t.node(0, pos), self.leaves0 + size * src, size) != 0:
+                memcpy(t.node(0, pos), self.leaves0 + size * src, size)
+                self.modified = True
+                if lo < 0:
+                    lo = pos
+                hi = pos
+        if lo >= 0:
+            ck_tree_refresh_range(&t.h, t.store, t.counts, t.offsets, t.depth, lo, hi)
+        return _node_raw(&t.h, t.root())
+
+    def orders(self):
+        """Candidate orders in the canonical enumeration: itertools.product over the groups
+        (last group varying fastest) of itertools.permutations of each group's positions."""
+        base = list(range(self.count))
+        choices = [itertools.permutations(range(s, s + n)) for s, n in self._groups]
+        for combo in itertools.product(*choices):
+            order = list(base)
+            for (s, n), perm in zip(self._groups, combo):
+                order[s:s + n] = perm
+            yield order
+
+    cdef void _restore(self):
+        cdef _Tree t = self.tree
+        memcpy(t.store, self.leaves0, t.h.size * <size_t>(self.count + self.offset))
+        with nogil:
+            ck_tree_build_levels(&t.h, t.store, t.counts, t.offsets, t.depth)
+        self.modified = False
+
+    def search(self, target_root, *, cap):
+        """First order (canonical enumeration) whose root is ``target_root``:
+        ``(order, tried, cap_hit)``. When the space exceeds ``cap`` nothing is tried and
+        ``(None, 0, True)`` is returned."""
+        cdef uint8_t raw[32]
+        cdef uint8_t target[64]
+        cdef _Tree t = self.tree
+        cdef ck_tree_hasher *h = &t.h
+        cdef size_t size = h.size
+        cdef Py_ssize_t ngroups = len(self._groups)
+        cdef Py_ssize_t *starts
+        cdef Py_ssize_t *lengths
+        cdef Py_ssize_t *perm          # all groups' current permutations, back to back
+        cdef Py_ssize_t *base          # index of each group's first entry in perm
+        cdef Py_ssize_t g, i, k, m, total = 0, pos
+        cdef unsigned long long tried = 0
+        cdef bint found = False, done = False, wrapped
+        _parse_digest(target_root, raw)
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 0:
+            raise InvalidFieldError(f"cap must be a non-negative integer, got {cap!r}")
+        if self.space > cap:
+            return None, 0, True
+        if size == 64:
+            ck_hex32(raw, target)
+        else:
+            memcpy(target, raw, 32)
+        if self.modified:
+            self._restore()
+        for s, n in self._groups:
+            total += n
+        starts = <Py_ssize_t *>PyMem_Malloc(sizeof(Py_ssize_t) * (2 * ngroups + total + 1))
+        if starts == NULL:
+            raise MemoryError()
+        lengths = starts + ngroups
+        perm = lengths + ngroups
+        base = <Py_ssize_t *>PyMem_Malloc(sizeof(Py_ssize_t) * (ngroups + 1))
+        if base == NULL:
+            PyMem_Free(starts)
+            raise MemoryError()
+        try:
+            m = 0
+            for g in range(ngroups):
+                s, n = self._groups[g]
+                starts[g] = s
+                lengths[g] = n
+                base[g] = m
+                for i in range(n):
+                    perm[m + i] = s + i
+                m += n
+            with nogil:
+                while True:
+                    tried += 1
+                    if memcmp(t.node(t.depth - 1, 0), target, size) == 0:
+                        found = True
+                        break
+                    # odometer: advance the last group; a group that wraps carries leftwards
+                    g = ngroups - 1
+                    while g >= 0:
+                        k = ck_next_permutation(perm + base[g], lengths[g])
+                        wrapped = k < 0
+                        if wrapped:
+                            k = 0
+                        for i in range(k, lengths[g]):
+                            pos = starts[g] + i + self.offset
+                            memcpy(t.node(0, pos), self.leaves0 + size * (perm[base[g] + i]
+                                                                           + self.offset), size)
+                        ck_tree_refresh_range(h, t.store, t.counts, t.offsets, t.depth,
+                                              starts[g] + k + self.offset,
+                                              starts[g] + lengths[g] - 1 + self.offset)
+                        if wrapped:
+                            g -= 1             # wrapped back to the stored order: carry
+                        else:
+                            break
+                    if g < 0:
+                        done = True            # every group wrapped: the space is exhausted
+                        break
+            if found:
+                order = list(range(self.count))
+                for g in range(ngroups):
+                    for i in range(lengths[g]):
+                        order[starts[g] + i] = perm[base[g] + i]
+                if tried > 1:
+                    self.modified = True
+                return order, tried, False
+            self.modified = False         # every group is back at the stored order
+            return None, tried, False
+        finally:
+            PyMem_Free(starts)
+            PyMem_Free(base)
+
+
+def search_orders(inputs, groups, target_root, *, spine_algorithm_version, episode_id=None,
+                  cap=40320):
+    """One-shot ``TieSearch(...).search(target_root, cap=cap)``."""
+    return TieSearch(inputs, groups, spine_algorithm_version=spine_algorithm_version,
+                     episode_id=episode_id).search(target_root, cap=cap)

@@ -1,0 +1,163 @@
+"""Encoding and decoding objects through a CBOR backend (OBJECTS.md §1).
+
+``ObjectCodec(cbor)`` binds the object layer to one CBOR backend module (anything with
+``encode(obj, *, profile=...)`` and ``decode(data, *, profile=...)``): the conformance
+checker runs the compiled backend and the pure-Python twin side by side this way. The
+module-level functions of ``canonkit.objects`` use the live backend (``canonkit.cbor``).
+
+Decoding checks, in this order and each with its own error: strict ``core`` CBOR (the
+CBOR error classes), the envelope (``missing_kind``, ``unknown_kind``,
+``unsupported_version``), the schema (``schema_violation`` naming the field).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import ModuleType
+from typing import Any
+
+from ..errors import MissingKindError, SchemaViolationError, UnknownKindError
+from .address import Buffer, address
+from .registry import _KINDS, get_kind
+from .schema import Kind
+
+__all__ = ["Object", "ObjectCodec"]
+
+PROFILE = "core"
+_U64 = 2**64
+
+
+class Object:
+    """One decoded or built object: ``kind``, ``version``, ``fields`` and its addressed
+    bytes ``data``; ``address`` is computed on first use.
+
+    ``fields`` is the field map without ``t``/``v`` for structured kinds, the raw
+    ``bytes`` for ``blob``/``chunk``. It is a snapshot: the address is that of ``data``,
+    whatever happens to ``fields`` later.
+    """
+
+    __slots__ = ("_address", "data", "fields", "kind", "version")
+
+    kind: str
+    version: int
+    fields: Any
+    data: bytes
+
+    def __init__(self, kind: str, fields: Any, *, version: int = 1) -> None:
+        from . import encode_object  # the live backend, resolved at call time
+
+        self._set(kind, version, fields, encode_object(kind, fields, version=version))
+
+    def _set(self, kind: str, version: int, fields: Any, data: bytes) -> None:
+        self.kind = kind
+        self.version = version
+        self.fields = fields
+        self.data = data
+        self._address: str | None = None
+
+    @classmethod
+    def _from_parts(cls, kind: str, version: int, fields: Any, data: bytes) -> Object:
+        obj = cls.__new__(cls)
+        obj._set(kind, version, fields, data)
+        return obj
+
+    @property
+    def address(self) -> str:
+        """``"blake3:" + hex`` of ``data``."""
+        if self._address is None:
+            self._address = address(self.data)
+        return self._address
+
+    @property
+    def raw(self) -> bool:
+        """True for kinds without an envelope (blob, chunk)."""
+        return get_kind(self.kind, self.version).raw
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Object):
+            return NotImplemented
+        return self.kind == other.kind and self.data == other.data
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.data))
+
+    def __repr__(self) -> str:
+        return f"Object({self.kind!r}, v{self.version}, {self.address})"
+
+
+class ObjectCodec:
+    """The object layer over one CBOR backend module."""
+
+    __slots__ = ("_decode", "_encode", "cbor")
+
+    def __init__(self, cbor: ModuleType) -> None:
+        self.cbor = cbor
+        self._encode = cbor.encode
+        self._decode = cbor.decode
+
+    def encode_object(self, kind: str, fields: Any, *, version: int = 1) -> bytes:
+        """The addressed bytes of an object; validates ``fields`` against the schema
+        first (``SchemaViolationError`` naming the field), so every encoded object
+        decodes again."""
+        spec = _KINDS.get((kind, version)) if type(kind) is str else None
+        if spec is None:
+            spec = _lookup(kind, version)
+        spec.validate(fields)
+        if spec.raw:
+            return bytes(fields)
+        envelope = {"t": kind, "v": version}
+        envelope.update(fields)
+        return self._encode(envelope, profile=PROFILE)  # type: ignore[no-any-return]
+
+    def address_object(self, kind: str, fields: Any, *, version: int = 1) -> str:
+        """``address(encode_object(kind, fields, version=version))``."""
+        return address(self.encode_object(kind, fields, version=version))
+
+    def decode_object(self, data: Buffer, /, *, kind: str | None = None) -> Object:
+        """Decode addressed bytes into an ``Object``.
+
+        Without ``kind`` the bytes must be a structured object (an envelope). Raw bytes
+        carry no kind, so a ``blob``/``chunk`` is decoded by naming it (``kind="blob"``);
+        naming a structured kind also checks that ``t`` matches (``schema_violation`` on
+        ``"t"`` otherwise).
+        """
+        if kind is not None:
+            named = [spec for (name, _), spec in list(_KINDS.items()) if name == kind]
+            if not named:
+                raise UnknownKindError(f"unknown kind {kind!r}", detail=kind)
+            for spec in named:
+                if spec.raw:
+                    content = bytes(data)
+                    return Object._from_parts(kind, spec.version, content, content)
+        value = self._decode(data, profile=PROFILE)
+        t, v = _envelope(value)
+        spec = _lookup(t, v)
+        if spec.raw:
+            raise UnknownKindError(f"{t!r} is a raw kind and has no envelope", detail=t)
+        if kind is not None and t != kind:
+            raise SchemaViolationError(f"schema violation at field 't': expected {kind!r}, "
+                                       f"got {t!r}", detail="t")
+        fields = {key: val for key, val in value.items() if key != "t" and key != "v"}
+        spec.validate(fields)
+        return Object._from_parts(t, v, fields, bytes(data))
+
+
+def _lookup(kind: Any, version: Any) -> Kind:
+    if type(kind) is not str:
+        raise TypeError(f"kind must be str, got {type(kind).__name__}")
+    if type(version) is not int or not 0 <= version < _U64:
+        raise TypeError(f"version must be an int in 0..2**64-1, got {version!r}")
+    return get_kind(kind, version)
+
+
+def _envelope(value: Any) -> tuple[str, int]:
+    if not isinstance(value, Mapping):
+        raise MissingKindError(f"an object is a CBOR map; got {type(value).__name__}",
+                               detail="t")
+    t = value.get("t")
+    if type(t) is not str:
+        raise MissingKindError("the object map has no text field 't' (kind)", detail="t")
+    v = value.get("v")
+    if type(v) is not int or v < 0:
+        raise MissingKindError("the object map has no unsigned integer field 'v' (version)",
+                               detail="v")
+    return t, v

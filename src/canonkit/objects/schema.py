@@ -1,0 +1,309 @@
+"""Field types and kinds: the schema half of the object model (OBJECTS.md §1).
+
+A ``Kind`` names a ``(t, v)`` pair and lists its fields, each with a field type from this
+module. Validation walks the decoded (or to-be-encoded) field map and raises
+``SchemaViolationError`` whose ``detail`` is the path of the offending field, written as
+the top-level field name followed by ``[i]`` for array items and ``.name`` for map
+fields: ``"entries[2].name"``. The path always starts with the field's own name.
+
+Types check exact Python types (``bool`` is not an ``int``; ``str`` subclasses are not
+text): the decoder only ever produces exact types, and accepting more on encode would let
+two Python values that print alike address differently by surprise.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ..errors import SchemaViolationError
+
+__all__ = [
+    "Array", "Bool", "Bytes", "FieldType", "Int", "Kind", "Nullable", "REF", "Record",
+    "Text", "Tuple", "UInt", "violation",
+]
+
+_U64 = 2**64
+_RESERVED = ("t", "v")  # the envelope's keys; no kind may use them as fields
+
+
+def violation(path: str, message: str) -> SchemaViolationError:
+    """The error for field ``path``: ``detail`` is the path, the message says why."""
+    return SchemaViolationError(f"schema violation at field {path!r}: {message}", detail=path)
+
+
+def _type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+class FieldType:
+    """One field's type. ``check(value, path)`` returns None or raises ``violation``."""
+
+    __slots__ = ()
+    label = "value"
+
+    def check(self, value: Any, path: str) -> None:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return self.label
+
+
+class UInt(FieldType):
+    """An unsigned integer 0 … 2^64−1 (CBOR major type 0)."""
+
+    __slots__ = ()
+    label = "uint"
+
+    def check(self, value: Any, path: str) -> None:
+        if type(value) is not int:
+            raise violation(path, f"expected uint, got {_type_name(value)}")
+        if not 0 <= value < _U64:
+            raise violation(path, f"expected uint in 0..2**64-1, got {value}")
+
+
+class Int(FieldType):
+    """An integer −2^64 … 2^64−1 (CBOR major types 0/1; bignums are not fields)."""
+
+    __slots__ = ()
+    label = "int"
+
+    def check(self, value: Any, path: str) -> None:
+        if type(value) is not int:
+            raise violation(path, f"expected int, got {_type_name(value)}")
+        if not -_U64 <= value < _U64:
+            raise violation(path, f"expected int in -2**64..2**64-1, got {value}")
+
+
+class Bool(FieldType):
+    """``True`` or ``False``."""
+
+    __slots__ = ()
+    label = "bool"
+
+    def check(self, value: Any, path: str) -> None:
+        if type(value) is not bool:
+            raise violation(path, f"expected bool, got {_type_name(value)}")
+
+
+class Text(FieldType):
+    """A text string; optionally non-empty and free of some characters."""
+
+    __slots__ = ("forbid", "non_empty")
+
+    def __init__(self, *, non_empty: bool = False, forbid: str = "") -> None:
+        self.non_empty = non_empty
+        self.forbid = forbid
+
+    @property
+    def label(self) -> str:  # type: ignore[override]
+        return "text"
+
+    def check(self, value: Any, path: str) -> None:
+        if type(value) is not str:
+            raise violation(path, f"expected text, got {_type_name(value)}")
+        if self.non_empty and not value:
+            raise violation(path, "must not be empty")
+        for ch in self.forbid:
+            if ch in value:
+                raise violation(path, f"must not contain {ch!r}")
+
+
+class Bytes(FieldType):
+    """A byte string, optionally of an exact size. Encoding also accepts ``bytearray``
+    and ``memoryview`` (the codec takes any buffer); decoding yields ``bytes``."""
+
+    __slots__ = ("size",)
+
+    def __init__(self, size: int | None = None) -> None:
+        self.size = size
+
+    @property
+    def label(self) -> str:  # type: ignore[override]
+        return "bytes" if self.size is None else f"bytes({self.size})"
+
+    def check(self, value: Any, path: str) -> None:
+        if type(value) is bytes:
+            n = len(value)
+        elif isinstance(value, (bytearray, memoryview)):
+            n = memoryview(value).nbytes
+        else:
+            raise violation(path, f"expected {self.label}, got {_type_name(value)}")
+        if self.size is not None and n != self.size:
+            raise violation(path, f"expected {self.label}, got {n} bytes")
+
+
+REF = Bytes(32)
+"""A reference to another object: its 32 raw BLAKE3 digest bytes (never hex text)."""
+
+
+class Nullable(FieldType):
+    """``None`` or a value of the inner type."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, inner: FieldType) -> None:
+        self.inner = inner
+
+    @property
+    def label(self) -> str:  # type: ignore[override]
+        return f"{self.inner.label} or null"
+
+    def check(self, value: Any, path: str) -> None:
+        if value is not None:
+            self.inner.check(value, path)
+
+
+class Tuple(FieldType):
+    """A fixed-length array whose items have the given types, e.g. ``[ref, size]``."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, *items: FieldType) -> None:
+        self.items = items
+
+    @property
+    def label(self) -> str:  # type: ignore[override]
+        return "[" + ", ".join(t.label for t in self.items) + "]"
+
+    def check(self, value: Any, path: str) -> None:
+        if type(value) is not list and type(value) is not tuple:
+            raise violation(path, f"expected array {self.label}, got {_type_name(value)}")
+        if len(value) != len(self.items):
+            raise violation(path, f"expected {len(self.items)} items, got {len(value)}")
+        for i, (item_type, item) in enumerate(zip(self.items, value)):
+            item_type.check(item, f"{path}[{i}]")
+
+
+def _order_key(value: Any) -> bytes:
+    # Sorting by the UTF-8 bytes of text (not by code points: they differ for surrogate
+    # pairs vs. BMP characters above U+E000) and by raw bytes for byte strings.
+    return value.encode("utf-8", "surrogatepass") if type(value) is str else bytes(value)
+
+
+class Array(FieldType):
+    """A variable-length array of one item type.
+
+    ``order_by``: the name of a field of the (map) items, or ``"self"`` for the items
+    themselves; the items must then be strictly increasing by the UTF-8 / raw bytes of
+    that value — sorted and unique.
+    """
+
+    __slots__ = ("item", "order_by")
+
+    def __init__(self, item: FieldType, *, order_by: str | None = None) -> None:
+        self.item = item
+        self.order_by = order_by
+
+    @property
+    def label(self) -> str:  # type: ignore[override]
+        return f"array of {self.item.label}"
+
+    def check(self, value: Any, path: str) -> None:
+        if type(value) is not list and type(value) is not tuple:
+            raise violation(path, f"expected {self.label}, got {_type_name(value)}")
+        check_item = self.item.check
+        for i, item in enumerate(value):
+            check_item(item, f"{path}[{i}]")
+        if self.order_by is not None and len(value) > 1:
+            self._check_order(value, path)
+
+    def _check_order(self, value: Sequence[Any], path: str) -> None:
+        by = self.order_by
+        previous: bytes | None = None
+        for i, item in enumerate(value):
+            key = _order_key(item if by == "self" else item[by])
+            if previous is not None and key <= previous:
+                where = f"{path}[{i}]" if by == "self" else f"{path}[{i}].{by}"
+                what = "duplicates" if key == previous else "sorts before"
+                raise violation(where, f"{what} the previous item (must be sorted by "
+                                       f"UTF-8 bytes and unique)")
+            previous = key
+
+
+def _check_map(value: Any, path: str, required: Mapping[str, FieldType],
+               optional: Mapping[str, FieldType]) -> None:
+    """Shared by ``Record`` (nested maps) and ``Kind`` (the top-level field map)."""
+    prefix = f"{path}." if path else ""
+    if not isinstance(value, Mapping):
+        raise violation(path or "<fields>", f"expected a map, got {_type_name(value)}")
+    for name, ftype in required.items():
+        if name not in value:
+            raise violation(prefix + name, f"required {ftype.label} field is missing")
+        ftype.check(value[name], prefix + name)
+    extra = len(value) - len(required)
+    if extra:
+        for name in value:
+            if name in required:
+                continue
+            ftype = optional.get(name) if type(name) is str else None
+            if ftype is None:
+                raise violation(prefix + str(name), "unexpected field")
+            ftype.check(value[name], prefix + name)
+
+
+class Record(FieldType):
+    """A map with text keys: required fields, optional fields, nothing else."""
+
+    __slots__ = ("fields", "optional")
+
+    def __init__(self, fields: Mapping[str, FieldType],
+                 optional: Mapping[str, FieldType] | None = None) -> None:
+        self.fields = dict(fields)
+        self.optional = dict(optional or {})
+
+    @property
+    def label(self) -> str:  # type: ignore[override]
+        return "map"
+
+    def check(self, value: Any, path: str) -> None:
+        if type(value) is not dict:
+            raise violation(path, f"expected map, got {_type_name(value)}")
+        _check_map(value, path, self.fields, self.optional)
+
+
+class Kind:
+    """The schema of one ``(t, v)`` pair.
+
+    ``raw`` kinds (``blob``, ``chunk``) have no envelope: their content is raw bytes.
+    ``check`` is an optional cross-field rule ``check(fields)`` raising ``violation``.
+    """
+
+    __slots__ = ("check", "fields", "name", "optional", "raw", "version")
+
+    def __init__(self, name: str, version: int = 1, *,
+                 fields: Mapping[str, FieldType] | None = None,
+                 optional: Mapping[str, FieldType] | None = None,
+                 check: Callable[[Mapping[str, Any]], None] | None = None,
+                 raw: bool = False) -> None:
+        if type(name) is not str or not name or not all(
+                c.isascii() and (c.isalnum() or c in "-_.") for c in name):
+            raise ValueError(f"kind name must be non-empty ASCII [A-Za-z0-9._-], got {name!r}")
+        if type(version) is not int or not 0 <= version < _U64:
+            raise ValueError(f"kind version must be a uint, got {version!r}")
+        if raw and (fields or optional or check):
+            raise ValueError("a raw kind has no fields")
+        self.name = name
+        self.version = version
+        self.raw = raw
+        self.fields = dict(fields or {})
+        self.optional = dict(optional or {})
+        self.check = check
+        for field in (*self.fields, *self.optional):
+            if type(field) is not str or field in _RESERVED:
+                raise ValueError(f"invalid field name {field!r} (t and v are the envelope)")
+            if field in self.fields and field in self.optional:
+                raise ValueError(f"field {field!r} is both required and optional")
+
+    def validate(self, fields: Any) -> None:
+        """Raise ``SchemaViolationError`` (detail = field path) unless ``fields`` fits."""
+        if self.raw:
+            if not isinstance(fields, (bytes, bytearray, memoryview)):
+                raise violation("<content>", f"raw kind {self.name!r} takes bytes, "
+                                             f"got {_type_name(fields)}")
+            return
+        _check_map(fields, "", self.fields, self.optional)
+        if self.check is not None:
+            self.check(fields)
+
+    def __repr__(self) -> str:
+        return f"Kind({self.name!r}, {self.version}{', raw=True' if self.raw else ''})"

@@ -388,6 +388,16 @@ def _head(major: int, arg: int) -> bytes:
     return bytes([major << 5 | 27]) + arg.to_bytes(8, "big")
 
 
+def _map_bytes(pairs: list[tuple[bytes, bytes]]) -> bytes:
+    """A map from encoded (key, value) pairs: keys in bytewise order, no duplicates."""
+    pairs.sort(key=lambda pair: pair[0])
+    for (key_a, _), (key_b, _) in zip(pairs, pairs[1:]):
+        if key_a == key_b:
+            raise DuplicateMapKeyError(
+                f"two map keys encode to the same bytes {key_a.hex()}", detail=key_a)
+    return _head(5, len(pairs)) + b"".join(k + v for k, v in pairs)
+
+
 class _Writer:
     """One encode call under one profile."""
 
@@ -452,12 +462,23 @@ class _Writer:
         if isinstance(obj, (bytes, bytearray, memoryview)):
             raw = bytes(obj)
             return _head(2, len(raw)) + raw
+        # containers recurse straight into ``item`` (one Python frame per nesting level)
         if isinstance(obj, (list, tuple)):
             self.enter(depth)
-            return _head(4, len(obj)) + b"".join(self.item(x, depth + 1) for x in obj)
+            parts = [_head(4, len(obj))]
+            for element in obj:
+                parts.append(self.item(element, depth + 1))
+            return b"".join(parts)
         if isinstance(obj, Mapping):
             self.enter(depth)
-            return self.map_(obj, depth)
+            pairs = []
+            for key, value in obj.items():
+                if profile == "dag-cbor" and not isinstance(key, str):
+                    raise UnsupportedItemError(
+                        f"dag-cbor map keys are text strings, got {type(key).__name__}",
+                        detail=key)
+                pairs.append((self.item(key, depth + 1), self.item(value, depth + 1)))
+            return _map_bytes(pairs)
         if isinstance(obj, Link):
             if profile != "dag-cbor":
                 raise UnsupportedItemError(
@@ -487,21 +508,6 @@ class _Writer:
         with view:
             raw = view.tobytes()
         return _head(2, len(raw)) + raw
-
-    def map_(self, obj: Mapping[Any, Any], depth: int) -> bytes:
-        pairs = []
-        for key, value in obj.items():
-            if self.profile == "dag-cbor" and not isinstance(key, str):
-                raise UnsupportedItemError(
-                    f"dag-cbor map keys are text strings, got {type(key).__name__}",
-                    detail=key)
-            pairs.append((self.item(key, depth + 1), self.item(value, depth + 1)))
-        pairs.sort(key=lambda pair: pair[0])
-        for (key_a, _), (key_b, _) in zip(pairs, pairs[1:]):
-            if key_a == key_b:
-                raise DuplicateMapKeyError(
-                    f"two map keys encode to the same bytes {key_a.hex()}", detail=key_a)
-        return _head(5, len(pairs)) + b"".join(k + v for k, v in pairs)
 
     @staticmethod
     def enter(depth: int) -> None:

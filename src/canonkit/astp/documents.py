@@ -1,0 +1,326 @@
+"""Reading an Episode document: ``astp-proof-of-record/1`` (ASTP.md §17) and
+``canonkit-episode/1`` (docs/astp.md "canonkit-episode/1 layout").
+
+``read_episode(document)`` turns either format into one ``Episode`` model; anything that
+cannot be read as an Episode raises ``InvalidRecordError`` whose message starts with the
+JSON path of the offending value (``segments[3].content_hash: ...``). Seal-level refusals
+that the protocol reports as ``not_reproducible`` (unknown identifiers, malformed sealed
+digests, ``sealed_at < closed_at``, ...) are NOT raised here: the raw seal values are kept
+and ``reproduce`` judges them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Mapping
+
+from canonkit.astp.encoding import hash_hex, uuid_text
+from canonkit.astp.structural import member_hash
+from canonkit.errors import ASTPError, InvalidRecordError
+
+__all__ = ["PROOF_OF_RECORD", "EPISODE_FORMAT", "SEAL_KEYS", "Segment", "Signal", "Seal",
+           "Episode", "read_episode", "parse_instant"]
+
+PROOF_OF_RECORD = "astp-proof-of-record/1"
+EPISODE_FORMAT = "canonkit-episode/1"
+SEAL_KEYS = ("spine_algorithm_version", "ordering_version", "hash_version", "sealed_at", "closed_at",
+             "spine_root", "signal_manifest_hash", "exclusion_hash", "structural_manifest_hash",
+             "context_manifest_hash", "capture_posture", "context_entry_count", "episode_root_hash",
+             "leaf_count")
+_ABSENT = object()
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A stored Segment. ``content_hash`` is lowercase hex; the leaf-hash fields are None when
+    the document does not carry them (a sav 0/1 proof of record)."""
+    sequence_index: int
+    content_hash: str
+    node_id: str | None = None
+    node_type: str = "segment"
+    schema_version: str | None = None
+    parent_node_id: str | None = None
+    retention_tier: str | None = None
+    created_at: datetime | None = None
+    hash_version: int | None = None
+    leaf_hash: str | None = None
+
+    @property
+    def has_leaf_fields(self) -> bool:
+        return self.node_id is not None and self.schema_version is not None
+
+
+@dataclass(frozen=True)
+class Signal:
+    """A stored SPINE-placed Signal; ``received_at`` None when the document has no timestamp."""
+    content_hash: str
+    received_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Seal:
+    """The seal record's values exactly as written (``None`` for absent or null)."""
+    values: Mapping[str, Any]
+    resolved_signal_order: Any = None
+
+    def get(self, key: str) -> Any:
+        return self.values.get(key)
+
+
+@dataclass(frozen=True)
+class Episode:
+    format: str
+    episode_id: str
+    profile: str = "full"
+    status: str | None = None
+    closed_at: datetime | None = None
+    sealed_at: datetime | None = None
+    segments: list[Segment] = field(default_factory=list)        # spine segments, sequence order
+    signals: list[Signal] = field(default_factory=list)          # SPINE signals, stored order
+    excluded_hashes: list[str] = field(default_factory=list)
+    structural_member_hashes: list[str] = field(default_factory=list)
+    context_entries: list[Mapping[str, Any]] = field(default_factory=list)
+    seal: Seal | None = None
+    flags: frozenset[str] = frozenset()
+
+
+def _fail(path: str, message: str) -> InvalidRecordError:
+    return InvalidRecordError(f"{path}: {message}", detail=path)
+
+
+def _get(obj: Mapping[str, Any], key: str, path: str, *, required: bool = True) -> Any:
+    if key not in obj:
+        if required:
+            raise _fail(f"{path}.{key}" if path else key, "missing")
+        return _ABSENT
+    return obj[key]
+
+
+def _obj(value: Any, path: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise _fail(path, f"expected an object, got {type(value).__name__}")
+    return value
+
+
+def _list(value: Any, path: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise _fail(path, f"expected a list, got {type(value).__name__}")
+    return value
+
+
+def _digest(value: Any, path: str) -> str:
+    if not isinstance(value, str):
+        raise _fail(path, f"expected a 64-hex-character digest, got {type(value).__name__}")
+    try:
+        return hash_hex(value)
+    except ASTPError:
+        raise _fail(path, f"not a 64-hex-character digest: {value[:80]!r}") from None
+
+
+def _int(value: Any, path: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _fail(path, f"expected a non-negative integer, got {value!r}")
+    return value
+
+
+def _text(value: Any, path: str, *, nullable: bool = False) -> str | None:
+    if value is None and nullable:
+        return None
+    if not isinstance(value, str):
+        raise _fail(path, f"expected text, got {type(value).__name__}")
+    return value
+
+
+def _uuid(value: Any, path: str, *, nullable: bool = False) -> str | None:
+    if value is None and nullable:
+        return None
+    if not isinstance(value, str):
+        raise _fail(path, f"expected UUID text, got {type(value).__name__}")
+    try:
+        return uuid_text(value)
+    except ASTPError:
+        raise _fail(path, f"not a UUID: {value[:80]!r}") from None
+
+
+def parse_instant(value: Any, path: str) -> datetime | None:
+    """An ISO 8601 instant with offset, or None for null/absent; naive instants refused."""
+    if value is None or value is _ABSENT:
+        return None
+    if not isinstance(value, str):
+        raise _fail(path, f"expected ISO 8601 text, got {type(value).__name__}")
+    try:
+        instant = datetime.fromisoformat(value)
+    except ValueError:
+        raise _fail(path, f"not an ISO 8601 instant: {value[:80]!r}") from None
+    if instant.tzinfo is None:
+        raise _fail(path, f"instant has no UTC offset: {value!r}")
+    return instant
+
+
+def _episode_id(doc: Mapping[str, Any]) -> str:
+    value = _get(doc, "episode_id", "")
+    if not isinstance(value, str) or not value:
+        raise _fail("episode_id", "expected non-empty text")
+    return value
+
+
+def _seal(raw: Any, path: str, annotation: Any) -> Seal:
+    seal = _obj(raw, path)
+    values = {key: seal.get(key) for key in SEAL_KEYS}
+    return Seal(values, annotation)
+
+
+def _sort_segments(segments: list[Segment], path: str) -> list[Segment]:
+    seen: set[int] = set()
+    for s in segments:
+        if s.sequence_index in seen:
+            raise _fail(path, f"duplicate sequence_index {s.sequence_index}")
+        seen.add(s.sequence_index)
+    return sorted(segments, key=lambda s: s.sequence_index)
+
+
+def _leaf_fields(item: Mapping[str, Any], path: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if "node_id" in item:
+        out["node_id"] = _uuid(item["node_id"], f"{path}.node_id")
+    if "node_type" in item:
+        out["node_type"] = _text(item["node_type"], f"{path}.node_type")
+    if "schema_version" in item:
+        out["schema_version"] = _text(item["schema_version"], f"{path}.schema_version")
+    if "parent_node_id" in item:
+        out["parent_node_id"] = _uuid(item["parent_node_id"], f"{path}.parent_node_id", nullable=True)
+    return out
+
+
+def _read_proof_of_record(doc: Mapping[str, Any]) -> Episode:
+    profile = _get(doc, "profile", "")
+    if profile not in ("full", "attested"):
+        raise _fail("profile", f"expected 'full' or 'attested', got {profile!r}")
+    episode_id = _episode_id(doc)
+    stored = doc.get("stored")
+    annotation = None
+    segments: list[Segment] = []
+    signals: list[Signal] = []
+    excluded: list[str] = []
+    members: list[str] = []
+    entries: list[Mapping[str, Any]] = []
+    if profile == "full":
+        stored = _obj(stored, "stored")
+        for i, item in enumerate(_list(_get(stored, "segments", "stored"), "stored.segments")):
+            p = f"stored.segments[{i}]"
+            item = _obj(item, p)
+            key = "sequence_index" if "sequence_index" in item else "leaf_index"
+            index = _int(_get(item, key, p), f"{p}.{key}")
+            segments.append(Segment(sequence_index=index,
+                                    content_hash=_digest(_get(item, "content_hash", p), f"{p}.content_hash"),
+                                    **_leaf_fields(item, p)))
+        segments = _sort_segments(segments, "stored.segments")
+        for name, target in (("signal_content_hashes", None), ("excluded_content_hashes", excluded),
+                             ("structural_member_hashes", members)):
+            value = stored.get(name)
+            values = [] if value is None else _list(value, f"stored.{name}")
+            hexes = [_digest(v, f"stored.{name}[{i}]") for i, v in enumerate(values)]
+            if target is None:
+                signals = [Signal(h) for h in hexes]
+            else:
+                target.extend(hexes)
+        ctx = stored.get("context_entries")
+        entries = [] if ctx is None else [_obj(e, f"stored.context_entries[{i}]")
+                                          for i, e in enumerate(_list(ctx, "stored.context_entries"))]
+        annotation = stored.get("resolved_signal_order")
+    seal = _seal(_get(doc, "seal", ""), "seal", annotation)
+    return Episode(format=PROOF_OF_RECORD, episode_id=episode_id, profile=profile,
+                   closed_at=parse_instant(seal.get("closed_at"), "seal.closed_at"),
+                   sealed_at=parse_instant(seal.get("sealed_at"), "seal.sealed_at"),
+                   segments=segments, signals=signals, excluded_hashes=excluded,
+                   structural_member_hashes=members, context_entries=entries, seal=seal,
+                   flags=frozenset({"duplicate_signal"} if len({s.content_hash for s in signals}) < len(signals)
+                                   else set()))
+
+
+def _read_episode_doc(doc: Mapping[str, Any]) -> Episode:
+    episode_id = _episode_id(doc)
+    status = _text(doc.get("status"), "status", nullable=True)
+    closed_at = parse_instant(doc.get("closed_at"), "closed_at")
+    sealed_at = parse_instant(doc.get("sealed_at"), "sealed_at")
+    segments: list[Segment] = []
+    excluded: list[str] = []
+    flags: set[str] = set()
+    for i, item in enumerate(_list(_get(doc, "segments", ""), "segments")):
+        p = f"segments[{i}]"
+        item = _obj(item, p)
+        tier = _text(item.get("retention_tier"), f"{p}.retention_tier", nullable=True)
+        content = _digest(_get(item, "content_hash", p), f"{p}.content_hash")
+        if tier == "EPHEMERAL":
+            excluded.append(content)
+            continue
+        hv = item.get("hash_version")
+        if hv is not None:
+            hv = _int(hv, f"{p}.hash_version")
+        leaf = item.get("leaf_hash")
+        segment = Segment(
+            sequence_index=_int(_get(item, "sequence_index", p), f"{p}.sequence_index"),
+            content_hash=content, retention_tier=tier,
+            created_at=parse_instant(item.get("created_at"), f"{p}.created_at"),
+            hash_version=hv, leaf_hash=None if leaf is None else _digest(leaf, f"{p}.leaf_hash"),
+            **_leaf_fields(item, p))
+        segments.append(segment)
+    segments = _sort_segments(segments, "segments")
+    raw_signals = doc.get("signals")
+    spine: list[tuple[int, Signal]] = []
+    for i, item in enumerate([] if raw_signals is None else _list(raw_signals, "signals")):
+        p = f"signals[{i}]"
+        item = _obj(item, p)
+        placement = _text(_get(item, "placement", p), f"{p}.placement")
+        content = _digest(_get(item, "content_hash", p), f"{p}.content_hash")
+        received = parse_instant(item.get("received_at"), f"{p}.received_at")
+        if placement == "SPINE":
+            spine.append((i, Signal(content, received)))
+        if closed_at is not None and received is not None and received > closed_at:
+            flags.add("post_closure_append")
+    if spine and all(s.received_at is not None for _, s in spine):
+        # stored (arrival) order: received_at ascending, document order among equal instants
+        spine.sort(key=lambda pair: (pair[1].received_at, pair[0]))  # type: ignore[arg-type,return-value]
+    signals = [s for _, s in spine]
+    if len({s.content_hash for s in signals}) < len(signals):
+        flags.add("duplicate_signal")
+    if closed_at is not None and any(s.created_at is not None and s.created_at > closed_at for s in segments):
+        flags.add("post_closure_append")
+    members: list[str] = []
+    raw_members = doc.get("structural_members")
+    for i, item in enumerate([] if raw_members is None else _list(raw_members, "structural_members")):
+        p = f"structural_members[{i}]"
+        item = _obj(item, p)
+        if "type" in item:
+            type_name = _text(item["type"], f"{p}.type")
+            try:
+                h = member_hash(type_name, item)  # type: ignore[arg-type]
+            except ASTPError as exc:
+                raise _fail(p, str(exc)) from None
+            if h is not None:
+                members.append(h)
+        else:
+            members.append(_digest(_get(item, "hash", p), f"{p}.hash"))
+    raw_entries = doc.get("context_entries")
+    entries = [] if raw_entries is None else [_obj(e, f"context_entries[{i}]")
+                                              for i, e in enumerate(_list(raw_entries, "context_entries"))]
+    raw_seal = _get(doc, "seal", "")
+    seal = None
+    if raw_seal is not None:
+        seal_obj = _obj(raw_seal, "seal")
+        seal = _seal(seal_obj, "seal", seal_obj.get("resolved_signal_order"))
+    return Episode(format=EPISODE_FORMAT, episode_id=episode_id, status=status, closed_at=closed_at,
+                   sealed_at=sealed_at, segments=segments, signals=signals, excluded_hashes=excluded,
+                   structural_member_hashes=members, context_entries=entries, seal=seal,
+                   flags=frozenset(flags))
+
+
+def read_episode(document: Any) -> Episode:
+    """Read a parsed JSON document (a dict) in either format as an ``Episode``."""
+    doc = _obj(document, "$")
+    fmt = doc.get("format")
+    if fmt == PROOF_OF_RECORD:
+        return _read_proof_of_record(doc)
+    if fmt == EPISODE_FORMAT:
+        return _read_episode_doc(doc)
+    raise _fail("format", f"expected {PROOF_OF_RECORD!r} or {EPISODE_FORMAT!r}, got {fmt!r}")

@@ -1,0 +1,34 @@
+"""ASTP.md §2.1 field encoding and §2.2 sets of hashes, and the digest/UUID/instant
+conversions every construction shares (kernels; see docs/astp-kernel-api.md)."""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from canonkit.astp._kernel import K
+
+__all__ = ["encode_field", "encode_fields", "encode_set", "hash_fields", "hash_set_v1",
+           "hash_set_v2", "sha3_256", "hash_hex", "hash_bytes", "uuid_bytes", "uuid_text",
+           "timestamp_ms", "FIELD_KINDS"]
+
+FIELD_KINDS = K.FIELD_KINDS
+sha3_256 = K.sha3_256
+hash_hex = K.hash_hex
+hash_bytes = K.hash_bytes
+uuid_bytes = K.uuid_bytes
+timestamp_ms = K.timestamp_ms
+encode_field = K.encode_field
+encode_fields = K.encode_fields
+hash_fields = K.hash_fields
+hash_set_v1 = K.hash_set_v1
+hash_set_v2 = K.hash_set_v2
+
+
+def encode_set(prefix: bytes, members: Iterable[Any]) -> bytes:
+    """``prefix ‖ u32be(n) ‖ sorted distinct raw members`` (§2.2)."""
+    return K.encode_set_v2(prefix, members)
+
+
+def uuid_text(value: Any) -> str:
+    """Canonical lowercase hyphenated text of a UUID given in any accepted form."""
+    raw = K.uuid_bytes(value).hex()
+    return f"{raw[:8]}-{raw[8:12]}-{raw[12:16]}-{raw[16:20]}-{raw[20:]}"

@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 class Progress:
     def __init__(self, total_disk_bytes: int, enabled: bool | None = None,
-                 stream: TextIO | None = None) -> None:
+                 stream: TextIO | None = None, min_interval: float = 0.5) -> None:
         self._stream = stream or sys.stderr
         if enabled is None:
             enabled = bool(getattr(self._stream, "isatty", lambda: False)())
@@ -21,7 +21,8 @@ class Progress:
         self._disk = 0
         self._total = total_disk_bytes
         self._bar: Any = None
-        self._last_plain = 0.0
+        self._last_plain = -min_interval
+        self._min_interval = min_interval
         if enabled:
             try:
                 from tqdm import tqdm
@@ -31,6 +32,7 @@ class Progress:
                 self._bar = tqdm(
                     total=total_disk_bytes, unit="B", unit_scale=True, unit_divisor=1000,
                     file=self._stream, desc="reverify", dynamic_ncols=True, leave=False,
+                    mininterval=min_interval,
                 )
 
     def update(self, episodes: int, doc_bytes: int, disk_bytes: int) -> None:
@@ -46,7 +48,7 @@ class Progress:
             self._bar.update(disk_bytes)
             return
         now = time.perf_counter()
-        if now - self._last_plain < 0.5:
+        if now - self._last_plain < self._min_interval:
             return
         self._last_plain = now
         speed = self._disk / elapsed

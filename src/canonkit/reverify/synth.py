@@ -232,7 +232,7 @@ class _Maker:
             "sealed_at": _ts(st["sealed_at"]) if sealed else None,
             "segments": st["segments"],
             "signals": st["signals"],
-            "structural_member_hashes": members,
+            "structural_members": [{"hash": h} for h in members],
             "context_entries": [],
             "seal": seal,
         }

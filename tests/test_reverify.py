@@ -1,0 +1,386 @@
+"""The bulk re-verifier: synthetic corpora against their answer files under every engine,
+byte-identical reports across engines, worker counts and batch sizes, every input
+container, report/annotation files, the CLI and bounded memory."""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import shutil
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from canonkit import reverify
+from canonkit.cli import main as cli_main
+from canonkit.reverify import synth
+from canonkit.reverify.progress import Progress
+
+REPO = Path(__file__).parent.parent
+EXAMPLE = REPO / "examples" / "seed-table"
+EXAMPLE_ANSWERS = REPO / "examples" / "seed-table.answers.jsonl"
+SEED_TABLE = {"reproduced": 45, "reproduced_under_other_construction": 8,
+              "reproduced_by_search": 4, "not_reproducible": 2, "no_seal_record": 3}
+
+
+def answers(path: Path) -> list[dict[str, Any]]:
+    return [orjson.loads(line) for line in path.read_bytes().splitlines()]
+
+
+def check_against(results: list[reverify.Result], expected: list[dict[str, Any]]) -> None:
+    assert len(results) == len(expected)
+    for result, answer in zip(results, expected):
+        record = result.record
+        assert record["outcome"] == answer["outcome"], (answer, record)
+        assert record["episode_id"] == answer["episode_id"], (answer, record)
+        if answer["outcome"] in ("reproduced_by_search", "reproduced_with_annotation"):
+            assert record["order"] == answer["order"], (answer, record)
+        for flag in answer["flags"]:
+            assert flag in record["flags"], (answer, record)
+        if answer.get("reason"):
+            assert answer["reason"].split("_")[0] in record["reason"], (answer, record)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A seed-table corpus (62 Episodes, short spines) and its answers."""
+    d = tmp_path_factory.mktemp("seed")
+    out, ans = d / "corpus.jsonl", d / "answers.jsonl"
+    counts = synth.write_corpus(62, out=str(out), answers=str(ans), mix="seed-table", seed=7,
+                                median_segments=12)
+    assert {k: v for k, v in counts.items() if v} == SEED_TABLE
+    return out, ans
+
+
+@pytest.fixture(scope="module")
+def everything(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Every outcome class, both document formats."""
+    d = tmp_path_factory.mktemp("all")
+    out, ans = d / "corpus.jsonl", d / "answers.jsonl"
+    synth.write_corpus(84, out=str(out), answers=str(ans), mix="all-outcomes", seed=11,
+                       median_segments=10, por_fraction=0.5)
+    return out, ans
+
+
+# --- the generator ------------------------------------------------------------------
+
+def test_allocate_seed_table_exact_and_scaled() -> None:
+    plan = synth.allocate("seed-table", 62)
+    assert {k: plan.count(k) for k in SEED_TABLE} == SEED_TABLE
+    big = synth.allocate("seed-table", 6200)
+    assert {k: big.count(k) for k in SEED_TABLE} == {k: v * 100 for k, v in SEED_TABLE.items()}
+    odd = synth.allocate("seed-table", 1001)
+    assert len(odd) == 1001 and abs(odd.count("reproduced") - 1001 * 45 / 62) < 1
+    with pytest.raises(ValueError):
+        synth.allocate("no-such-mix", 5)
+
+
+def test_generator_is_deterministic(tmp_path: Path) -> None:
+    a, b, c = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "c.jsonl"
+    synth.write_corpus(20, out=str(a), mix="all-outcomes", seed=5, median_segments=6)
+    synth.write_corpus(20, out=str(b), mix="all-outcomes", seed=5, median_segments=6)
+    synth.write_corpus(20, out=str(c), mix="all-outcomes", seed=6, median_segments=6)
+    assert a.read_bytes() == b.read_bytes() != c.read_bytes()
+
+
+def test_generator_sizes_and_ties() -> None:
+    eps = list(synth.generate(200, mix="seed-table", seed=1, median_segments=200))
+    sizes = sorted(len(e.doc["segments"] if "segments" in e.doc else e.doc["stored"]["segments"])
+                   for e in eps if e.doc)
+    assert 100 <= sizes[len(sizes) // 2] <= 400  # median around 200
+    assert sizes[0] >= 10 and sizes[-1] >= 500  # tens to thousands
+    formats = {e.answer["format"] for e in eps}
+    assert formats == set(synth.FORMATS)
+    for e in eps:
+        if e.answer["outcome"] == "reproduced_by_search":
+            sig = [s for s in e.doc["signals"] if s["placement"] == "SPINE"]
+            stored = [s["content_hash"] for s in sig]
+            assert stored != e.answer["order"] and sorted(stored) == sorted(e.answer["order"])
+
+
+# --- classification against the answers ------------------------------------------------
+
+def test_seed_table_corpus_local_engine(corpus: tuple[Path, Path]) -> None:
+    out, ans = corpus
+    run = reverify.run([out], jobs=2, batch_size=8)
+    check_against(list(run), answers(ans))
+    assert {k: v for k, v in run.summary.counts.items() if v} == SEED_TABLE
+    assert run.summary.exit_status == 1
+
+
+def test_seed_table_corpus_dask_engine(corpus: tuple[Path, Path], tmp_path: Path) -> None:
+    pytest.importorskip("dask.distributed")
+    out, ans = corpus
+    local = tmp_path / "local.jsonl"
+    dask = tmp_path / "dask.jsonl"
+    list(reverify.run([out], jobs=1, report=local))
+    run = reverify.run([out], engine="dask", jobs=2, batch_size=5, report=dask)
+    check_against(list(run), answers(ans))
+    assert dask.read_bytes() == local.read_bytes()
+
+
+def test_every_outcome_class(everything: tuple[Path, Path]) -> None:
+    out, ans = everything
+    expected = answers(ans)
+    assert {a["outcome"] for a in expected} == set(reverify.OUTCOMES)
+    check_against(list(reverify.run([out], jobs=1)), expected)
+
+
+def test_reports_identical_across_jobs_and_batch_sizes(everything: tuple[Path, Path],
+                                                        tmp_path: Path) -> None:
+    out, _ = everything
+    reports = []
+    for i, (jobs, batch) in enumerate([(1, 64), (1, 1), (2, 3), (2, 64), (3, 7)]):
+        path = tmp_path / f"r{i}.jsonl"
+        list(reverify.run([out], jobs=jobs, batch_size=batch, report=path))
+        reports.append(path.read_bytes())
+    assert all(r == reports[0] for r in reports)
+
+
+# --- input containers ---------------------------------------------------------------
+
+def test_every_container_gives_the_same_verdicts(corpus: tuple[Path, Path],
+                                                 tmp_path: Path) -> None:
+    out, ans = corpus
+    data = out.read_bytes()
+    (tmp_path / "c.jsonl.gz").write_bytes(gzip.compress(data))
+    import zstandard
+
+    (tmp_path / "c.jsonl.zst").write_bytes(zstandard.ZstdCompressor().compress(data))
+    synth.write_corpus(62, out=str(tmp_path / "c.cborseq"), mix="seed-table", seed=7,
+                       median_segments=12)
+    synth.write_corpus(62, out=str(tmp_path / "dir") + os.sep, mix="seed-table", seed=7,
+                       median_segments=12)
+    expected = answers(ans)
+    for name in ("c.jsonl.gz", "c.jsonl.zst", "c.cborseq", "dir"):
+        results = list(reverify.run([tmp_path / name], jobs=1))
+        check_against(results, expected)
+    cbor_sources = [r.record["source"] for r in reverify.run([tmp_path / "c.cborseq"], jobs=1)]
+    assert cbor_sources[0] == {"file": str(tmp_path / "c.cborseq"), "offset": 0}
+    assert all(isinstance(s["offset"], int) for s in cbor_sources)
+    assert [s["offset"] for s in cbor_sources] == sorted(s["offset"] for s in cbor_sources)
+    dir_sources = [r.record["source"]["file"] for r in reverify.run([tmp_path / "dir"], jobs=1)]
+    assert dir_sources == sorted(dir_sources)
+
+
+def test_broken_compressed_and_cbor_inputs_become_invalid_records(
+        corpus: tuple[Path, Path], tmp_path: Path) -> None:
+    out, _ = corpus
+    gz = gzip.compress(out.read_bytes())
+    (tmp_path / "cut.jsonl.gz").write_bytes(gz[: len(gz) // 2])
+    synth.write_corpus(5, out=str(tmp_path / "c.cborseq"), mix="reproduced", seed=2,
+                       median_segments=4)
+    whole = (tmp_path / "c.cborseq").read_bytes()
+    (tmp_path / "cut.cborseq").write_bytes(whole[:-10])
+    (tmp_path / "junk.cbor").write_bytes(whole + b"\xff\x00")
+    records = [r.record for r in reverify.run([tmp_path / "cut.jsonl.gz"], jobs=1)]
+    assert records[-1]["outcome"] == "invalid_record"
+    assert "stream" in records[-1]["reason"] and records[-1]["source"]["line"] >= 1
+    cut = [r.record for r in reverify.run([tmp_path / "cut.cborseq"], jobs=1)]
+    assert [r["outcome"] for r in cut] == ["reproduced"] * 4 + ["invalid_record"]
+    assert "truncated" in cut[-1]["reason"]
+    junk = [r.record for r in reverify.run([tmp_path / "junk.cbor"], jobs=1)]
+    assert [r["outcome"] for r in junk] == ["reproduced"] * 5 + ["invalid_record"]
+    assert junk[-1]["source"]["offset"] == len(whole)
+
+
+def test_unknown_and_missing_paths_are_usage_errors(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(reverify.InputError):
+        reverify.run([tmp_path / "notes.txt"])
+    with pytest.raises(reverify.InputError):
+        reverify.run([tmp_path / "missing.jsonl"])
+    with pytest.raises(ValueError):
+        reverify.run([tmp_path], engine="spark")
+    with pytest.raises(ValueError):
+        reverify.run([tmp_path], scheduler="tcp://127.0.0.1:1")
+
+
+# --- outputs --------------------------------------------------------------------------
+
+def test_report_and_annotations_files(corpus: tuple[Path, Path], tmp_path: Path) -> None:
+    out, ans = corpus
+    before = hashlib.sha256(out.read_bytes()).hexdigest()
+    report, notes = tmp_path / "report.jsonl", tmp_path / "notes.jsonl"
+    run = reverify.run([out], jobs=2, report=report, annotations=notes)
+    results = list(run)
+    assert hashlib.sha256(out.read_bytes()).hexdigest() == before  # input untouched
+    lines = [orjson.loads(x) for x in report.read_bytes().splitlines()]
+    assert len(lines) == 63
+    keys = ["episode_id", "outcome", "source", "components", "construction", "order",
+            "flags", "reason"]
+    assert all(list(line) == keys for line in lines[:-1])
+    assert lines[-1] == {"summary": {**dict.fromkeys(reverify.OUTCOMES, 0), **SEED_TABLE,
+                                     "total": 62}}
+    assert [line for line in lines[:-1]] == [r.record for r in results]
+    searched = [a for a in answers(ans) if a["outcome"] == "reproduced_by_search"]
+    annotations = [orjson.loads(x) for x in notes.read_bytes().splitlines()]
+    assert [a["episode_id"] for a in annotations] == [a["episode_id"] for a in searched]
+    assert [a["resolved_signal_order"] for a in annotations] == [a["order"] for a in searched]
+    assert not list(tmp_path.glob("*.partial"))
+
+
+def test_recorded_annotations_are_then_admissible(corpus: tuple[Path, Path],
+                                                  tmp_path: Path) -> None:
+    out, _ = corpus
+    notes = tmp_path / "notes.jsonl"
+    list(reverify.run([out], jobs=1, annotations=notes))
+    found = {a["episode_id"]: a["resolved_signal_order"]
+             for a in map(orjson.loads, notes.read_bytes().splitlines())}
+    docs = [orjson.loads(x) for x in out.read_bytes().splitlines()]
+    annotated = []
+    for doc in docs:
+        if doc["episode_id"] in found:
+            doc["seal"]["resolved_signal_order"] = found[doc["episode_id"]]
+            annotated.append(doc)
+    path = tmp_path / "annotated.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(d) + b"\n" for d in annotated))
+    assert {r.outcome for r in reverify.run([path], jobs=1)} == {"reproduced_with_annotation"}
+
+
+def test_failed_run_leaves_no_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from canonkit.reverify import runner
+
+    corpus = tmp_path / "c.jsonl"
+    synth.write_corpus(10, out=str(corpus), mix="reproduced", seed=1, median_segments=4)
+
+    def boom(*args: Any, **kwargs: Any) -> Any:
+        raise OSError("disk vanished")
+
+    report = tmp_path / "report.jsonl"
+    monkeypatch.setattr(runner, "make_engine", boom)
+    with pytest.raises(OSError):
+        list(reverify.run([corpus], jobs=1, report=report))
+    assert not report.exists() and not list(tmp_path.glob("*.partial"))
+
+
+def test_summary_table_is_the_seed_table(corpus: tuple[Path, Path]) -> None:
+    out, _ = corpus
+    table = reverify.run([out], jobs=1).summary.table().splitlines()
+    body = [line.split()[-1] for line in table if line.split()[-1].isdigit()]
+    assert body == ["45", "8", "4", "2", "3", "62"]
+
+
+def test_progress_only_on_a_terminal() -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    quiet = io.StringIO()
+    p = Progress(1000, stream=quiet)
+    p.update(10, 500, 500)
+    p.close()
+    assert quiet.getvalue() == ""
+    tty = Tty()
+    p = Progress(1000, stream=tty, min_interval=0)
+    p.update(10, 500, 500)
+    p.close()
+    assert "Episodes/s" in tty.getvalue()
+
+
+# --- memory ---------------------------------------------------------------------------
+
+def test_memory_is_bounded_by_batches_not_corpus(tmp_path: Path) -> None:
+    small, large = tmp_path / "s.jsonl", tmp_path / "l.jsonl"
+    synth.write_corpus(100, out=str(small), mix="reproduced", seed=3, median_segments=20)
+    with open(large, "wb") as f:  # 10x the Episodes, same document sizes
+        for _ in range(10):
+            f.write(small.read_bytes())
+
+    def peak(path: Path) -> int:
+        tracemalloc.start()
+        try:
+            for _ in reverify.run([path], jobs=1, batch_size=16):
+                pass
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    assert large.stat().st_size > 10 * 1024 * 1024 // 10
+    p_small, p_large = peak(small), peak(large)
+    assert p_large < 1.5 * p_small + 256 * 1024, (p_small, p_large)
+
+
+def test_results_stream_before_the_input_is_read(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from canonkit.reverify import runner
+
+    corpus = tmp_path / "c.jsonl"
+    synth.write_corpus(40, out=str(corpus), mix="reproduced", seed=4, median_segments=4)
+    consumed: list[Any] = []
+    original = runner.iter_items
+
+    def counting(files: Any) -> Any:
+        for item in original(files):
+            consumed.append(item)
+            yield item
+
+    monkeypatch.setattr(runner, "iter_items", counting)
+    results = iter(reverify.run([corpus], jobs=1, batch_size=4))
+    assert next(results).outcome == "reproduced"
+    assert len(consumed) == 4  # one batch read, not the corpus
+    assert len(list(results)) == 39 and len(consumed) == 40
+
+
+# --- CLI ------------------------------------------------------------------------------
+
+def test_cli_reverify_and_exit_status(corpus: tuple[Path, Path], tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    out, _ = corpus
+    report = tmp_path / "r.jsonl"
+    assert cli_main(["reverify", str(out), "--jobs", "2", "--report", str(report)]) == 1
+    shown = capsys.readouterr().out
+    assert "45" in shown and "reproduced_under_other_construction" in shown
+    clean = tmp_path / "clean.jsonl"
+    synth.write_corpus(6, out=str(clean), mix="reproduced", seed=9, median_segments=4)
+    assert cli_main(["reverify", str(clean), "--jobs", "1", "--json"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 7 and orjson.loads(lines[-1])["summary"]["reproduced"] == 6
+    assert cli_main(["reverify", str(tmp_path / "nope.jsonl")]) == 2
+    assert cli_main(["reverify", str(clean), "--scheduler", "tcp://x:1"]) == 2
+    with pytest.raises(SystemExit) as exc:
+        cli_main(["reverify", str(clean), "--jobs", "0"])
+    assert exc.value.code == 2
+
+
+def test_cli_help_for_both_forms(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv, needle in ((["reverify", "--help"], "--annotations"),
+                         (["reverify", "synth", "--help"], "--episodes")):
+        with pytest.raises(SystemExit) as exc:
+            cli_main(argv)
+        assert exc.value.code == 0
+        assert needle in capsys.readouterr().out
+
+
+def test_cli_synth(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out, ans = tmp_path / "c.jsonl.zst", tmp_path / "a.jsonl"
+    assert cli_main(["reverify", "synth", "--episodes", "62", "--mix", "seed-table",
+                     "--seed", "3", "--out", str(out), "--answers", str(ans),
+                     "--median-segments", "6"]) == 0
+    assert "62" in capsys.readouterr().out
+    check_against(list(reverify.run([out], jobs=1)), answers(ans))
+    assert cli_main(["reverify", "synth", "--episodes", "3", "--out",
+                     str(tmp_path / "x.txt")]) == 2
+
+
+# --- the shipped example -------------------------------------------------------------
+
+def test_example_corpus_prints_the_seed_table(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    expected = answers(EXAMPLE_ANSWERS)
+    results = list(reverify.run([EXAMPLE], jobs=1))
+    check_against(results, expected)
+    formats = {a["format"] for a in expected}
+    assert formats == set(synth.FORMATS)
+    assert sum(f.stat().st_size for f in EXAMPLE.rglob("*")) < 400 * 1024
+    assert cli_main(["reverify", str(EXAMPLE), "--jobs", "1"]) == 1
+    table = capsys.readouterr().out
+    assert [line.split()[-1] for line in table.splitlines()
+            if line.split()[-1].isdigit()] == ["45", "8", "4", "2", "3", "62"]
+    copy = tmp_path / "copy"
+    shutil.copytree(EXAMPLE, copy)
+    assert [r.line for r in reverify.run([copy], jobs=1)] != []

@@ -1,0 +1,41 @@
+"""Artifact files named by manifests: confined to the manifest's directory, hashed in
+chunks (never read whole just to hash)."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path, PurePosixPath
+
+from ._model import Problem
+
+_CHUNK = 1 << 20
+
+
+def resolve_artifact(base: Path, relative: str, case: str, name: str = "artifact"
+                     ) -> Path | Problem:
+    """The file ``relative`` names under ``base``, or the Problem that refuses it: an
+    absolute path, a ``..`` component, a backslash or a symlink leading outside ``base``
+    is ``artifact_escapes``; a path with no regular file is ``missing_artifact``."""
+    pure = PurePosixPath(relative)
+    if (not relative or pure.is_absolute() or "\\" in relative or ".." in pure.parts
+            or (pure.parts and ":" in pure.parts[0])):
+        return Problem(case, "artifact_escapes", f"{name} {relative!r} is not a relative "
+                       "path inside the manifest's directory")
+    root = base.resolve()
+    target = (root / pure).resolve()
+    if target != root and root not in target.parents:
+        return Problem(case, "artifact_escapes",
+                       f"{name} {relative!r} resolves outside the manifest's directory")
+    if not target.is_file():
+        return Problem(case, "missing_artifact", f"{name} {relative!r} does not exist")
+    return target
+
+
+def sha256_file(path: Path) -> tuple[int, str]:
+    """(size, lowercase hex SHA-256) of a file, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    size = 0
+    with path.open("rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+    return size, digest.hexdigest()

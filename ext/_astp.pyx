@@ -1,4 +1,3 @@
-# cython: boundscheck=False, wraparound=False, cdivision=True
 """Compiled ASTP kernels: SHA3-256 (ext/keccak.h), the Merkle spine folds, inclusion proofs
 and the tie search (ext/astp_tree.h), and the field/set encoders.
 
@@ -748,3 +747,318 @@ def search_orders(inputs, groups, target_root, *, spine_algorithm_version, episo
     """One-shot ``TieSearch(...).search(target_root, cap=cap)``."""
     return TieSearch(inputs, groups, spine_algorithm_version=spine_algorithm_version,
                      episode_id=episode_id).search(target_root, cap=cap)
+
+
+# --- §2.1 field encoding -----------------------------------------------------------------
+
+_UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_U64 = 1 << 64
+_U32 = 1 << 32
+_FLOAT_BE = struct.Struct(">d")
+
+
+cdef inline bytes _u32be(unsigned long long v):
+    cdef uint8_t b[4]
+    b[0] = <uint8_t>(v >> 24); b[1] = <uint8_t>(v >> 16); b[2] = <uint8_t>(v >> 8)
+    b[3] = <uint8_t>v
+    return PyBytes_FromStringAndSize(<char *>b, 4)
+
+
+cdef inline bytes _u64be(unsigned long long v):
+    cdef uint8_t b[8]
+    cdef int i
+    for i in range(8):
+        b[i] = <uint8_t>(v >> (56 - 8 * i))
+    return PyBytes_FromStringAndSize(<char *>b, 8)
+
+
+cdef bytes _enc_string(object value):
+    if not isinstance(value, str):
+        raise InvalidFieldError(f"STRING needs text, got {type(value).__name__}")
+    try:
+        data = unicodedata.normalize("NFC", value).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidFieldError(f"STRING is not encodable as UTF-8: {exc.reason}") from None
+    if len(data) >= _U32:
+        raise InvalidFieldError("STRING longer than 2^32-1 bytes")
+    return b"\x02" + _u32be(len(data)) + data
+
+
+cdef bytes _enc_bytes(object value):
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise InvalidFieldError(f"BYTES needs a bytes-like value, got {type(value).__name__}")
+    data = bytes(value)
+    if len(data) >= _U32:
+        raise InvalidFieldError("BYTES longer than 2^32-1 bytes")
+    return b"\x01" + _u32be(len(data)) + data
+
+
+cdef bytes _enc_uint(object value):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidFieldError(f"UINT needs an integer, got {type(value).__name__}")
+    if not 0 <= value < _U64:
+        raise InvalidFieldError(f"UINT out of range [0, 2^64): {value}")
+    return b"\x03" + _u64be(<unsigned long long>value)
+
+
+def uuid_bytes(value) -> bytes:
+    """A UUID as its 16 bytes in RFC 4122 order, from ``uuid.UUID``, canonical text or 16 bytes."""
+    if isinstance(value, _uuid.UUID):
+        return value.bytes
+    if isinstance(value, str):
+        if len(value) != 36 or not _UUID_TEXT.fullmatch(value):
+            raise InvalidFieldError(f"UUID needs 8-4-4-4-12 hex text, got {value[:80]!r}")
+        return bytes.fromhex(value.replace("-", ""))
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raw = bytes(value)
+        if len(raw) != 16:
+            raise InvalidFieldError(f"UUID needs 16 bytes, got {len(raw)}")
+        return raw
+    raise InvalidFieldError(f"UUID needs a UUID, text or 16 bytes, got {type(value).__name__}")
+
+
+def timestamp_ms(value) -> int:
+    """Whole milliseconds since the epoch of a timezone-aware instant (datetime or ISO 8601
+    text), sub-millisecond precision truncated; naive and pre-1970 instants refused."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            raise InvalidFieldError(f"TIMESTAMP text is not ISO 8601: {value[:80]!r}") from None
+    if not isinstance(value, datetime):
+        raise InvalidFieldError(
+            f"TIMESTAMP needs a datetime or ISO 8601 text, got {type(value).__name__}")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise InvalidFieldError(f"TIMESTAMP is naive (no UTC offset): {value.isoformat()}")
+    delta = value - _EPOCH
+    ms = (delta.days * 86400 + delta.seconds) * 1000 + delta.microseconds // 1000
+    if not 0 <= ms < _U64:
+        raise InvalidFieldError(f"TIMESTAMP outside [1970-01-01, 2^64 ms): {value.isoformat()}")
+    return ms
+
+
+cdef bytes _enc_float(object value):
+    cdef double x
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidFieldError(f"FLOAT needs a number, got {type(value).__name__}")
+    try:
+        x = float(value)
+    except OverflowError:
+        raise InvalidFieldError("FLOAT: integer too large for binary64") from None
+    if x != x or x == float("inf") or x == -float("inf"):
+        raise InvalidFieldError(f"FLOAT refuses {x!r}")
+    if x == 0.0:
+        x = 0.0  # -0 normalizes to +0
+    return b"\x09" + _FLOAT_BE.pack(x)
+
+
+cdef bytes _enc_bool(object value):
+    if not isinstance(value, bool):
+        raise InvalidFieldError(f"BOOL needs a boolean, got {type(value).__name__}")
+    return b"\x08\x01" if value else b"\x08\x00"
+
+
+cdef tuple _split_kind(object kind):
+    """``"HASH|NULL"`` -> ("HASH", True, None); ``"LIST(STRING)"`` -> ("LIST", False, "STRING")."""
+    if not isinstance(kind, str):
+        raise InvalidFieldError(f"field kind must be text, got {type(kind).__name__}")
+    nullable = kind.endswith("|NULL")
+    base = kind[:-5] if nullable else kind
+    item = None
+    if base.startswith("LIST(") and base.endswith(")"):
+        item = base[5:-1]
+        base = "LIST"
+        if item not in FIELD_KINDS or item in ("NULL", "LIST"):
+            raise InvalidFieldError(f"unknown LIST item kind {item!r}")
+    if base not in FIELD_KINDS or (base == "LIST" and item is None):
+        raise InvalidFieldError(f"unknown field kind {kind!r}")
+    return base, nullable, item
+
+
+cdef bytes _enc_one(str base, object value):
+    cdef uint8_t raw[33]
+    if base == "STRING":
+        return _enc_string(value)
+    if base == "HASH":
+        try:
+            _parse_digest(value, raw + 1)
+        except InvalidHashError as exc:
+            raise InvalidHashError(f"HASH field: {exc}", detail=exc.detail) from None
+        raw[0] = 0x06
+        return PyBytes_FromStringAndSize(<char *>raw, 33)
+    if base == "UUID":
+        return b"\x04" + uuid_bytes(value)
+    if base == "UINT":
+        return _enc_uint(value)
+    if base == "TIMESTAMP":
+        return b"\x05" + _u64be(<unsigned long long>timestamp_ms(value))
+    if base == "BYTES":
+        return _enc_bytes(value)
+    if base == "BOOL":
+        return _enc_bool(value)
+    if base == "FLOAT":
+        return _enc_float(value)
+    raise InvalidFieldError(f"kind {base!r} cannot carry a value")
+
+
+def encode_field(kind, value) -> bytes:
+    """One field in the §2.1 encoding: tag byte then payload.
+
+    ``kind`` is a type name of ASTP.md §2.1 (``"UINT"``), optionally nullable
+    (``"HASH|NULL"``), or a list with its item kind (``"LIST(HASH)"``). ``"NULL"`` takes
+    ``None``. ``None`` for a kind not marked nullable is refused.
+    """
+    base, nullable, item = _split_kind(kind)
+    if base == "NULL":
+        if value is not None:
+            raise InvalidFieldError(f"NULL takes None, got {type(value).__name__}")
+        return b"\x00"
+    if value is None:
+        if nullable:
+            return b"\x00"
+        raise InvalidFieldError(f"None for non-nullable field kind {kind!r}")
+    if base == "LIST":
+        if (isinstance(value, (str, bytes, bytearray, memoryview))
+                or not isinstance(value, (list, tuple))):
+            raise InvalidFieldError(f"LIST needs a list or tuple, got {type(value).__name__}")
+        if len(value) >= _U32:
+            raise InvalidFieldError("LIST longer than 2^32-1 items")
+        parts = [b"\x07", _u32be(len(value))]
+        for element in value:
+            if element is None:
+                raise InvalidFieldError("LIST items must be non-null")
+            parts.append(_enc_one(item, element))
+        return b"".join(parts)
+    return _enc_one(base, value)
+
+
+def encode_fields(prefix, fields) -> bytes:
+    """``prefix ‖ enc(f1) ‖ … ‖ enc(fn)``; ``fields`` is a sequence of (kind, value)."""
+    parts = [bytes(prefix)]
+    for kind, value in fields:
+        parts.append(encode_field(kind, value))
+    return b"".join(parts)
+
+
+def hash_fields(prefix, fields) -> bytes:
+    """``H(encode_fields(prefix, fields))``, 32 raw bytes."""
+    return sha3_256(encode_fields(prefix, fields))
+
+
+# --- §2.2 / §6 sets ----------------------------------------------------------------------
+
+cdef int _cmp32(const void *a, const void *b) noexcept nogil:
+    return memcmp(a, b, 32)
+
+
+cdef Py_ssize_t _sorted_distinct(object members, uint8_t **out) except -1:
+    """Members (digests) parsed into a malloc'd buffer (*out, caller frees), sorted ascending
+    bytewise with duplicates removed; returns the distinct count."""
+    cdef list items = list(members)
+    cdef Py_ssize_t n = len(items), i, m = 0
+    cdef uint8_t *buf = <uint8_t *>PyMem_Malloc(32 * n + 1)
+    if buf == NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            _parse_digest(items[i], buf + 32 * i)
+    except BaseException:
+        PyMem_Free(buf)
+        raise
+    qsort(buf, <size_t>n, 32, _cmp32)
+    for i in range(n):
+        if m == 0 or memcmp(buf + 32 * (m - 1), buf + 32 * i, 32) != 0:
+            if m != i:
+                memcpy(buf + 32 * m, buf + 32 * i, 32)
+            m += 1
+    out[0] = buf
+    return m
+
+
+def encode_set_v2(prefix, members) -> bytes:
+    """``prefix ‖ u32be(n) ‖ sorted distinct raw members`` (ASTP.md §2.2)."""
+    cdef uint8_t *buf = NULL
+    head = bytes(prefix)
+    cdef Py_ssize_t m = _sorted_distinct(members, &buf)
+    try:
+        return head + _u32be(<unsigned long long>m) + PyBytes_FromStringAndSize(
+            <char *>buf, 32 * m)
+    finally:
+        PyMem_Free(buf)
+
+
+def hash_set_v2(prefix, members) -> str:
+    """Version 2 set hash (ASTP.md §2.2) as hex."""
+    return sha3_256(encode_set_v2(prefix, members)).hex()
+
+
+def hash_set_v1(prefix, members) -> str:
+    """Version 1 set hash (ASTP.md §6): ``H(prefix ‖ "|".join(sorted distinct hex))``, or
+    ``H(prefix ‖ "EMPTY")`` for no members; as hex. (Lowercase hex sorts as the raw bytes.)"""
+    cdef uint8_t *buf = NULL
+    cdef Py_ssize_t m, i
+    cdef bytearray body
+    cdef char *p
+    head = bytes(prefix)
+    m = _sorted_distinct(members, &buf)
+    try:
+        if m == 0:
+            return sha3_256(head + b"EMPTY").hex()
+        body = bytearray(65 * m - 1)
+        p = body
+        for i in range(m):
+            ck_hex32(buf + 32 * i, <uint8_t *>p + 65 * i)
+            if i + 1 < m:
+                p[65 * i + 64] = b'|'
+        return sha3_256(head + bytes(body)).hex()
+    finally:
+        PyMem_Free(buf)
+
+
+# --- §4 leaf hashes ----------------------------------------------------------------------
+
+def leaf_hash_v2(node_id, node_type, schema_version, sequence_index, content_hash,
+                 parent_node_id) -> str:
+    """``hash_version`` 2 leaf hash (ASTP.md §4.1) as hex; ``parent_node_id`` None -> NULL."""
+    cdef uint8_t raw[33]
+    if content_hash is None:  # as encode_field("HASH", None): a refused None, not a bad digest
+        raise InvalidFieldError("None for non-nullable field kind 'HASH'")
+    parts = [b"LEAF_HASH:v2:\x04", uuid_bytes(node_id), _enc_string(node_type),
+             _enc_string(schema_version), _enc_uint(sequence_index)]
+    try:
+        _parse_digest(content_hash, raw + 1)
+    except InvalidHashError as exc:
+        raise InvalidHashError(f"HASH field: {exc}", detail=exc.detail) from None
+    raw[0] = 0x06
+    parts.append(PyBytes_FromStringAndSize(<char *>raw, 33))
+    parts.append(b"\x00" if parent_node_id is None else b"\x04" + uuid_bytes(parent_node_id))
+    return sha3_256(b"".join(parts)).hex()
+
+
+cdef bytes _raw_text(object value, str what):
+    if not isinstance(value, str):
+        raise InvalidFieldError(f"{what} needs text, got {type(value).__name__}")
+    try:
+        data = value.encode("utf-8")  # v1: no NFC
+    except UnicodeEncodeError as exc:
+        raise InvalidFieldError(f"{what} is not encodable as UTF-8: {exc.reason}") from None
+    return _u32be(len(data)) + data
+
+
+def leaf_hash_v1(node_id, node_type, schema_version, sequence_index, content_hash,
+                 parent_node_id, sealed_at_ms=0) -> str:
+    """``hash_version`` 1 leaf hash (ASTP.md §4.2) as hex: raw concatenation, no tags, no NFC;
+    absent parent -> 16 zero bytes; ``sealed_at_ms`` 0 for the unsealed (verifier) value."""
+    cdef uint8_t raw[32]
+    for name, n in (("sequence_index", sequence_index), ("sealed_at_ms", sealed_at_ms)):
+        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n < _U64:
+            raise InvalidFieldError(f"{name} must be an integer in [0, 2^64), got {n!r}")
+    parent = b"\x00" * 16 if parent_node_id is None else uuid_bytes(parent_node_id)
+    node = uuid_bytes(node_id)
+    texts = _raw_text(node_type, "node_type") + _raw_text(schema_version, "schema_version")
+    _parse_digest(content_hash, raw)
+    preimage = (node + texts + _u64be(<unsigned long long>sequence_index)
+                + PyBytes_FromStringAndSize(<char *>raw, 32)
+                + _u64be(<unsigned long long>sealed_at_ms) + parent)
+    return sha3_256(preimage).hex()

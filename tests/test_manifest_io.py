@@ -1,0 +1,102 @@
+"""Reading (what raises ManifestError), canonical writing, ReferenceBytes and the
+fixtures.v0 builder."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from canonkit import manifests
+from canonkit.errors import ManifestError
+from canonkit.manifests.refbytes import Reference, parse_reference
+
+
+@pytest.mark.parametrize("raw", [b"\xff{}", b"{", b"[]", b'{"a": NaN}', b"", b"\xef\xbb\xbf{}"])
+def test_unreadable_input_raises_manifest_error(raw: bytes) -> None:
+    with pytest.raises(ManifestError):
+        manifests.loads(raw)
+
+
+def test_missing_file_raises_manifest_error(tmp_path: Path) -> None:
+    with pytest.raises(ManifestError):
+        manifests.read(tmp_path / "nope.json")
+
+
+def test_writer_emits_canonical_form() -> None:
+    messy = {
+        "cases": [
+            {"cid_sha256": "AA" * 32, "output": "AB", "input": "CD", "level": "byte",
+             "op": "reverse", "id": "b"},
+            {"op": "concat", "id": "a", "inputs": ["0A"], "output": "0a",
+             "cid_sha256": "bb" * 32},
+        ],
+        "schema": "amduat.conformance.fps.v0",
+    }
+    text = manifests.dumps(messy).decode()
+    document = json.loads(text)
+    assert list(document) == ["schema", "cases"]
+    assert [c["id"] for c in document["cases"]] == ["a", "b"]
+    assert list(document["cases"][1]) == ["id", "op", "input", "level", "output", "cid_sha256"]
+    assert document["cases"][1]["output"] == "ab" and document["cases"][0]["inputs"] == ["0a"]
+    assert text.endswith("}\n")
+    again = manifests.loads(text.encode())
+    assert manifests.dumps(again) == text.encode()
+
+
+def test_writer_turns_sizes_into_decimal_strings() -> None:
+    doc = {"schema": "amduat.conformance.fixtures.v0",
+           "fixtures": [{"id": "x", "artifact": "x", "size": 12, "sha256": "00" * 32}]}
+    assert json.loads(manifests.dumps(doc))["fixtures"][0]["size"] == "12"
+
+
+def test_writer_keeps_negative_case_arguments_verbatim() -> None:
+    doc = {"schema": "canonkit.conformance.fps_negative.v0",
+           "cases": [{"id": "x", "op": "reverse", "input": "ABCD", "error": "ERR_ARG_INVALID"}]}
+    assert json.loads(manifests.dumps(doc))["cases"][0]["input"] == "ABCD"
+
+
+@pytest.mark.parametrize("doc", [
+    {"schema": "nope", "cases": []},
+    {"schema": "amduat.conformance.fps.v0", "cases": [{"op": "concat"}]},
+    {"schema": "amduat.conformance.fps.v0", "cases": {}},
+])
+def test_writer_refuses_what_it_cannot_order(doc: dict[str, object]) -> None:
+    with pytest.raises(ManifestError):
+        manifests.dumps(doc)
+
+
+def test_reference_bytes() -> None:
+    digest = bytes(range(32))
+    assert parse_reference(b"\x00\x01" + digest) == Reference(1, digest)
+    assert parse_reference(b"\x12\x34ab").to_bytes() == b"\x12\x34ab"
+    for bad in (b"", b"\x00", b"\x00\x00" + digest, b"\x00\x01" + digest[:-1], b"\x77\x77a"):
+        with pytest.raises(ValueError):
+            parse_reference(bad)
+
+
+def test_build_fixtures_round_trips(tmp_path: Path) -> None:
+    (tmp_path / "data" / "sub").mkdir(parents=True)
+    (tmp_path / "data" / "a.bin").write_bytes(b"abc")
+    (tmp_path / "data" / "sub" / "b.bin").write_bytes(b"")
+    out = tmp_path / "fixtures.json"
+    manifest = manifests.build_fixtures(tmp_path / "data", out)
+    manifests.write(manifest, out)
+    assert manifests.verify(out) == []
+    fixtures = manifests.read(out).document["fixtures"]
+    assert [(f["id"], f["artifact"], f["size"]) for f in fixtures] == [
+        ("a.bin", "data/a.bin", "3"), ("sub/b.bin", "data/sub/b.bin", "0")]
+
+
+def test_build_fixtures_skips_its_own_manifest(tmp_path: Path) -> None:
+    (tmp_path / "x.bin").write_bytes(b"x")
+    (tmp_path / "fixtures.json").write_text("{}")
+    manifest = manifests.build_fixtures(tmp_path, tmp_path / "fixtures.json")
+    assert [f["id"] for f in manifest.document["fixtures"]] == ["x.bin"]
+
+
+def test_build_fixtures_refuses_directory_outside(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "m").mkdir()
+    with pytest.raises(ManifestError):
+        manifests.build_fixtures(tmp_path / "data", tmp_path / "m" / "fixtures.json")

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import ModuleType
 
-from .check import REASONS, Failure, Report, check, compare_reports
+from .checker import REASONS, Failure, Report, check, compare_reports
 from .fixtures import NEGATIVE_CLASSES, NEGATIVE_FIXTURES, OBJECT_FIXTURES, REQUIREMENTS
 from .layout import build_corpus
-from .record import record
+from .recorder import record
 
 __all__ = ["NEGATIVE_CLASSES", "NEGATIVE_FIXTURES", "OBJECT_FIXTURES", "REASONS",
            "REQUIREMENTS", "Failure", "Report", "available_backends", "build_corpus",

@@ -22,7 +22,7 @@ from typing import Any
 from .. import errors
 from .._cbor_types import PROFILES
 from ..objects import BUILTIN_KINDS, ObjectCodec, address
-from ..objects.address import PREFIX
+from ..objects.hashing import PREFIX
 from .fixtures import NEGATIVE_CLASSES, OBJECT_FIXTURES, REQUIREMENTS
 from .layout import (MANIFEST, MANIFEST_SCHEMA, NEGATIVE, NEGATIVE_SCHEMA, VECTOR_FILES,
                      VECTORS, VECTORS_SCHEMA, version_of)

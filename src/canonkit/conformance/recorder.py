@@ -26,7 +26,7 @@ from types import ModuleType
 
 from ..errors import CorpusExistsError, ManifestError
 from ..objects import ObjectCodec
-from .check import Report, check
+from .checker import Report, check
 from .layout import build_corpus
 
 __all__ = ["record"]

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from .. import cbor as _cbor
-from .address import PREFIX, address, addresses, digest_of, parse_address
+from .hashing import PREFIX, address, addresses, digest_of, parse_address
 from .codec import Object, ObjectCodec
 from .registry import BUILTIN_KINDS, get_kind, register_kind, registered_kinds, unregister_kind
 from .schema import (REF, Array, Bool, Bytes, FieldType, Int, Kind, Nullable, Record, Text,

@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import MissingKindError, SchemaViolationError, UnknownKindError
-from .address import Buffer, address
+from .hashing import Buffer, address
 from .registry import _KINDS, get_kind
 from .schema import Kind
 

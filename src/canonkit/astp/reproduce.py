@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from canonkit.astp._kernel import K
-from canonkit.astp.documents import Episode, read_episode
+from canonkit.astp.documents import Episode, parse_instant, read_episode
 from canonkit.astp.leaves import leaf_hash_v1, leaf_hash_v2
 from canonkit.astp.seal import check_identifiers, compute_roots, spine_inputs
 from canonkit.astp.ties import tie_groups
-from canonkit.errors import ASTPError, UnknownIdentifierError
+from canonkit.errors import ASTPError, InvalidRecordError, UnknownIdentifierError
 
 __all__ = ["OUTCOMES", "COMPONENTS", "FLAGS", "Reproduction", "reproduce", "construction_name"]
 
@@ -200,7 +200,12 @@ def _refusal(seal: Mapping[str, Any], episode: Episode) -> str | None:
     count = seal.get("leaf_count")
     if count is not None and (isinstance(count, bool) or not isinstance(count, int)):
         return "refused: seal.leaf_count is not an integer"
-    if episode.sealed_at is not None and episode.closed_at is not None and episode.sealed_at < episode.closed_at:
+    try:
+        sealed_at = parse_instant(seal.get("sealed_at"), "seal.sealed_at") or episode.sealed_at
+        closed_at = parse_instant(seal.get("closed_at"), "seal.closed_at") or episode.closed_at
+    except InvalidRecordError as exc:
+        return f"refused: {exc}"
+    if sealed_at is not None and closed_at is not None and sealed_at < closed_at:
         return "refused: sealed_at is earlier than closed_at"
     return None
 

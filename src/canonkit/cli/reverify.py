@@ -146,7 +146,7 @@ def _reverify(args: argparse.Namespace) -> int:
         out.write(orjson.dumps(summary.to_json()) + b"\n")
         out.flush()
     else:
-        print(summary.table())
+        print(summary.table(), flush=True)
     print(summary.rate_line(), file=sys.stderr)
     return summary.exit_status
 

@@ -32,13 +32,13 @@ TABLE_ORDER = (
 # Wording of the summary table (the seed's table is the model).
 DESCRIPTIONS = {
     "reproduced": "Root rebuilt from stored nodes",
-    "reproduced_with_annotation": "Rebuilt with an admissible resolved_signal_order",
-    "reproduced_by_search": "Rebuilt only by searching the orderings of same-timestamp signals",
+    "reproduced_with_annotation": "Rebuilt with an admissible annotation",
     "reproduced_under_other_construction": "Rebuilt only under another construction",
+    "reproduced_by_search": "Rebuilt only by searching tied signal orders",
     "not_reproducible": "Not rebuilt under any construction",
-    "no_seal_record": "In a sealed status with no seal record at all",
+    "no_seal_record": "Sealed status, no seal record",
     "unsealed": "Unsealed: nothing to verify",
-    "invalid_record": "Could not be read as an Episode",
+    "invalid_record": "Not readable as an Episode",
 }
 
 EXIT_OK = 0

@@ -7,7 +7,6 @@ from types import ModuleType
 
 import numpy as np
 import pytest
-
 from conftest import backend_module
 
 SIZE = 3 * 1024 * 1024 + 5  # several MiB, not a multiple of 8 (exercises kernel tails)

@@ -11,11 +11,9 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import backend_pair
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-
-from canonkit import errors
-from conftest import backend_pair
 from strategies_fps import (
     UNIT_BITS,
     Call,
@@ -24,6 +22,8 @@ from strategies_fps import (
     valid_ranges,
     whole_units,
 )
+
+from canonkit import errors
 
 # fps_impl only selects a module; nothing in it needs resetting between examples
 SMALL = settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])

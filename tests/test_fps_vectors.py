@@ -1,8 +1,9 @@
 """FPS.md §2 worked vectors and refusals, on both backends (the ``fps_impl`` fixture)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest

@@ -6,9 +6,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from canonkit.cli import main
-from conftest import REPO
 
 CORPUS = REPO / "conformance" / "amduat"
 

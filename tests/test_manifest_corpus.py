@@ -8,9 +8,9 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from conftest import REPO
 
 from canonkit import errors, manifests
-from conftest import REPO
 
 CORPUS = REPO / "conformance" / "amduat"
 SHIPPED = sorted(CORPUS.glob("*.json"))

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
+from conftest import REPO
 
 from canonkit import manifests
-from conftest import REPO
 
 CORPUS = REPO / "conformance" / "amduat"
 

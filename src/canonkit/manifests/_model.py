@@ -2,9 +2,10 @@
 ``Problem`` records verification returns, and their stable reason codes."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 # Stable reason codes (programs match on these; ``detail`` is for people).
 REASONS = {

@@ -42,8 +42,8 @@ def verify_manifest(manifest: Manifest, *, fps: Any = None,
     document = manifest.document
     problems = [Problem(None, "duplicate_key", f"a JSON object repeats key {key!r}")
                 for key in manifest.duplicate_keys]
-    schema = SCHEMAS.get(document.get("schema")) if isinstance(document.get("schema"),
-                                                               str) else None
+    name = document.get("schema")
+    schema = SCHEMAS.get(name) if isinstance(name, str) else None
     if schema is None or (expect is not None and schema.name != expect):
         wanted = expect or "one of " + ", ".join(SCHEMAS)
         return problems + [Problem(None, "unknown_schema",

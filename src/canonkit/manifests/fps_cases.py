@@ -3,7 +3,8 @@ offset?, length?, level?, output, cid_sha256}. Verifying a case runs the operati
 compares both the output bytes and the content ID."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import FPSError
 from ._hexfields import field_set_problems, hex_problem, list_problem, uint64_problem

@@ -8,7 +8,8 @@ ERR_ARG_INVALID). A missing required argument is ERR_ARG_INVALID, except a missi
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import FPSArgumentError
 

@@ -8,14 +8,19 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies_astp import EP, H
+from test_astp_vectors import CC, SC
 
 import canonkit
 from canonkit import astp
 from canonkit.astp.canonical_json import es_number
-from canonkit.errors import (EmptyTreeError, InvalidFieldError, InvalidHashError, UnknownIdentifierError,
-                             WriteGuardError)
-from strategies_astp import EP, H
-from test_astp_vectors import CC, SC
+from canonkit.errors import (
+    EmptyTreeError,
+    InvalidFieldError,
+    InvalidHashError,
+    UnknownIdentifierError,
+    WriteGuardError,
+)
 
 
 def test_backend_is_reported() -> None:

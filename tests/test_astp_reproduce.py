@@ -6,10 +6,10 @@ import copy
 import json
 
 import pytest
+from strategies_astp import EP, FOLD_ORDER, H, tie_fixture_document, u
 
 from canonkit import astp
 from canonkit.errors import InvalidRecordError
-from strategies_astp import EP, FOLD_ORDER, H, tie_fixture_document, u
 
 
 def sealed(sav: int = 2, ov: int = 2, **options: object) -> dict:

@@ -6,11 +6,11 @@ import copy
 import itertools
 
 import pytest
+from strategies_astp import EP, FOLD_ORDER, H, tie_fixture_document, tie_fixture_segments, u
 
 from canonkit import astp
 from canonkit.astp._kernel import K
 from canonkit.errors import EmptyTreeError, InvalidFieldError, WriteGuardError
-from strategies_astp import EP, FOLD_ORDER, H, tie_fixture_document, tie_fixture_segments, u
 
 SEGS = [H(f"leaf-{i}") for i in range(7)]
 SIGS = [H(f"leaf-{100 + i}") for i in range(5)]

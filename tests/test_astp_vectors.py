@@ -9,9 +9,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -172,32 +173,32 @@ def structural_members() -> dict[str, str]:
     t = sm["timestamp"]
     r3 = SC["spine_root_sav2"]["3"]
     L = [s["leaf_hash_v2"] for s in SC["segments"]]
-    bp = astp.member_hash("BranchPoint", dict(
-        branch_point_id=u(0x100), episode_id=EP, branch_id=u(0x101), source_segment_id=u(3),
-        spine_merkle_snapshot=r3, branch_type="EXPLORATORY", declaration_type="EXPLICIT", created_at=t,
-        parent_hash=None))
-    bt = astp.member_hash("BranchTerminus", dict(
-        terminus_id=u(0x102), branch_id=u(0x101), terminus_type="ABANDONED", branch_point_hash=bp,
-        final_merkle_root=None, created_at=t))
-    fp = astp.member_hash("ForkPoint", dict(
-        fork_point_id=u(0x110), fork_id=u(0x111), episode_id=u(0x112), origin_episode_id=EP,
-        origin_segment_id=u(5), fork_objective="evaluate the alternative", sibling_index=0, created_at=t,
-        parent_hash=bp))
-    dfp = astp.member_hash("DepartureForkPoint", dict(
-        fork_point_id=u(0x120), fork_id=u(0x121), fork_episode_id=u(0x122), origin_episode_id=EP,
-        origin_segment_id=u(5), fork_objective="follow the tangent", fork_creation_trigger="DRIFT_CONFIRMED",
-        spine_tip_hash_at_departure=L[5], created_at=t, parent_hash=None))
-    fr = astp.member_hash("ForkReturn", dict(
-        fork_return_id=u(0x123), fork_id=u(0x121), fork_episode_id=u(0x122), origin_episode_id=EP,
-        return_type="COMPLETED", fork_final_spine_tip_hash=L[6], created_at=t, parent_hash=dfp))
-    mp = astp.member_hash("MergePoint", dict(
-        merge_point_id=u(0x130), merge_id=u(0x131), source_episode_id=u(0x112), target_episode_id=EP,
-        source_merkle_root=L[0], target_merkle_root_pre=L[1], target_merkle_root_post=L[2],
-        common_ancestor_id=None, merge_type="CLEAN", created_at=t, parent_hash=fp))
-    hitl = dict(hitl_request_id="req-1", episode_id=EP, gate_type="APPROVAL_REQUIRED",
-                requesting_agent="agent-a", invoked_at=t, context_json='{"action":"deploy"}',
-                hitl_event_id=u(0x140), decision="approved", resolved_by="human-1", resolved_at=t,
-                rationale=None)
+    bp = astp.member_hash("BranchPoint", {
+        "branch_point_id": u(0x100), "episode_id": EP, "branch_id": u(0x101), "source_segment_id": u(3),
+        "spine_merkle_snapshot": r3, "branch_type": "EXPLORATORY", "declaration_type": "EXPLICIT", "created_at": t,
+        "parent_hash": None})
+    bt = astp.member_hash("BranchTerminus", {
+        "terminus_id": u(0x102), "branch_id": u(0x101), "terminus_type": "ABANDONED", "branch_point_hash": bp,
+        "final_merkle_root": None, "created_at": t})
+    fp = astp.member_hash("ForkPoint", {
+        "fork_point_id": u(0x110), "fork_id": u(0x111), "episode_id": u(0x112), "origin_episode_id": EP,
+        "origin_segment_id": u(5), "fork_objective": "evaluate the alternative", "sibling_index": 0, "created_at": t,
+        "parent_hash": bp})
+    dfp = astp.member_hash("DepartureForkPoint", {
+        "fork_point_id": u(0x120), "fork_id": u(0x121), "fork_episode_id": u(0x122), "origin_episode_id": EP,
+        "origin_segment_id": u(5), "fork_objective": "follow the tangent", "fork_creation_trigger": "DRIFT_CONFIRMED",
+        "spine_tip_hash_at_departure": L[5], "created_at": t, "parent_hash": None})
+    fr = astp.member_hash("ForkReturn", {
+        "fork_return_id": u(0x123), "fork_id": u(0x121), "fork_episode_id": u(0x122), "origin_episode_id": EP,
+        "return_type": "COMPLETED", "fork_final_spine_tip_hash": L[6], "created_at": t, "parent_hash": dfp})
+    mp = astp.member_hash("MergePoint", {
+        "merge_point_id": u(0x130), "merge_id": u(0x131), "source_episode_id": u(0x112), "target_episode_id": EP,
+        "source_merkle_root": L[0], "target_merkle_root_pre": L[1], "target_merkle_root_post": L[2],
+        "common_ancestor_id": None, "merge_type": "CLEAN", "created_at": t, "parent_hash": fp})
+    hitl = {"hitl_request_id": "req-1", "episode_id": EP, "gate_type": "APPROVAL_REQUIRED",
+                "requesting_agent": "agent-a", "invoked_at": t, "context_json": '{"action":"deploy"}',
+                "hitl_event_id": u(0x140), "decision": "approved", "resolved_by": "human-1", "resolved_at": t,
+                "rationale": None}
     from canonkit.astp import structural
     ctx = structural.hitl_context_hash(**{k: hitl[k] for k, _ in structural.HITL_CONTEXT_FIELDS})
     res = structural.hitl_resolution_hash(**{k: hitl[k] for k, _ in structural.HITL_RESOLUTION_FIELDS})
@@ -221,41 +222,41 @@ def test_structural_members() -> None:
 def test_content_hashes_v2() -> None:
     v = SC["content_hashes_v2"]
     c = [s["content_hash"] for s in SC["segments"]]
-    aside = ch("aside", dict(aside_id=u(0x28), parent_episode_id=EP, parent_segment_id=u(2),
-                             parent_segment_content_hash=c[2], initiated_by_human="devin",
-                             target_agent_id="agent-α", opened_at=T))
+    aside = ch("aside", {"aside_id": u(0x28), "parent_episode_id": EP, "parent_segment_id": u(2),
+                             "parent_segment_content_hash": c[2], "initiated_by_human": "devin",
+                             "target_agent_id": "agent-α", "opened_at": T})
     assert aside == got(v["aside_v2"])
-    assert ch("aside_terminus", dict(
-        aside_terminus_id=u(0x29), aside_id=u(0x28), parent_episode_id=EP, aside_hash=aside,
-        produced_content_hashes=[c[3], c[4]], close_reason="done", reference_scan_passed=False,
-        external_references_found=[u(5)], termination_status="CLOSED", closed_at=T5)) == got(v["aside_terminus_v2"])
-    assert ch("soliloquy", dict(soliloquy_id=u(0x2a), parent_episode_id=EP, parent_segment_id=u(2),
-                                parent_segment_content_hash=c[2], initiated_by_agent="agent-α",
-                                opened_at=T)) == got(v["soliloquy_v2"])
-    chain = ch("deliberation_chain", dict(soliloquy_id=u(0x2a), deliberation_content_hashes=c[3:6]))
+    assert ch("aside_terminus", {
+        "aside_terminus_id": u(0x29), "aside_id": u(0x28), "parent_episode_id": EP, "aside_hash": aside,
+        "produced_content_hashes": [c[3], c[4]], "close_reason": "done", "reference_scan_passed": False,
+        "external_references_found": [u(5)], "termination_status": "CLOSED", "closed_at": T5}) == got(v["aside_terminus_v2"])
+    assert ch("soliloquy", {"soliloquy_id": u(0x2a), "parent_episode_id": EP, "parent_segment_id": u(2),
+                                "parent_segment_content_hash": c[2], "initiated_by_agent": "agent-α",
+                                "opened_at": T}) == got(v["soliloquy_v2"])
+    chain = ch("deliberation_chain", {"soliloquy_id": u(0x2a), "deliberation_content_hashes": c[3:6]})
     assert chain == got(v["deliberation_chain_v2"])
-    assert ch("deliberation_chain", dict(soliloquy_id=u(0x2a), deliberation_content_hashes=[])) == \
+    assert ch("deliberation_chain", {"soliloquy_id": u(0x2a), "deliberation_content_hashes": []}) == \
         got(v["deliberation_chain_v2_empty"])
-    assert ch("soliloquy_conclusion", dict(
-        conclusion_id=u(0x2b), soliloquy_id=u(0x2a), parent_episode_id=EP, deliberation_chain_hash=chain,
-        conclusion_summary="take the second reading", merged_into_segment_id=u(6),
-        termination_status="ABSORBED", concluded_at=T5)) == got(v["soliloquy_conclusion_v2"])
-    sig = [ch("link_signal", dict(signal_type="SEMANTIC_SIMILARITY", weight=0.6, value=0.91, computed_at=T)),
-           ch("link_signal", dict(signal_type="PARTICIPANT_OVERLAP", weight=0.4, value=0.5, computed_at=T))]
+    assert ch("soliloquy_conclusion", {
+        "conclusion_id": u(0x2b), "soliloquy_id": u(0x2a), "parent_episode_id": EP, "deliberation_chain_hash": chain,
+        "conclusion_summary": "take the second reading", "merged_into_segment_id": u(6),
+        "termination_status": "ABSORBED", "concluded_at": T5}) == got(v["soliloquy_conclusion_v2"])
+    sig = [ch("link_signal", {"signal_type": "SEMANTIC_SIMILARITY", "weight": 0.6, "value": 0.91, "computed_at": T}),
+           ch("link_signal", {"signal_type": "PARTICIPANT_OVERLAP", "weight": 0.4, "value": 0.5, "computed_at": T})]
     assert sig == [got(h) for h in v["link_signal_v2"]]
     src = H("episode-root-of-source")
     assert src == got(v["source_episode_root_used"])
     ep2 = v["target_episode_id"]
-    assert ch("episode_link", dict(
-        link_id=u(0x2c), source_episode=EP, target_episode=ep2, source_episode_root=src,
-        target_episode_root=None, created_at=T, link_type="RELATES_TO", link_strength=0.736,
-        is_inferred=True, inference_signal_hashes=sig, inference_threshold=0.7, retroactive=True,
-        source_version="1.0.0", target_version=None)) == got(v["episode_link_v2_inferred_source_sealed"])
-    assert ch("episode_link", dict(
-        link_id=u(0x2d), source_episode=EP, target_episode=ep2, source_episode_root=None,
-        target_episode_root=None, created_at=T, link_type="CONTINUES_FROM", link_strength=1.0,
-        is_inferred=False, inference_signal_hashes=[], inference_threshold=None, retroactive=False,
-        source_version=None, target_version=None)) == got(v["episode_link_v2_asserted_neither_sealed"])
+    assert ch("episode_link", {
+        "link_id": u(0x2c), "source_episode": EP, "target_episode": ep2, "source_episode_root": src,
+        "target_episode_root": None, "created_at": T, "link_type": "RELATES_TO", "link_strength": 0.736,
+        "is_inferred": True, "inference_signal_hashes": sig, "inference_threshold": 0.7, "retroactive": True,
+        "source_version": "1.0.0", "target_version": None}) == got(v["episode_link_v2_inferred_source_sealed"])
+    assert ch("episode_link", {
+        "link_id": u(0x2d), "source_episode": EP, "target_episode": ep2, "source_episode_root": None,
+        "target_episode_root": None, "created_at": T, "link_type": "CONTINUES_FROM", "link_strength": 1.0,
+        "is_inferred": False, "inference_signal_hashes": [], "inference_threshold": None, "retroactive": False,
+        "source_version": None, "target_version": None}) == got(v["episode_link_v2_asserted_neither_sealed"])
 
 
 def test_witness_and_anchor() -> None:

@@ -20,16 +20,40 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from canonkit.errors import EmptyTreeError, InvalidFieldError, InvalidHashError, UnknownIdentifierError
+from canonkit.errors import (
+    EmptyTreeError,
+    InvalidFieldError,
+    InvalidHashError,
+    UnknownIdentifierError,
+)
 
 __all__ = [
-    "FIELD_KINDS", "SPINE_VERSIONS", "TieSearch",
-    "encode_field", "encode_fields", "encode_set_v2", "episode_leaf_input", "expected_siblings",
+    "FIELD_KINDS",
+    "SPINE_VERSIONS",
+    "TieSearch",
+    "encode_field",
+    "encode_fields",
+    "encode_set_v2",
+    "episode_leaf_input",
+    "expected_siblings",
     "hash_bytes",
-    "hash_fields", "hash_hex", "hash_set_v1", "hash_set_v2", "inclusion_proof_v1",
-    "inclusion_proof_v2", "leaf_hash_v1", "leaf_hash_v2", "merkle_root_v1", "merkle_root_v2",
-    "search_orders", "sha3_256", "spine_root", "verify_inclusion_proof_v1",
-    "timestamp_ms", "uuid_bytes", "verify_inclusion_proof_v2",
+    "hash_fields",
+    "hash_hex",
+    "hash_set_v1",
+    "hash_set_v2",
+    "inclusion_proof_v1",
+    "inclusion_proof_v2",
+    "leaf_hash_v1",
+    "leaf_hash_v2",
+    "merkle_root_v1",
+    "merkle_root_v2",
+    "search_orders",
+    "sha3_256",
+    "spine_root",
+    "timestamp_ms",
+    "uuid_bytes",
+    "verify_inclusion_proof_v1",
+    "verify_inclusion_proof_v2",
 ]
 
 #: The ten field kinds of ASTP.md §2.1, by tag.

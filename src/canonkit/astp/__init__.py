@@ -12,16 +12,35 @@ from canonkit.astp._kernel import K as _K
 from canonkit.astp.audit import AUDIT_FIELDS, ChainVerdict, audit_record_hash, verify_audit_chain
 from canonkit.astp.canonical_json import canonical_json, canonical_json_bytes, parse_canonical
 from canonkit.astp.content import CONTENT_LAYOUTS, content_hash_v2, public_key_fingerprint
-from canonkit.astp.context import (context_content_hash, context_manifest_hash, context_tree_root,
-                                   entry_hash, entry_hashes, tombstone_hash)
+from canonkit.astp.context import (
+    context_content_hash,
+    context_manifest_hash,
+    context_tree_root,
+    entry_hash,
+    entry_hashes,
+    tombstone_hash,
+)
 from canonkit.astp.documents import EPISODE_FORMAT, PROOF_OF_RECORD, Episode, read_episode
-from canonkit.astp.encoding import (encode_field, encode_fields, encode_set, hash_fields, sha3_256,
-                                    timestamp_ms, uuid_text)
+from canonkit.astp.encoding import (
+    encode_field,
+    encode_fields,
+    encode_set,
+    hash_fields,
+    sha3_256,
+    timestamp_ms,
+    uuid_text,
+)
 from canonkit.astp.guard import FIXED_STATES, OPEN_STATES, check_write, is_fixed
 from canonkit.astp.leaves import leaf_hash_v1, leaf_hash_v2
-from canonkit.astp.proofs import (InclusionProofV1, InclusionProofV2, expected_siblings,
-                                  inclusion_proof_v1, inclusion_proof_v2, verify_inclusion_proof_v1,
-                                  verify_inclusion_proof_v2)
+from canonkit.astp.proofs import (
+    InclusionProofV1,
+    InclusionProofV2,
+    expected_siblings,
+    inclusion_proof_v1,
+    inclusion_proof_v2,
+    verify_inclusion_proof_v1,
+    verify_inclusion_proof_v2,
+)
 from canonkit.astp.reproduce import COMPONENTS, FLAGS, OUTCOMES, Reproduction, reproduce
 from canonkit.astp.roots import chain_root, episode_root_v1, episode_root_v2, episode_root_v3
 from canonkit.astp.seal import compute_roots, compute_seal, seal_episode
@@ -31,18 +50,68 @@ from canonkit.astp.structural import member_hash
 from canonkit.astp.ties import TieSearch, search_orders, tie_groups
 
 __all__ = [
-    "AUDIT_FIELDS", "COMPONENTS", "CONTENT_LAYOUTS", "ChainVerdict", "EPISODE_FORMAT", "Episode",
-    "FIXED_STATES", "FLAGS", "InclusionProofV1", "InclusionProofV2", "OPEN_STATES", "OUTCOMES",
-    "PROOF_OF_RECORD", "Reproduction", "TieSearch", "audit_record_hash", "canonical_json",
-    "canonical_json_bytes", "chain_root", "check_write", "compute_roots", "compute_seal",
-    "content_hash_v2", "context_content_hash", "context_manifest_hash", "context_tree_root",
-    "encode_field", "encode_fields", "encode_set", "entry_hash", "entry_hashes", "episode_root_v1",
-    "episode_root_v2", "episode_root_v3", "exclusion_hash", "expected_siblings", "hash_fields",
-    "inclusion_proof_v1", "inclusion_proof_v2", "is_fixed", "leaf_hash_v1", "leaf_hash_v2",
-    "member_hash", "merkle_root_v1", "merkle_root_v2", "parse_canonical", "public_key_fingerprint",
-    "read_episode", "reproduce", "seal_episode", "search_orders", "sha3_256", "signal_manifest_hash",
-    "spine_root", "structural_manifest_hash", "tie_groups", "timestamp_ms", "tombstone_hash",
-    "uuid_text", "verify_audit_chain", "verify_inclusion_proof_v1", "verify_inclusion_proof_v2",
+                                   "AUDIT_FIELDS",
+                                   "COMPONENTS",
+                                   "CONTENT_LAYOUTS",
+                                   "EPISODE_FORMAT",
+                                   "FIXED_STATES",
+                                   "FLAGS",
+                                   "OPEN_STATES",
+                                   "OUTCOMES",
+                                   "PROOF_OF_RECORD",
+                                   "ChainVerdict",
+                                   "Episode",
+                                   "InclusionProofV1",
+                                   "InclusionProofV2",
+                                   "Reproduction",
+                                   "TieSearch",
+                                   "audit_record_hash",
+                                   "canonical_json",
+                                   "canonical_json_bytes",
+                                   "chain_root",
+                                   "check_write",
+                                   "compute_roots",
+                                   "compute_seal",
+                                   "content_hash_v2",
+                                   "context_content_hash",
+                                   "context_manifest_hash",
+                                   "context_tree_root",
+                                   "encode_field",
+                                   "encode_fields",
+                                   "encode_set",
+                                   "entry_hash",
+                                   "entry_hashes",
+                                   "episode_root_v1",
+                                   "episode_root_v2",
+                                   "episode_root_v3",
+                                   "exclusion_hash",
+                                   "expected_siblings",
+                                   "hash_fields",
+                                   "inclusion_proof_v1",
+                                   "inclusion_proof_v2",
+                                   "is_fixed",
+                                   "leaf_hash_v1",
+                                   "leaf_hash_v2",
+                                   "member_hash",
+                                   "merkle_root_v1",
+                                   "merkle_root_v2",
+                                   "parse_canonical",
+                                   "public_key_fingerprint",
+                                   "read_episode",
+                                   "reproduce",
+                                   "seal_episode",
+                                   "search_orders",
+                                   "sha3_256",
+                                   "signal_manifest_hash",
+                                   "spine_root",
+                                   "structural_manifest_hash",
+                                   "tie_groups",
+                                   "timestamp_ms",
+                                   "tombstone_hash",
+                                   "uuid_text",
+                                   "verify_audit_chain",
+                                   "verify_inclusion_proof_v1",
+                                   "verify_inclusion_proof_v2",
 ]
 
 #: "compiled" or "python": which kernel module is live

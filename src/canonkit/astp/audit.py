@@ -1,14 +1,15 @@
 """ASTP.md §14 audit record v2: record hash and chain verification."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from canonkit.astp._kernel import K
 from canonkit.astp.canonical_json import canonical_json_bytes, parse_canonical
 from canonkit.errors import ASTPError, InvalidFieldError
 
-__all__ = ["AUDIT_FIELDS", "audit_record_hash", "verify_audit_chain", "ChainVerdict"]
+__all__ = ["AUDIT_FIELDS", "ChainVerdict", "audit_record_hash", "verify_audit_chain"]
 
 AUDIT_FIELDS: list[tuple[str, str]] = [
     ("audit_id", "UUID"), ("chain_key", "STRING"), ("delta_sequence", "UINT"), ("delta_type", "STRING"),

@@ -13,7 +13,7 @@ from typing import Any
 
 from canonkit.errors import InvalidFieldError
 
-__all__ = ["canonical_json", "canonical_json_bytes", "parse_canonical", "es_number"]
+__all__ = ["canonical_json", "canonical_json_bytes", "es_number", "parse_canonical"]
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
             "\t": "\\t"}

@@ -4,7 +4,8 @@ Each function takes the construction's fields by name and returns the hash as he
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from canonkit.astp._kernel import K
 from canonkit.errors import InvalidFieldError

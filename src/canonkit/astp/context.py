@@ -1,15 +1,24 @@
 """ASTP.md §9 context commitment (6.0.0): content, entry, tree, manifest, tombstone."""
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from canonkit.astp._kernel import K
 from canonkit.astp.encoding import uuid_text
 from canonkit.errors import InvalidFieldError, UnknownIdentifierError
 
-__all__ = ["ENTRY_TYPES", "CAPTURE_STATES", "CAPTURE_POSTURES", "context_content_hash",
-           "entry_hash", "entry_hashes", "context_tree_root", "context_manifest_hash",
-           "tombstone_hash"]
+__all__ = [
+    "CAPTURE_POSTURES",
+    "CAPTURE_STATES",
+    "ENTRY_TYPES",
+    "context_content_hash",
+    "context_manifest_hash",
+    "context_tree_root",
+    "entry_hash",
+    "entry_hashes",
+    "tombstone_hash",
+]
 
 ENTRY_TYPES = frozenset({"attachment", "retrieval", "external", "tool_output"})
 CAPTURE_STATES = frozenset({"captured", "declared_incomplete"})

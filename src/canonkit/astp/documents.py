@@ -10,16 +10,26 @@ and ``reproduce`` judges them.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Mapping
+from typing import Any
 
 from canonkit.astp.encoding import hash_hex, uuid_text
 from canonkit.astp.structural import member_hash
 from canonkit.errors import ASTPError, InvalidRecordError
 
-__all__ = ["PROOF_OF_RECORD", "EPISODE_FORMAT", "SEAL_KEYS", "Segment", "Signal", "Seal",
-           "Episode", "read_episode", "parse_instant"]
+__all__ = [
+    "EPISODE_FORMAT",
+    "PROOF_OF_RECORD",
+    "SEAL_KEYS",
+    "Episode",
+    "Seal",
+    "Segment",
+    "Signal",
+    "parse_instant",
+    "read_episode",
+]
 
 PROOF_OF_RECORD = "astp-proof-of-record/1"
 EPISODE_FORMAT = "canonkit-episode/1"

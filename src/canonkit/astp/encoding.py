@@ -2,13 +2,26 @@
 conversions every construction shares (kernels; see docs/astp-kernel-api.md)."""
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from canonkit.astp._kernel import K
 
-__all__ = ["encode_field", "encode_fields", "encode_set", "hash_fields", "hash_set_v1",
-           "hash_set_v2", "sha3_256", "hash_hex", "hash_bytes", "uuid_bytes", "uuid_text",
-           "timestamp_ms", "FIELD_KINDS"]
+__all__ = [
+    "FIELD_KINDS",
+    "encode_field",
+    "encode_fields",
+    "encode_set",
+    "hash_bytes",
+    "hash_fields",
+    "hash_hex",
+    "hash_set_v1",
+    "hash_set_v2",
+    "sha3_256",
+    "timestamp_ms",
+    "uuid_bytes",
+    "uuid_text",
+]
 
 FIELD_KINDS = K.FIELD_KINDS
 sha3_256 = K.sha3_256

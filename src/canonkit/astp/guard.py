@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from canonkit.errors import UnknownIdentifierError, WriteGuardError
 
-__all__ = ["FIXED_STATES", "OPEN_STATES", "EPISODE_STATUSES", "is_fixed", "check_write"]
+__all__ = ["EPISODE_STATUSES", "FIXED_STATES", "OPEN_STATES", "check_write", "is_fixed"]
 
 FIXED_STATES = frozenset({"CLOSING_PENDING_SEAL", "CLOSED", "CRYSTALLIZATION_PENDING", "SEALING",
                           "SEALED", "ARCHIVED"})

@@ -2,13 +2,21 @@
 shape), plus the 6.0.0 context inclusion proof."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from canonkit.astp._kernel import K
 
-__all__ = ["InclusionProofV1", "InclusionProofV2", "inclusion_proof_v1", "verify_inclusion_proof_v1",
-           "inclusion_proof_v2", "verify_inclusion_proof_v2", "expected_siblings"]
+__all__ = [
+    "InclusionProofV1",
+    "InclusionProofV2",
+    "expected_siblings",
+    "inclusion_proof_v1",
+    "inclusion_proof_v2",
+    "verify_inclusion_proof_v1",
+    "verify_inclusion_proof_v2",
+]
 
 expected_siblings = K.expected_siblings
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from canonkit.astp._kernel import K
 from canonkit.astp.documents import Episode, parse_instant, read_episode
@@ -21,7 +22,7 @@ from canonkit.astp.seal import check_identifiers, compute_roots, spine_inputs
 from canonkit.astp.ties import tie_groups
 from canonkit.errors import ASTPError, InvalidRecordError, UnknownIdentifierError
 
-__all__ = ["OUTCOMES", "COMPONENTS", "FLAGS", "Reproduction", "reproduce", "construction_name"]
+__all__ = ["COMPONENTS", "FLAGS", "OUTCOMES", "Reproduction", "construction_name", "reproduce"]
 
 OUTCOMES = ("reproduced", "reproduced_with_annotation", "reproduced_by_search",
             "reproduced_under_other_construction", "not_reproducible", "no_seal_record", "unsealed",
@@ -286,8 +287,8 @@ def reproduce(document: Any, *, search_cap: int = 40320) -> Reproduction:
         if other.ok:
             return Reproduction("reproduced_under_other_construction", eid, other.components,
                                 construction_name(alt_sav, alt_ov, ov), other.order, flags,
-                                "; ".join(notes + [f"seal names sav{sav}/ov{ov}; rebuilt only under "
-                                                   f"{construction_name(alt_sav, alt_ov, ov)}"]))
+                                "; ".join(notes + [(f"seal names sav{sav}/ov{ov}; rebuilt only under "
+                                                   f"{construction_name(alt_sav, alt_ov, ov)}")]))
     reason = "mismatch: " + ", ".join(claimed.failures)
     if claimed.notes:
         reason += "; " + "; ".join(claimed.notes)

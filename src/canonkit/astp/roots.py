@@ -1,12 +1,13 @@
 """ASTP.md §8 Episode roots v1 (sav 0/1), v2 (sav 2) and v3 (sav 3), and §11 the chain root."""
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from canonkit.astp._kernel import K
 from canonkit.errors import EmptyTreeError
 
-__all__ = ["episode_root_v1", "episode_root_v2", "episode_root_v3", "chain_root"]
+__all__ = ["chain_root", "episode_root_v1", "episode_root_v2", "episode_root_v3"]
 
 
 def episode_root_v1(spine_root: Any, signal_manifest_hash: Any, exclusion_hash: Any) -> str:

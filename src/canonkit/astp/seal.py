@@ -7,7 +7,8 @@
 from __future__ import annotations
 
 import copy
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from canonkit.astp._kernel import K
 from canonkit.astp.context import context_manifest_hash, context_tree_root, entry_hashes
@@ -18,7 +19,7 @@ from canonkit.astp.roots import episode_root_v1, episode_root_v2, episode_root_v
 from canonkit.astp.sets import exclusion_hash, signal_manifest_hash, structural_manifest_hash
 from canonkit.errors import InvalidFieldError, InvalidRecordError, UnknownIdentifierError
 
-__all__ = ["spine_inputs", "compute_roots", "compute_seal", "seal_episode", "check_identifiers"]
+__all__ = ["check_identifiers", "compute_roots", "compute_seal", "seal_episode", "spine_inputs"]
 
 
 def check_identifiers(sav: Any, ov: Any) -> None:

@@ -2,12 +2,13 @@
 structural manifest. Inputs are digests (hex or 32 bytes); outputs lowercase hex."""
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from canonkit.astp._kernel import K
 from canonkit.errors import UnknownIdentifierError
 
-__all__ = ["signal_manifest_hash", "exclusion_hash", "structural_manifest_hash", "set_version_for"]
+__all__ = ["exclusion_hash", "set_version_for", "signal_manifest_hash", "structural_manifest_hash"]
 
 _PREFIXES = {
     "signal": {1: b"SIGNAL_MANIFEST:v1:", 2: b"SIGNAL_MANIFEST:v2:"},

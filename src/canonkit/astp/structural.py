@@ -6,14 +6,26 @@ used by ``canonkit-episode/1`` documents (docs/astp.md).
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from canonkit.astp._kernel import K
 from canonkit.errors import InvalidFieldError
 
-__all__ = ["MEMBER_LAYOUTS", "TERMINAL_HITL_STATES", "member_hash", "hitl_context_hash",
-           "hitl_resolution_hash", "hitl_node_hash", "branch_point_hash", "branch_terminus_hash",
-           "fork_point_hash", "departure_fork_point_hash", "fork_return_hash", "merge_point_hash"]
+__all__ = [
+    "MEMBER_LAYOUTS",
+    "TERMINAL_HITL_STATES",
+    "branch_point_hash",
+    "branch_terminus_hash",
+    "departure_fork_point_hash",
+    "fork_point_hash",
+    "fork_return_hash",
+    "hitl_context_hash",
+    "hitl_node_hash",
+    "hitl_resolution_hash",
+    "member_hash",
+    "merge_point_hash",
+]
 
 #: node type -> (prefix, [(field name, kind)]) in preimage order
 MEMBER_LAYOUTS: dict[str, tuple[bytes, list[tuple[str, str]]]] = {

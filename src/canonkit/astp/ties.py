@@ -1,9 +1,9 @@
 """ASTP.md §12 tie search: groups of same-timestamp Signals and the order search (kernel)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from itertools import groupby
-from typing import Sequence
 
 from canonkit.astp._kernel import K
 

@@ -64,6 +64,22 @@ cdef extern from "astp_tree.h" nogil:
                                const size_t *offsets, int depth, size_t lo, size_t hi)
     void ck_hex32(const uint8_t *raw, uint8_t *out64)
     int ck_unhex32(const uint8_t *hex, uint8_t *raw)
+    int ck_keccak_lanes()
+    int ck_keccak_lanes_available()
+    int ck_keccak_set_lanes(int lanes)
+
+
+def _keccak_lanes() -> tuple:
+    """(states hashed side by side now, widest the CPU supports): 1, 4 (AVX2) or 8 (AVX-512F).
+    Not part of the kernel API; for tests and benchmarks."""
+    return ck_keccak_lanes(), ck_keccak_lanes_available()
+
+
+def _set_keccak_lanes(int lanes) -> None:
+    """Force the tree folds to 1, 4 or 8 side-by-side states (0 = widest available).
+    Not part of the kernel API; for tests and benchmarks."""
+    if ck_keccak_set_lanes(lanes) != 0:
+        raise ValueError(f"{lanes} lanes not available (widest: {ck_keccak_lanes_available()})")
 
 cdef extern from "keccak.h" nogil:
     ctypedef struct ck_sha3_256_ctx:

@@ -10,13 +10,14 @@
  *
  * Node values are kept the way the version defines them: sav 0/1 nodes are 64 bytes of
  * lowercase ASCII hex (the text that the parent hashes), sav 2/3 nodes are 32 raw bytes.
- * The hasher keeps one pre-padded block per preimage shape, so hashing a node is two
- * copies into the block plus one permutation.
+ * The hasher keeps pre-padded blocks per preimage shape, so hashing a node is two copies
+ * into a block plus one permutation; nodes are hashed in batches of up to CK_MAX_LANES so
+ * that ext/astp_keccak_simd.h can run several permutations side by side.
  */
 #ifndef CANONKIT_ASTP_TREE_H
 #define CANONKIT_ASTP_TREE_H
 
-#include "keccak.h"
+#include "astp_keccak_simd.h"
 
 static const char CK_HEXDIGITS[16] = {'0', '1', '2', '3', '4', '5', '6', '7',
                                       '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'};
@@ -48,19 +49,6 @@ static inline int ck_unhex32(const uint8_t *hex, uint8_t *raw) {
     return 0;
 }
 
-/* SHA3-256 of a block that already holds message + padding (all 136 bytes meaningful). */
-static inline void ck_sha3_256_padded_block(const uint8_t block[CK_SHA3_256_RATE],
-                                            uint8_t out[32]) {
-    uint64_t s[25];
-    int i;
-    for (i = 0; i < CK_SHA3_256_LANES; i++)
-        s[i] = ck_load64_le(block + 8 * i);
-    for (i = CK_SHA3_256_LANES; i < 25; i++)
-        s[i] = 0;
-    ck_keccak_f1600(s);
-    ck_sha3_256_squeeze(s, out);
-}
-
 static inline void ck_pad_block(uint8_t block[CK_SHA3_256_RATE], const char *prefix,
                                 size_t prefix_len, size_t message_len) {
     memset(block, 0, CK_SHA3_256_RATE);
@@ -73,79 +61,132 @@ typedef struct {
     int hex;          /* 1: sav 0/1 hex-text tree, 0: sav 2/3 raw-byte tree */
     size_t size;      /* bytes per node value: 64 (hex) or 32 (raw) */
     size_t pfx;       /* prefix length: 5 or 13 */
-    uint8_t leaf[CK_SHA3_256_RATE];
-    uint8_t node[CK_SHA3_256_RATE];
+    uint8_t leaf[CK_MAX_LANES][CK_SHA3_256_RATE];   /* pre-padded, one per batch slot */
+    uint8_t node[CK_MAX_LANES][CK_SHA3_256_RATE];
 } ck_tree_hasher;
 
 static inline void ck_tree_hasher_init(ck_tree_hasher *h, int hex) {
+    int k;
     h->hex = hex;
-    if (hex) {
-        h->size = 64;
-        h->pfx = 5;
-        ck_pad_block(h->leaf, "LEAF:", 5, 5 + 64);
-        ck_pad_block(h->node, "NODE:", 5, 5 + 128);
-    } else {
-        h->size = 32;
-        h->pfx = 13;
-        ck_pad_block(h->leaf, "TREE_LEAF:v2:", 13, 13 + 32);
-        ck_pad_block(h->node, "TREE_NODE:v2:", 13, 13 + 64);
+    h->size = hex ? 64 : 32;
+    h->pfx = hex ? 5 : 13;
+    for (k = 0; k < CK_MAX_LANES; k++) {
+        if (hex) {
+            ck_pad_block(h->leaf[k], "LEAF:", 5, 5 + 64);
+            ck_pad_block(h->node[k], "NODE:", 5, 5 + 128);
+        } else {
+            ck_pad_block(h->leaf[k], "TREE_LEAF:v2:", 13, 13 + 32);
+            ck_pad_block(h->node[k], "TREE_NODE:v2:", 13, 13 + 64);
+        }
     }
 }
 
-/* Level-0 node of a raw 32-byte input. out may not alias input. */
+/* Hash the first count (<= CK_MAX_LANES) filled blocks of `blocks` into out[k] as node
+ * values (hex text for sav 0/1). */
+static inline void ck_tree_finish(ck_tree_hasher *h, uint8_t (*blocks)[CK_SHA3_256_RATE],
+                                  uint8_t *const *out, int count) {
+    const uint8_t *b[CK_MAX_LANES];
+    uint8_t *o[CK_MAX_LANES];
+    uint8_t digest[CK_MAX_LANES][32];
+    int k;
+    for (k = 0; k < count; k++) {
+        b[k] = blocks[k];
+        o[k] = h->hex ? digest[k] : out[k];
+    }
+    ck_sha3_256_padded_many(b, o, count);
+    if (h->hex)
+        for (k = 0; k < count; k++)
+            ck_hex32(digest[k], out[k]);
+}
+
+/* Level-0 node values of count raw 32-byte inputs. */
+static inline void ck_tree_leaf_batch(ck_tree_hasher *h, const uint8_t *const *input,
+                                      uint8_t *const *out, int count) {
+    int k;
+    for (k = 0; k < count; k++) {
+        if (h->hex)
+            ck_hex32(input[k], h->leaf[k] + 5);
+        else
+            memcpy(h->leaf[k] + 13, input[k], 32);
+    }
+    ck_tree_finish(h, h->leaf, out, count);
+}
+
+/* Parents of count pairs. Every input is copied before any output is written, so an
+ * output may alias any input of the batch. */
+static inline void ck_tree_node_batch(ck_tree_hasher *h, const uint8_t *const *left,
+                                      const uint8_t *const *right, uint8_t *const *out,
+                                      int count) {
+    size_t sz = h->size, pfx = h->pfx;
+    int k;
+    for (k = 0; k < count; k++) {
+        memcpy(h->node[k] + pfx, left[k], sz);
+        memcpy(h->node[k] + pfx + sz, right[k], sz);
+    }
+    ck_tree_finish(h, h->node, out, count);
+}
+
 static inline void ck_tree_leaf(ck_tree_hasher *h, const uint8_t *input, uint8_t *out) {
-    if (h->hex) {
-        uint8_t digest[32];
-        ck_hex32(input, h->leaf + 5);
-        ck_sha3_256_padded_block(h->leaf, digest);
-        ck_hex32(digest, out);
-    } else {
-        memcpy(h->leaf + 13, input, 32);
-        ck_sha3_256_padded_block(h->leaf, out);
-    }
+    ck_tree_leaf_batch(h, &input, &out, 1);
 }
 
-/* Parent of two node values; out may alias left or right (both are copied first). */
 static inline void ck_tree_node(ck_tree_hasher *h, const uint8_t *left, const uint8_t *right,
                                 uint8_t *out) {
-    size_t sz = h->size, pfx = h->pfx;
-    memcpy(h->node + pfx, left, sz);
-    memcpy(h->node + pfx + sz, right, sz);
-    if (h->hex) {
-        uint8_t digest[32];
-        ck_sha3_256_padded_block(h->node, digest);
-        ck_hex32(digest, out);
-    } else {
-        ck_sha3_256_padded_block(h->node, out);
-    }
+    ck_tree_node_batch(h, &left, &right, &out, 1);
 }
 
 /* Level-0 nodes of `first` (optional: the sav 1 Episode input, NULL for none) followed by
  * n inputs of 32 raw bytes, written to work (node values back to back). */
 static inline void ck_tree_leaves(ck_tree_hasher *h, const uint8_t *first, const uint8_t *inputs,
                                   size_t n, uint8_t *work) {
-    size_t i, sz = h->size;
+    const uint8_t *in[CK_MAX_LANES];
+    uint8_t *out[CK_MAX_LANES];
+    size_t i = 0, sz = h->size;
+    int k;
     if (first) {
         ck_tree_leaf(h, first, work);
         work += sz;
     }
-    for (i = 0; i < n; i++)
-        ck_tree_leaf(h, inputs + 32 * i, work + sz * i);
+    while (i < n) {
+        for (k = 0; k < CK_MAX_LANES && i < n; k++, i++) {
+            in[k] = inputs + 32 * i;
+            out[k] = work + sz * i;
+        }
+        ck_tree_leaf_batch(h, in, out, k);
+    }
+}
+
+/* Parents j = lo..hi of the level below (`below`, nb nodes) into `here`; the last node
+ * of an odd level is carried up unchanged. Safe in place (here == below, lo == 0): batches
+ * go left to right and parent j only overwrites slot j <= 2j. */
+static inline void ck_tree_parents(ck_tree_hasher *h, uint8_t *below, size_t nb, uint8_t *here,
+                                   size_t lo, size_t hi) {
+    const uint8_t *l[CK_MAX_LANES], *r[CK_MAX_LANES];
+    uint8_t *out[CK_MAX_LANES];
+    size_t j = lo, sz = h->size;
+    int k;
+    while (j <= hi) {
+        for (k = 0; k < CK_MAX_LANES && j <= hi && 2 * j + 1 < nb; k++, j++) {
+            l[k] = below + sz * (2 * j);
+            r[k] = below + sz * (2 * j + 1);
+            out[k] = here + sz * j;
+        }
+        if (k)
+            ck_tree_node_batch(h, l, r, out, k);
+        if (j <= hi && 2 * j + 1 >= nb) {   /* the unpaired last node */
+            memmove(here + sz * j, below + sz * (2 * j), sz);
+            j++;
+        }
+    }
 }
 
 /* Fold a level of n >= 1 node values in place down to the root at work[0..size). Pairs from
  * the left; an odd level's last node is carried up unchanged. */
 static inline void ck_tree_fold(ck_tree_hasher *h, uint8_t *work, size_t n) {
-    size_t i, sz = h->size;
     while (n > 1) {
-        size_t half = n / 2;
-        for (i = 0; i < half; i++)
-            ck_tree_node(h, work + sz * (2 * i), work + sz * (2 * i + 1), work + sz * i);
-        if (n & 1) {
-            memmove(work + sz * half, work + sz * (n - 1), sz);
-            half++;
-        }
-        n = half;
+        size_t up = (n + 1) / 2;
+        ck_tree_parents(h, work, n, work, 0, up - 1);
+        n = up;
     }
 }
 
@@ -166,38 +207,24 @@ static inline int ck_tree_shape(size_t n, size_t counts[65], size_t offsets[65],
     return d;
 }
 
-/* Node j of level d (d >= 1) recomputed from level d-1 in a full level store. */
-static inline void ck_tree_recompute(ck_tree_hasher *h, uint8_t *store, const size_t *counts,
-                                     const size_t *offsets, int d, size_t j) {
-    size_t sz = h->size;
-    uint8_t *below = store + sz * offsets[d - 1];
-    uint8_t *out = store + sz * (offsets[d] + j);
-    if (2 * j + 1 < counts[d - 1])
-        ck_tree_node(h, below + sz * (2 * j), below + sz * (2 * j + 1), out);
-    else
-        memcpy(out, below + sz * (2 * j), sz);
-}
-
 /* Build every level above level 0 of a full level store. */
 static inline void ck_tree_build_levels(ck_tree_hasher *h, uint8_t *store, const size_t *counts,
                                         const size_t *offsets, int depth) {
     int d;
-    size_t j;
     for (d = 1; d < depth; d++)
-        for (j = 0; j < counts[d]; j++)
-            ck_tree_recompute(h, store, counts, offsets, d, j);
+        ck_tree_parents(h, store + h->size * offsets[d - 1], counts[d - 1],
+                        store + h->size * offsets[d], 0, counts[d] - 1);
 }
 
 /* After level-0 nodes [lo, hi] changed, rehash exactly their ancestors. */
 static inline void ck_tree_refresh_range(ck_tree_hasher *h, uint8_t *store, const size_t *counts,
                                          const size_t *offsets, int depth, size_t lo, size_t hi) {
     int d;
-    size_t j;
     for (d = 1; d < depth; d++) {
         lo >>= 1;
         hi >>= 1;
-        for (j = lo; j <= hi; j++)
-            ck_tree_recompute(h, store, counts, offsets, d, j);
+        ck_tree_parents(h, store + h->size * offsets[d - 1], counts[d - 1],
+                        store + h->size * offsets[d], lo, hi);
     }
 }
 

@@ -135,26 +135,34 @@ static const uint64_t CK_KECCAK_RC[24] = {
 } while (0)
 
 
+/* Keccak-f[1600] over an array s[25] of lane type T, in place: loads the lanes into locals,
+ * runs the 24 rounds, stores them back. T is uint64_t for one state, or a GCC vector of
+ * uint64_t holding lane (x, y) of several independent states (ext/astp_keccak_simd.h); the
+ * round uses only ^ & ~ << >> on T, and iota's scalar constant broadcasts. */
+#define CK_KECCAK_F1600_BODY(T, s) do { \
+    T a00 = (s)[0], a10 = (s)[1], a20 = (s)[2], a30 = (s)[3], a40 = (s)[4]; \
+    T a01 = (s)[5], a11 = (s)[6], a21 = (s)[7], a31 = (s)[8], a41 = (s)[9]; \
+    T a02 = (s)[10], a12 = (s)[11], a22 = (s)[12], a32 = (s)[13], a42 = (s)[14]; \
+    T a03 = (s)[15], a13 = (s)[16], a23 = (s)[17], a33 = (s)[18], a43 = (s)[19]; \
+    T a04 = (s)[20], a14 = (s)[21], a24 = (s)[22], a34 = (s)[23], a44 = (s)[24]; \
+    T b00, b10, b20, b30, b40, b01, b11, b21, b31, b41, b02, b12, b22, b32, b42; \
+    T b03, b13, b23, b33, b43, b04, b14, b24, b34, b44; \
+    T c0, c1, c2, c3, c4, d0, d1, d2, d3, d4; \
+    int ck_round_; \
+    for (ck_round_ = 0; ck_round_ < 24; ck_round_ += 2) { /* two rounds per pass */ \
+        CK_KECCAK_ROUND(CK_KECCAK_RC[ck_round_]); \
+        CK_KECCAK_ROUND(CK_KECCAK_RC[ck_round_ + 1]); \
+    } \
+    (s)[0] = a00; (s)[1] = a10; (s)[2] = a20; (s)[3] = a30; (s)[4] = a40; \
+    (s)[5] = a01; (s)[6] = a11; (s)[7] = a21; (s)[8] = a31; (s)[9] = a41; \
+    (s)[10] = a02; (s)[11] = a12; (s)[12] = a22; (s)[13] = a32; (s)[14] = a42; \
+    (s)[15] = a03; (s)[16] = a13; (s)[17] = a23; (s)[18] = a33; (s)[19] = a43; \
+    (s)[20] = a04; (s)[21] = a14; (s)[22] = a24; (s)[23] = a34; (s)[24] = a44; \
+} while (0)
+
 /* Keccak-f[1600] on s[25] in place (all 24 rounds of Keccak-p[1600, 24]). */
 static inline void ck_keccak_f1600(uint64_t s[25]) {
-    uint64_t a00 = s[0], a10 = s[1], a20 = s[2], a30 = s[3], a40 = s[4];
-    uint64_t a01 = s[5], a11 = s[6], a21 = s[7], a31 = s[8], a41 = s[9];
-    uint64_t a02 = s[10], a12 = s[11], a22 = s[12], a32 = s[13], a42 = s[14];
-    uint64_t a03 = s[15], a13 = s[16], a23 = s[17], a33 = s[18], a43 = s[19];
-    uint64_t a04 = s[20], a14 = s[21], a24 = s[22], a34 = s[23], a44 = s[24];
-    uint64_t b00, b10, b20, b30, b40, b01, b11, b21, b31, b41, b02, b12, b22, b32, b42;
-    uint64_t b03, b13, b23, b33, b43, b04, b14, b24, b34, b44;
-    uint64_t c0, c1, c2, c3, c4, d0, d1, d2, d3, d4;
-    int i;
-    for (i = 0; i < 24; i += 2) {       /* two rounds per pass: less loop overhead */
-        CK_KECCAK_ROUND(CK_KECCAK_RC[i]);
-        CK_KECCAK_ROUND(CK_KECCAK_RC[i + 1]);
-    }
-    s[0] = a00; s[1] = a10; s[2] = a20; s[3] = a30; s[4] = a40;
-    s[5] = a01; s[6] = a11; s[7] = a21; s[8] = a31; s[9] = a41;
-    s[10] = a02; s[11] = a12; s[12] = a22; s[13] = a32; s[14] = a42;
-    s[15] = a03; s[16] = a13; s[17] = a23; s[18] = a33; s[19] = a43;
-    s[20] = a04; s[21] = a14; s[22] = a24; s[23] = a34; s[24] = a44;
+    CK_KECCAK_F1600_BODY(uint64_t, s);
 }
 
 /* XOR one full rate block (136 bytes) into the state and permute. */

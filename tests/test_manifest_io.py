@@ -100,3 +100,28 @@ def test_build_fixtures_refuses_directory_outside(tmp_path: Path) -> None:
     (tmp_path / "m").mkdir()
     with pytest.raises(ManifestError):
         manifests.build_fixtures(tmp_path / "data", tmp_path / "m" / "fixtures.json")
+
+
+def test_entries_without_usable_ids_are_reported_once() -> None:
+    cid = "bbf044c85b5c8d51f7d9352bdf1ba29be581cc5a82e6f390006735237bf5111a"  # of b"\0"
+    case = {"op": "concat", "inputs": ["00"], "output": "00", "cid_sha256": cid}
+    doc = {"schema": "amduat.conformance.fps.v0",
+           "cases": [dict(case), {"id": 5, **case}, 7, {"id": "z", **case, "output": []}]}
+    problems = [(p.case, p.reason) for p in manifests.verify_manifest(manifests.Manifest(doc))]
+    assert problems == [("#1", "wrong_type"), ("#0", "missing_field"),
+                        ("#2", "wrong_type"), ("z", "wrong_type")]
+
+
+@pytest.mark.parametrize(("doc", "expected"), [
+    ({"schema": "amduat.conformance.fps.v0"}, [(None, "missing_field")]),
+    ({"schema": "amduat.conformance.fps.v0", "cases": {}}, [(None, "wrong_type")]),
+    ({"schema": 3, "cases": []}, [(None, "unknown_schema")]),
+    ({"schema": "canonkit.conformance.fps_artifacts.v0", "cases": []},
+     [(None, "missing_field")]),
+    ({"schema": "canonkit.conformance.fps_artifacts.v0", "fixtures": "../x.json",
+      "cases": []}, [(None, "artifact_escapes")]),
+])
+def test_manifest_level_problems(doc: dict[str, object],
+                                 expected: list[tuple[str | None, str]]) -> None:
+    problems = manifests.verify_manifest(manifests.Manifest(doc))  # type: ignore[arg-type]
+    assert [(p.case, p.reason) for p in problems] == expected

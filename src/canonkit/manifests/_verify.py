@@ -16,8 +16,8 @@ def _id_problems(entries: list[Any]) -> list[Problem]:
     for index, entry in enumerate(entries):
         ident = entry.get("id") if isinstance(entry, dict) else None
         if not isinstance(ident, str):
-            problems.append(Problem(f"#{index}", "missing_field" if ident is None
-                                    else "wrong_type", "id must be a string"))
+            if ident is not None:  # a missing id is reported by the entry's field check
+                problems.append(Problem(f"#{index}", "wrong_type", "id must be a string"))
             continue
         if ident in seen:
             problems.append(Problem(ident, "duplicate_id", f"id {ident!r} appears again "

@@ -46,6 +46,38 @@ def test_address_is_blake3_of_the_bytes() -> None:
         assert objects.digest_of(data) == blake3(data).digest()
 
 
+def test_large_inputs_hash_in_parallel_to_the_same_address() -> None:
+    from canonkit.objects.hashing import PARALLEL_MIN
+
+    data = bytes(range(256)) * (PARALLEL_MIN // 256 + 3)
+    expected = "blake3:" + blake3(data).hexdigest()
+    assert objects.address(data) == expected
+    assert objects.address(memoryview(data)) == expected
+    assert objects.addresses([data, b"", data]) == [expected, objects.address(b""), expected]
+
+
+def test_address_after_a_failed_call_is_unaffected() -> None:
+    with pytest.raises(TypeError):
+        objects.address("text")  # type: ignore[arg-type]
+    assert objects.address(HELLO) == HELLO_ADDRESS
+
+
+def test_address_is_safe_across_threads() -> None:
+    items = [i.to_bytes(4, "big") * 50 for i in range(3000)]
+    expected = ["blake3:" + blake3(x).hexdigest() for x in items]
+    results: list[list[str]] = []
+
+    def work() -> None:
+        results.append([objects.address(x) for x in items])
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [expected] * 4
+
+
 def test_addresses_batch_equals_one_by_one() -> None:
     items = [bytes([i % 256]) * i for i in range(300)] + [memoryview(b"abc"), bytearray(b"")]
     assert objects.addresses(items) == [objects.address(x) for x in items]

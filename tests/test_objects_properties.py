@@ -114,3 +114,36 @@ def test_arbitrary_bytes_get_the_same_verdict(
         codecs: tuple[ObjectCodec, ObjectCodec], data: bytes) -> None:
     c, py = codecs
     assert _verdict(c, data) == _verdict(py, data)
+
+
+junk = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**65), 2**65) | st.floats() | st.text(max_size=5)
+    | st.sampled_from(["", "a/b", "\u00e9"]) | st.binary(min_size=31, max_size=33)
+    | st.builds(bytearray, st.binary(max_size=33)),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                max_size=3),
+    max_leaves=8)
+
+
+@settings(max_examples=300)
+@given(any_object.filter(lambda o: o[0] not in ("blob", "chunk")), st.data())
+def test_the_generated_fast_path_never_accepts_what_the_schema_rejects(
+        obj: tuple[str, Any], data: st.DataObject) -> None:
+    """The per-kind predicate (generated code) says True only for valid fields; the
+    precise slow path is the reference."""
+    kind_name, fields = obj
+    kind = objects.get_kind(kind_name, 1)
+    assert kind._fast(fields)  # valid objects take the fast path
+    mutated = dict(fields)
+    key = data.draw(st.sampled_from(sorted(mutated) + ["extra"]))
+    mutated[key] = data.draw(junk)
+    if data.draw(st.booleans()) and key != "extra":
+        del mutated[key]
+    try:
+        kind.validate(mutated)
+    except errors.SchemaViolationError:
+        # the fast path is the predicate plus the kind's cross-field rule
+        if kind._fast(mutated):
+            assert kind.check is not None
+            with pytest.raises(errors.SchemaViolationError):
+                kind.check(mutated)

@@ -11,7 +11,7 @@ CBOR error classes), the envelope (``missing_kind``, ``unknown_kind``,
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
@@ -84,33 +84,52 @@ class Object:
         return f"Object({self.kind!r}, v{self.version}, {self.address})"
 
 
-class ObjectCodec:
-    """The object layer over one CBOR backend module."""
+def _make_encoder(encode: Callable[..., bytes]) -> Callable[..., bytes]:
+    """``encode_object`` over one backend's ``encode``, as a closure: the hot path (one
+    small object, many times) does one dict lookup, the kind's generated validity
+    predicate, one dict build and one encoder call."""
+    kinds = _KINDS
 
-    __slots__ = ("_decode", "_encode", "cbor")
-
-    def __init__(self, cbor: ModuleType) -> None:
-        self.cbor = cbor
-        self._encode = cbor.encode
-        self._decode = cbor.decode
-
-    def encode_object(self, kind: str, fields: Any, *, version: int = 1) -> bytes:
+    def encode_object(kind: str, fields: Any, *, version: int = 1) -> bytes:
         """The addressed bytes of an object; validates ``fields`` against the schema
         first (``SchemaViolationError`` naming the field), so every encoded object
         decodes again."""
-        spec = _KINDS.get((kind, version)) if type(kind) is str else None
+        spec = kinds.get((kind, version)) if type(kind) is str else None
         if spec is None:
             spec = _lookup(kind, version)
-        spec.validate(fields)
         if spec.raw:
+            spec.validate(fields)
             return bytes(fields)
-        envelope = {"t": kind, "v": version}
-        envelope.update(fields)
-        return self._encode(envelope, profile=PROFILE)  # type: ignore[no-any-return]
+        if not spec._fast(fields):
+            spec.validate(fields)  # raises the precise violation, or accepts (bytearray ...)
+        elif spec.check is not None:
+            spec.check(fields)
+        return encode({"t": kind, "v": version, **fields}, profile=PROFILE)
 
-    def address_object(self, kind: str, fields: Any, *, version: int = 1) -> str:
-        """``address(encode_object(kind, fields, version=version))``."""
-        return address(self.encode_object(kind, fields, version=version))
+    return encode_object
+
+
+class ObjectCodec:
+    """The object layer over one CBOR backend module.
+
+    ``encode_object(kind, fields, *, version=1) -> bytes``,
+    ``address_object(kind, fields, *, version=1) -> str`` and
+    ``decode_object(data, /, *, kind=None) -> Object``.
+    """
+
+    __slots__ = ("_decode", "address_object", "cbor", "encode_object")
+
+    def __init__(self, cbor: ModuleType) -> None:
+        self.cbor = cbor
+        self._decode = cbor.decode
+        encode_object = _make_encoder(cbor.encode)
+        self.encode_object = encode_object
+
+        def address_object(kind: str, fields: Any, *, version: int = 1) -> str:
+            """``address(encode_object(kind, fields, version=version))``."""
+            return address(encode_object(kind, fields, version=version))
+
+        self.address_object = address_object
 
     def decode_object(self, data: Buffer, /, *, kind: str | None = None) -> Object:
         """Decode addressed bytes into an ``Object``.

@@ -35,14 +35,59 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
+class _Gen:
+    """Builds a kind's fast validity predicate as Python source (attrs/msgspec style).
+
+    The predicate returns True when the fields are certainly valid, False when the slow
+    path must look (it then either raises the precise violation or accepts, e.g. a
+    ``bytearray`` where ``bytes`` is usual). It only ever says True for valid input.
+    """
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.ns: dict[str, Any] = {"U64": _U64, "M": _MISSING, "_ok": _slow_ok,
+                                   "_ordered": _ordered}
+        self.count = 0
+
+    def var(self) -> str:
+        self.count += 1
+        return f"x{self.count}"
+
+    def const(self, value: Any) -> str:
+        name = f"c{len(self.ns)}"
+        self.ns[name] = value
+        return name
+
+    def line(self, indent: int, text: str) -> None:
+        self.lines.append("    " * indent + text)
+
+
+_MISSING = object()
+
+
+def _slow_ok(ftype: FieldType, value: Any) -> bool:
+    try:
+        ftype.check(value, "")
+    except SchemaViolationError:
+        return False
+    return True
+
+
 class FieldType:
-    """One field's type. ``check(value, path)`` returns None or raises ``violation``."""
+    """One field's type. ``check(value, path)`` returns None or raises ``violation``.
+
+    Subclasses may also override ``emit`` (the fast predicate's code); the default calls
+    ``check``, so a user-defined type needs only ``check``.
+    """
 
     __slots__ = ()
     label = "value"
 
     def check(self, value: Any, path: str) -> None:
         raise NotImplementedError
+
+    def emit(self, g: _Gen, var: str, indent: int) -> None:
+        g.line(indent, f"if not _ok({g.const(self)}, {var}): return False")
 
     def __repr__(self) -> str:
         return self.label
@@ -60,6 +105,9 @@ class UInt(FieldType):
         if not 0 <= value < _U64:
             raise violation(path, f"expected uint in 0..2**64-1, got {value}")
 
+    def emit(self, g: _Gen, var: str, indent: int) -> None:
+        g.line(indent, f"if type({var}) is not int or {var} < 0 or {var} >= U64: return False")
+
 
 class Int(FieldType):
     """An integer −2^64 … 2^64−1 (CBOR major types 0/1; bignums are not fields)."""
@@ -73,6 +121,10 @@ class Int(FieldType):
         if not -_U64 <= value < _U64:
             raise violation(path, f"expected int in -2**64..2**64-1, got {value}")
 
+    def emit(self, g: _Gen, var: str, indent: int) -> None:
+        g.line(indent, f"if type({var}) is not int or {var} < -U64 or {var} >= U64: "
+                       f"return False")
+
 
 class Bool(FieldType):
     """``True`` or ``False``."""
@@ -83,6 +135,9 @@ class Bool(FieldType):
     def check(self, value: Any, path: str) -> None:
         if type(value) is not bool:
             raise violation(path, f"expected bool, got {_type_name(value)}")
+
+    def emit(self, g: _Gen, var: str, indent: int) -> None:
+        g.line(indent, f"if type({var}) is not bool: return False")
 
 
 class Text(FieldType):
@@ -106,6 +161,14 @@ class Text(FieldType):
         for ch in self.forbid:
             if ch in value:
                 raise violation(path, f"must not contain {ch!r}")
+
+    def emit(self, g: _Gen, var: str, indent: int) -> None:
+        cond = f"type({var}) is not str"
+        if self.non_empty:
+            cond += f" or not {var}"
+        for ch in self.forbid:
+            cond += f" or {ch!r} in {var}"
+        g.line(indent, f"if {cond}: return False")
 
 
 class Bytes(FieldType):
@@ -131,6 +194,10 @@ class Bytes(FieldType):
         if self.size is not None and n != self.size:
             raise violation(path, f"expected {self.label}, got {n} bytes")
 
+    def emit(self, g: _Gen, var: str, indent: int) -> None:
+        size = "" if self.size is None else f" or len({var}) != {self.size}"
+        g.line(indent, f"if type({var}) is not bytes{size}: return False")
+
 
 REF = Bytes(32)
 """A reference to another object: its 32 raw BLAKE3 digest bytes (never hex text)."""
@@ -152,6 +219,10 @@ class Nullable(FieldType):
         if value is not None:
             self.inner.check(value, path)
 
+    def emit(self, g: _Gen, var: str, indent: int) -> None:
+        g.line(indent, f"if {var} is not None:")
+        self.inner.emit(g, var, indent + 1)
+
 
 class Tuple(FieldType):
     """A fixed-length array whose items have the given types, e.g. ``[ref, size]``."""
@@ -172,6 +243,14 @@ class Tuple(FieldType):
             raise violation(path, f"expected {len(self.items)} items, got {len(value)}")
         for i, (item_type, item) in enumerate(zip(self.items, value)):
             item_type.check(item, f"{path}[{i}]")
+
+    def emit(self, g: _Gen, var: str, indent: int) -> None:
+        g.line(indent, f"if (type({var}) is not list and type({var}) is not tuple) "
+                       f"or len({var}) != {len(self.items)}: return False")
+        for i, item_type in enumerate(self.items):
+            item = g.var()
+            g.line(indent, f"{item} = {var}[{i}]")
+            item_type.emit(g, item, indent)
 
 
 def _order_key(value: Any) -> bytes:
@@ -207,6 +286,14 @@ class Array(FieldType):
         if self.order_by is not None and len(value) > 1:
             self._check_order(value, path)
 
+    def emit(self, g: _Gen, var: str, indent: int) -> None:
+        g.line(indent, f"if type({var}) is not list and type({var}) is not tuple: return False")
+        item = g.var()
+        g.line(indent, f"for {item} in {var}:")
+        self.item.emit(g, item, indent + 1)
+        if self.order_by is not None:
+            g.line(indent, f"if not _ordered({var}, {self.order_by!r}): return False")
+
     def _check_order(self, value: Sequence[Any], path: str) -> None:
         by = self.order_by
         previous: bytes | None = None
@@ -241,6 +328,50 @@ def _check_map(value: Any, path: str, required: Mapping[str, FieldType],
             ftype.check(value[name], prefix + name)
 
 
+def _ordered(items: Sequence[Any], by: str) -> bool:
+    previous: bytes | None = None
+    try:
+        for item in items:
+            key = _order_key(item if by == "self" else item[by])
+            if previous is not None and key <= previous:
+                return False
+            previous = key
+    except Exception:  # the fast predicate never raises; the slow path explains
+        return False
+    return True
+
+
+def _emit_map(g: _Gen, var: str, indent: int, required: Mapping[str, FieldType],
+              optional: Mapping[str, FieldType]) -> None:
+    if not optional:
+        g.line(indent, f"if len({var}) != {len(required)}: return False")
+    for name, ftype in required.items():
+        value = g.var()  # a missing key yields M, which every type rejects
+        g.line(indent, f"{value} = {var}.get({name!r}, M)")
+        ftype.emit(g, value, indent)
+    if optional:
+        present = g.var()
+        g.line(indent, f"{present} = {len(required)}")
+        for name, ftype in optional.items():
+            value = g.var()
+            g.line(indent, f"{value} = {var}.get({name!r}, M)")
+            g.line(indent, f"if {value} is not M:")
+            g.line(indent + 1, f"{present} += 1")
+            ftype.emit(g, value, indent + 1)
+        g.line(indent, f"if len({var}) != {present}: return False")
+
+
+def _compile_fast(name: str, required: Mapping[str, FieldType],
+                  optional: Mapping[str, FieldType]) -> Callable[[Any], bool]:
+    g = _Gen()
+    g.line(0, "def fast(f):")
+    g.line(1, "if type(f) is not dict: return False")
+    _emit_map(g, "f", 1, required, optional)
+    g.line(1, "return True")
+    exec(compile("\n".join(g.lines), f"<canonkit kind {name}>", "exec"), g.ns)
+    return g.ns["fast"]  # type: ignore[no-any-return]
+
+
 class Record(FieldType):
     """A map with text keys: required fields, optional fields, nothing else."""
 
@@ -260,6 +391,10 @@ class Record(FieldType):
             raise violation(path, f"expected map, got {_type_name(value)}")
         _check_map(value, path, self.fields, self.optional)
 
+    def emit(self, g: _Gen, var: str, indent: int) -> None:
+        g.line(indent, f"if type({var}) is not dict: return False")
+        _emit_map(g, var, indent, self.fields, self.optional)
+
 
 class Kind:
     """The schema of one ``(t, v)`` pair.
@@ -268,7 +403,7 @@ class Kind:
     ``check`` is an optional cross-field rule ``check(fields)`` raising ``violation``.
     """
 
-    __slots__ = ("check", "fields", "name", "optional", "raw", "version")
+    __slots__ = ("_fast", "check", "fields", "name", "optional", "raw", "version")
 
     def __init__(self, name: str, version: int = 1, *,
                  fields: Mapping[str, FieldType] | None = None,
@@ -293,6 +428,7 @@ class Kind:
                 raise ValueError(f"invalid field name {field!r} (t and v are the envelope)")
             if field in self.fields and field in self.optional:
                 raise ValueError(f"field {field!r} is both required and optional")
+        self._fast = None if raw else _compile_fast(name, self.fields, self.optional)
 
     def validate(self, fields: Any) -> None:
         """Raise ``SchemaViolationError`` (detail = field path) unless ``fields`` fits."""
@@ -301,7 +437,8 @@ class Kind:
                 raise violation("<content>", f"raw kind {self.name!r} takes bytes, "
                                              f"got {_type_name(fields)}")
             return
-        _check_map(fields, "", self.fields, self.optional)
+        if not self._fast(fields):  # type: ignore[misc]
+            _check_map(fields, "", self.fields, self.optional)
         if self.check is not None:
             self.check(fields)
 

@@ -20,7 +20,7 @@ CORPUS = REPO / "conformance" / "amduat"
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
     copy = tmp_path / "amduat"
-    shutil.copytree(CORPUS, copy, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    shutil.copytree(CORPUS, copy, ignore=shutil.ignore_patterns("*.py", "*.md", "__pycache__"))
     return copy
 
 

@@ -123,6 +123,21 @@ def test_seed_table_corpus_dask_engine(corpus: tuple[Path, Path], tmp_path: Path
     assert dask.read_bytes() == local.read_bytes()
 
 
+def test_dask_engine_connects_to_a_scheduler(everything: tuple[Path, Path],
+                                             tmp_path: Path) -> None:
+    distributed = pytest.importorskip("dask.distributed")
+    out, ans = everything
+    local = tmp_path / "local.jsonl"
+    remote = tmp_path / "remote.jsonl"
+    list(reverify.run([out], jobs=2, report=local))
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        run = reverify.run([out], engine="dask", scheduler=cluster.scheduler_address,
+                           batch_size=4, report=remote)
+        check_against(list(run), answers(ans))
+    assert remote.read_bytes() == local.read_bytes()
+
+
 def test_every_outcome_class(everything: tuple[Path, Path]) -> None:
     out, ans = everything
     expected = answers(ans)
@@ -280,6 +295,22 @@ def test_progress_only_on_a_terminal() -> None:
     p.update(10, 500, 500)
     p.close()
     assert "Episodes/s" in tty.getvalue()
+
+
+def test_progress_without_tqdm(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm -> ImportError
+    tty = Tty()
+    p = Progress(1000, stream=tty, min_interval=0)
+    p.update(10, 500, 500)
+    p.close()
+    shown = tty.getvalue()
+    assert "Episodes/s" in shown and "MB/s" in shown and "ETA" in shown
 
 
 # --- memory ---------------------------------------------------------------------------

@@ -278,3 +278,18 @@ def test_seal_episode_refuses_a_foreign_signal_order() -> None:
     doc = tie_fixture_document()
     sealed_doc = astp.seal_episode(doc, spine_algorithm_version=1, ordering_version=1)
     assert doc["seal"] is None and sealed_doc is not doc  # input untouched
+
+
+def test_post_closure_append_ephemeral_and_seal_closed_at() -> None:
+    doc = tie_fixture_document()
+    doc["segments"].append({"sequence_index": 9, "content_hash": H("late"), "retention_tier": "EPHEMERAL",
+                            "created_at": "2026-01-02T00:00:01Z"})
+    r = astp.reproduce(astp.seal_episode(doc, spine_algorithm_version=2, ordering_version=2))
+    assert (r.outcome, r.flags) == ("reproduced", ["post_closure_append"])
+    doc = tie_fixture_document()
+    doc["signals"][4]["received_at"] = "2026-01-03T00:00:00Z"
+    sealed_doc = astp.seal_episode(doc, spine_algorithm_version=2, ordering_version=2)
+    del sealed_doc["closed_at"]  # the seal's own closed_at is used instead
+    assert astp.reproduce(sealed_doc).flags == ["post_closure_append"]
+    sealed_doc["seal"]["closed_at"] = None
+    assert astp.reproduce(sealed_doc).flags == []

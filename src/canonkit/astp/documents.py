@@ -253,6 +253,10 @@ def _read_episode_doc(doc: Mapping[str, Any]) -> Episode:
     status = _text(doc.get("status"), "status", nullable=True)
     closed_at = parse_instant(doc.get("closed_at"), "closed_at")
     sealed_at = parse_instant(doc.get("sealed_at"), "sealed_at")
+    raw_seal = _get(doc, "seal", "")
+    if closed_at is None and isinstance(raw_seal, Mapping):
+        # the closure instant for G-1 findings: the Episode's, else the one its seal recorded
+        closed_at = parse_instant(raw_seal.get("closed_at"), "seal.closed_at")
     segments: list[Segment] = []
     excluded: list[str] = []
     flags: set[str] = set()
@@ -261,6 +265,9 @@ def _read_episode_doc(doc: Mapping[str, Any]) -> Episode:
         item = _obj(item, p)
         tier = _text(item.get("retention_tier"), f"{p}.retention_tier", nullable=True)
         content = _digest(_get(item, "content_hash", p), f"{p}.content_hash")
+        created_at = parse_instant(item.get("created_at"), f"{p}.created_at")
+        if closed_at is not None and created_at is not None and created_at > closed_at:
+            flags.add("post_closure_append")
         if tier == "EPHEMERAL":
             excluded.append(content)
             continue
@@ -271,7 +278,7 @@ def _read_episode_doc(doc: Mapping[str, Any]) -> Episode:
         segment = Segment(
             sequence_index=_int(_get(item, "sequence_index", p), f"{p}.sequence_index"),
             content_hash=content, retention_tier=tier,
-            created_at=parse_instant(item.get("created_at"), f"{p}.created_at"),
+            created_at=created_at,
             hash_version=hv, leaf_hash=None if leaf is None else _digest(leaf, f"{p}.leaf_hash"),
             **_leaf_fields(item, p))
         segments.append(segment)
@@ -294,8 +301,6 @@ def _read_episode_doc(doc: Mapping[str, Any]) -> Episode:
     signals = [s for _, s in spine]
     if len({s.content_hash for s in signals}) < len(signals):
         flags.add("duplicate_signal")
-    if closed_at is not None and any(s.created_at is not None and s.created_at > closed_at for s in segments):
-        flags.add("post_closure_append")
     members: list[str] = []
     raw_members = doc.get("structural_members")
     for i, item in enumerate([] if raw_members is None else _list(raw_members, "structural_members")):
@@ -314,7 +319,6 @@ def _read_episode_doc(doc: Mapping[str, Any]) -> Episode:
     raw_entries = doc.get("context_entries")
     entries = [] if raw_entries is None else [_obj(e, f"context_entries[{i}]")
                                               for i, e in enumerate(_list(raw_entries, "context_entries"))]
-    raw_seal = _get(doc, "seal", "")
     seal = None
     if raw_seal is not None:
         seal_obj = _obj(raw_seal, "seal")

@@ -2,6 +2,7 @@
 conversions every construction shares (kernels; see docs/astp-kernel-api.md)."""
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -41,7 +42,12 @@ def encode_set(prefix: bytes, members: Iterable[Any]) -> bytes:
     return K.encode_set_v2(prefix, members)
 
 
+_UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
 def uuid_text(value: Any) -> str:
     """Canonical lowercase hyphenated text of a UUID given in any accepted form."""
+    if isinstance(value, str) and len(value) == 36 and _UUID_TEXT.fullmatch(value):
+        return value.lower()  # the common case, without a round trip through bytes
     raw = K.uuid_bytes(value).hex()
     return f"{raw[:8]}-{raw[8:12]}-{raw[12:16]}-{raw[16:20]}-{raw[20:]}"

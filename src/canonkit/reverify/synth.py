@@ -68,14 +68,13 @@ def allocate(mix: str, episodes: int) -> list[str]:
     except KeyError:
         raise ValueError(f"unknown mix {mix!r} (expected one of {', '.join(MIXES)})") from None
     total = sum(w for _, w in weights)
-    quotas = [(name, episodes * w / total) for name, w in weights]
-    counts = {name: math.floor(q) for name, q in quotas}
-    left = episodes - sum(counts.values())
-    by_remainder = sorted(quotas, key=lambda nq: (-(nq[1] - math.floor(nq[1])), weights.index(
-        next(x for x in weights if x[0] == nq[0]))))
-    for name, _ in by_remainder[:left]:
-        counts[name] += 1
-    return [name for name, _ in weights for _ in range(counts[name])]
+    quotas = [episodes * w / total for _, w in weights]
+    counts = [math.floor(q) for q in quotas]
+    # hand the remaining Episodes to the largest remainders (ties: the mix's order)
+    by_remainder = sorted(range(len(weights)), key=lambda i: (counts[i] - quotas[i], i))
+    for i in by_remainder[: episodes - sum(counts)]:
+        counts[i] += 1
+    return [name for (name, _), n in zip(weights, counts) for _ in range(n)]
 
 
 @dataclass
@@ -94,11 +93,12 @@ def _ts(t: datetime) -> str:
 
 class _Maker:
     def __init__(self, seed: int, median_segments: int, por_fraction: float,
-                 search_cap: int) -> None:
+                 search_cap: int, not_reproducible_variants: int) -> None:
         self.rng = random.Random(seed)
         self.median = max(1, median_segments)
         self.por_fraction = por_fraction
         self.cap = search_cap
+        self.nr_variants = not_reproducible_variants
         from .. import astp
 
         self.astp = astp
@@ -332,11 +332,20 @@ class _Maker:
         segment after closure; (1) tied groups whose search space is just over the cap
         (within reach of a longer search); (2) a tampered segment; (3) an unknown
         spine_algorithm_version."""
-        kind = variant % (2 if answer.get("seed_table") else 4)
+        kind = variant % self.nr_variants
         if kind in (0, 1):
-            groups = [9] if kind == 0 else [8, 2]
-            if kind == 1 and math.factorial(8) * 2 <= self.cap:
-                groups = [8, 8]
+            space = lambda gs: math.prod(math.factorial(g) for g in gs)  # noqa: E731
+            if kind == 0:  # one group too large to search at all
+                groups = [9]
+                while space(groups) <= self.cap:
+                    groups[0] += 1
+            else:  # groups of at most 8 whose product is just over the cap
+                groups = [8, 2]
+                while space(groups) <= self.cap:
+                    if groups[-1] < 8:
+                        groups[-1] += 1
+                    else:
+                        groups.append(2)
             st = self.stored(groups)
             order = self.fold_order(st)
             seal = self.seal(st, built_sav=1, recorded_sav=1, ov=1, order=order, members=[])
@@ -365,7 +374,6 @@ class _Maker:
             seal["spine_algorithm_version"] = 7
             answer["reason"] = "unknown_identifier"
         doc = self.episode_doc(st, seal, "SEALED", [])
-        answer.pop("seed_table", None)
         answer.update(episode_id=st["episode_id"], format=FORMATS[0], construction=None)
         return SynthEpisode(answer, doc)
 
@@ -393,17 +401,17 @@ def generate(episodes: int, *, mix: str = "seed-table", seed: int = 0,
     """Yield ``episodes`` synthetic Episodes (shuffled outcome mix), each with its answer."""
     if episodes < 0:
         raise ValueError("episodes must be >= 0")
-    maker = _Maker(seed, median_segments, por_fraction, search_cap)
+    # the seed's two unrebuilt Episodes are the two search-cap variants; other mixes
+    # also rotate through tampering and unknown identifiers
+    maker = _Maker(seed, median_segments, por_fraction, search_cap,
+                   not_reproducible_variants=2 if mix == "seed-table" else 4)
     plan = allocate(mix, episodes)
     maker.rng.shuffle(plan)
     seen: dict[str, int] = {}
     for index, outcome in enumerate(plan):
         variant = seen.get(outcome, 0)
         seen[outcome] = variant + 1
-        maker_answer_hint = outcome == "not_reproducible" and mix == "seed-table"
-        item = (maker.not_reproducible(variant, {"outcome": outcome, "flags": [], "order": None,
-                                                 "seed_table": True})
-                if maker_answer_hint else maker.make(outcome, variant))
+        item = maker.make(outcome, variant)
         item.answer = {"index": index, **item.answer}
         yield item
 

@@ -8,7 +8,7 @@ engine hands back byte-identical lines.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Optional
 
 import orjson
 
@@ -17,7 +17,7 @@ from ..errors import CanonkitError
 # (kind, payload, source) — the picklable form of sources.Item that crosses processes
 Task = tuple[str, bytes, dict[str, Any]]
 # (report line without newline, outcome, episode_id, order or None)
-Verdict = tuple[bytes, str, "str | None", "list[str] | None"]
+Verdict = tuple[bytes, str, Optional[str], Optional[list[str]]]
 
 _EMPTY_COMPONENTS: dict[str, str] = {}
 

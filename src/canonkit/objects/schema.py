@@ -45,8 +45,7 @@ class _Gen:
 
     def __init__(self) -> None:
         self.lines: list[str] = []
-        self.ns: dict[str, Any] = {"U64": _U64, "M": _MISSING, "_ok": _slow_ok,
-                                   "_ordered": _ordered}
+        self.ns: dict[str, Any] = {"M": _MISSING, "_ok": _slow_ok, "_ordered": _ordered}
         self.count = 0
 
     def var(self) -> str:
@@ -106,7 +105,8 @@ class UInt(FieldType):
             raise violation(path, f"expected uint in 0..2**64-1, got {value}")
 
     def emit(self, g: _Gen, var: str, indent: int) -> None:
-        g.line(indent, f"if type({var}) is not int or {var} < 0 or {var} >= U64: return False")
+        g.line(indent, f"if type({var}) is not int or {var} < 0 or {var} >= {_U64}: "
+                       f"return False")
 
 
 class Int(FieldType):
@@ -122,7 +122,7 @@ class Int(FieldType):
             raise violation(path, f"expected int in -2**64..2**64-1, got {value}")
 
     def emit(self, g: _Gen, var: str, indent: int) -> None:
-        g.line(indent, f"if type({var}) is not int or {var} < -U64 or {var} >= U64: "
+        g.line(indent, f"if type({var}) is not int or {var} < {-_U64} or {var} >= {_U64}: "
                        f"return False")
 
 
@@ -346,8 +346,8 @@ def _emit_map(g: _Gen, var: str, indent: int, required: Mapping[str, FieldType],
     if not optional:
         g.line(indent, f"if len({var}) != {len(required)}: return False")
     for name, ftype in required.items():
-        value = g.var()  # a missing key yields M, which every type rejects
-        g.line(indent, f"{value} = {var}.get({name!r}, M)")
+        value = g.var()  # a missing key raises KeyError: the predicate says False
+        g.line(indent, f"{value} = {var}[{name!r}]")
         ftype.emit(g, value, indent)
     if optional:
         present = g.var()
@@ -366,7 +366,10 @@ def _compile_fast(name: str, required: Mapping[str, FieldType],
     g = _Gen()
     g.line(0, "def fast(f):")
     g.line(1, "if type(f) is not dict: return False")
-    _emit_map(g, "f", 1, required, optional)
+    g.line(1, "try:")
+    _emit_map(g, "f", 2, required, optional)
+    g.line(1, "except KeyError:")
+    g.line(2, "return False")
     g.line(1, "return True")
     exec(compile("\n".join(g.lines), f"<canonkit kind {name}>", "exec"), g.ns)
     return g.ns["fast"]  # type: ignore[no-any-return]

@@ -6,10 +6,12 @@ threshold).
 """
 from __future__ import annotations
 
+import array
 import random
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 import pytest
 from conftest import backend_pair
 from hypothesis import HealthCheck, example, given, settings
@@ -131,3 +133,30 @@ def test_out_matches_the_returned_bytes(fps_impl: ModuleType,
     out = bytearray(len(expected))
     assert fps_impl.slice(data, offset, length, level, out=out) == len(expected)
     assert out == expected
+
+
+EXOTIC_BUFFERS = {
+    "numpy-0d": lambda: np.array(5, dtype=np.uint8),
+    "numpy-0d-u4": lambda: np.array(7, dtype=">u4"),
+    "numpy-2d": lambda: np.arange(6, dtype=np.uint8).reshape(2, 3),
+    "numpy-fortran": lambda: np.asfortranarray(np.arange(6, dtype=np.uint8).reshape(2, 3)),
+    "numpy-strided": lambda: np.arange(8, dtype=np.uint8)[::2],
+    "numpy-bool": lambda: np.array([True, False]),
+    "numpy-readonly": lambda: np.frombuffer(b"abcd", dtype=np.uint8),
+    "array-double": lambda: array.array("d", [1.5]),
+    "empty-memoryview": lambda: memoryview(b""),
+}
+
+
+@pytest.mark.parametrize("make", EXOTIC_BUFFERS.values(), ids=EXOTIC_BUFFERS.keys())
+def test_differential_on_exotic_buffers(make: Any) -> None:
+    compiled, twin = backend_pair("fps")
+    for call in (
+        Call("reverse", (make(), "bit")),
+        Call("slice", (make(), 1, 0, "bit")),
+        Call("splice", (b"\x01\x02", 1, 1, make())),
+        Call("concat", ([make(), b"x"],)),
+        Call("cid_sha256", (make(),)),
+        Call("reverse", (b"abcd", "byte"), {"out": make()}),
+    ):
+        assert outcome(call, compiled) == outcome(call, twin), call

@@ -7,7 +7,8 @@
 canonkit is timed from ``(kind, fields)`` — schema validation, envelope, encoding and
 hashing; the peers get the finished 7-key map (no validation at all), encode it and hash
 it with the same ``blake3`` package. All contenders produce the same bytes (asserted).
-``blake3-only`` is the floor: the hash call alone on the finished bytes.
+``blake3-only`` and ``canonkit-address-only`` are the floors: the hash call alone on the
+finished bytes (plain, and through canonkit's reused hasher).
 
 ``objects:addresses-1000x162B``: 1000 such encodings addressed in one call vs. a loop of
 ``blake3(x).hexdigest()``.
@@ -23,7 +24,7 @@ import cbrrr
 import pytest
 from blake3 import blake3
 
-from canonkit.objects import ObjectCodec, addresses
+from canonkit.objects import ObjectCodec, address, addresses
 
 FIELDS = {"tree": bytes(range(32)), "parents": [bytes(range(1, 33))],
           "author": "Ada Lovelace <ada@example.org>", "time": 1767225600000,
@@ -65,11 +66,16 @@ def test_encode_and_address_commit(benchmark: Any, contender: str) -> None:
     benchmark(run)
 
 
-def test_hash_only_floor(benchmark: Any) -> None:
+@pytest.mark.parametrize("contender", ["blake3-only", "canonkit-address-only"])
+def test_hash_only_floor(benchmark: Any, contender: str) -> None:
+    """The floors: the plain hash call, and canonkit's ``address`` (reused hasher)."""
     data = cbrrr.encode_dag_cbor(ENVELOPE)
     benchmark.group = "objects:commit-5-field"
-    benchmark.extra_info["contender"] = "blake3-only"
-    benchmark(lambda: "blake3:" + blake3(data).hexdigest())
+    benchmark.extra_info["contender"] = contender
+    if contender == "blake3-only":
+        benchmark(lambda: "blake3:" + blake3(data).hexdigest())
+    else:
+        benchmark(address, data)
 
 
 ITEMS = [cbrrr.encode_dag_cbor({**ENVELOPE, "time": i}) for i in range(1000)]

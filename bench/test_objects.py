@@ -48,9 +48,14 @@ def _cbor2() -> str:
     return "blake3:" + blake3(cbor2.dumps(ENVELOPE, canonical=True)).hexdigest()
 
 
+def _canonkit(which: str) -> Callable[[], str]:
+    address_object = _codec(which).address_object
+    return lambda: address_object("commit", FIELDS)
+
+
 CONTENDERS: dict[str, Callable[[], Callable[[], str]]] = {
-    "canonkit-c": lambda: (lambda c: lambda: c.address_object("commit", FIELDS))(_codec("c")),
-    "canonkit-py": lambda: (lambda c: lambda: c.address_object("commit", FIELDS))(_codec("py")),
+    "canonkit-c": lambda: _canonkit("c"),
+    "canonkit-py": lambda: _canonkit("py"),
     "cbrrr+blake3": lambda: _cbrrr,
     "cbor2-canonical+blake3": lambda: _cbor2,
 }

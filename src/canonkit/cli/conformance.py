@@ -88,8 +88,8 @@ def run_check(args: argparse.Namespace) -> int:
                 "disagreements": [f.__dict__ for f in dis]} for d, reps, dis in results]
         print(json.dumps(doc, indent=2))
     else:
-        for directory, reports, disagreements in results:
-            print_table(directory, reports, disagreements)
+        for name, reports, disagreements in results:
+            print_table(name, reports, disagreements)
     return 1 if failed else 0
 
 

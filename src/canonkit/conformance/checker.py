@@ -24,8 +24,16 @@ from .._cbor_types import PROFILES
 from ..objects import BUILTIN_KINDS, ObjectCodec, address
 from ..objects.hashing import PREFIX
 from .fixtures import NEGATIVE_CLASSES, OBJECT_FIXTURES, REQUIREMENTS
-from .layout import (MANIFEST, MANIFEST_SCHEMA, NEGATIVE, NEGATIVE_SCHEMA, VECTOR_FILES,
-                     VECTORS, VECTORS_SCHEMA, version_of)
+from .layout import (
+    MANIFEST,
+    MANIFEST_SCHEMA,
+    NEGATIVE,
+    NEGATIVE_SCHEMA,
+    VECTOR_FILES,
+    VECTORS,
+    VECTORS_SCHEMA,
+    version_of,
+)
 
 __all__ = ["REASONS", "Failure", "Report", "check", "compare_reports"]
 
@@ -124,7 +132,7 @@ def check(directory: str | os.PathLike[str], *, cbor: ModuleType | None = None,
     run = _Run(root, cbor, expected)
     try:
         run.all()
-    except Exception as exc:  # fail closed: a checker bug is a failure, not a pass
+    except Exception as exc:  # noqa: BLE001 -- fail closed: a checker bug is a failure
         run.fail(".", "unexpected_error", f"{type(exc).__name__}: {exc}")
     report = Report(str(root), getattr(cbor, "__name__", repr(cbor)),
                     failures=list(dict.fromkeys(run.failures)),
@@ -412,7 +420,7 @@ class _Run:
             where = f"{VECTORS}#{entry['name']}"
             try:
                 self.object_vector(entry, where, fixtures)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 -- reported as a failure
                 self.fail(where, "unexpected_error", f"{type(exc).__name__}: {exc}")
         kinds = {entry["kind"] for entry in good}
         for kind in BUILTIN_KINDS:
@@ -447,7 +455,7 @@ class _Run:
                 fixture.kind, fixture.fields, version=fixture.version))
         try:
             obj = self.codec.decode_object(data, kind=kind)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 -- reported as a failure
             self.fail(where, "decode_failed", _describe(exc))
             return
         if obj.kind != kind:
@@ -460,7 +468,7 @@ class _Run:
                 produce: Callable[[], bytes]) -> None:
         try:
             got = produce()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 -- reported as a failure
             self.fail(where, "encode_failed" if what == "encode" else "roundtrip_mismatch",
                       _describe(exc))
             return
@@ -480,7 +488,7 @@ class _Run:
             where = f"{NEGATIVE}#{entry['name']}"
             try:
                 self.negative_case(entry, where, profile)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 -- reported as a failure
                 self.fail(where, "unexpected_error", f"{type(exc).__name__}: {exc}")
         classes = {entry["class"] for entry in good}
         for cls in NEGATIVE_CLASSES:
@@ -503,7 +511,7 @@ class _Run:
         except errors.CanonkitError as exc:
             if exc.code != cls:
                 self.fail(where, "wrong_class", f"expected {cls}, got {exc.code}")
-        except Exception as exc:  # a generic error is never the case's class
+        except Exception as exc:  # noqa: BLE001 -- a generic error is never the class
             self.fail(where, "wrong_class", f"expected {cls}, got {_describe(exc)}")
         else:
             self.fail(where, "negative_accepted", f"expected {cls}")

@@ -18,8 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["NEGATIVE_CLASSES", "NEGATIVE_FIXTURES", "NegativeFixture", "OBJECT_FIXTURES",
-           "ObjectFixture", "REQUIREMENTS"]
+__all__ = [
+    "NEGATIVE_CLASSES",
+    "NEGATIVE_FIXTURES",
+    "OBJECT_FIXTURES",
+    "REQUIREMENTS",
+    "NegativeFixture",
+    "ObjectFixture",
+]
 
 REQUIREMENTS: dict[str, str] = {
     "REQ-OBJ-ENCODE": "the fixture's fields through the encoder give exactly the vector's bytes",

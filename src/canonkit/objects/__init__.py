@@ -15,11 +15,24 @@
 from __future__ import annotations
 
 from .. import cbor as _cbor
-from .hashing import PREFIX, address, addresses, digest_of, parse_address
 from .codec import Object, ObjectCodec
+from .hashing import PREFIX, address, addresses, digest_of, parse_address
 from .registry import BUILTIN_KINDS, get_kind, register_kind, registered_kinds, unregister_kind
-from .schema import (REF, Array, Bool, Bytes, FieldType, Int, Kind, Nullable, Record, Text,
-                     Tuple, UInt, violation)
+from .schema import (
+                     REF,
+                     Array,
+                     Bool,
+                     Bytes,
+                     FieldType,
+                     Int,
+                     Kind,
+                     Nullable,
+                     Record,
+                     Text,
+                     Tuple,
+                     UInt,
+                     violation,
+)
 
 __all__ = [
     "BUILTIN_KINDS", "PREFIX", "REF", "Array", "Bool", "Bytes", "FieldType", "Int", "Kind",

@@ -38,7 +38,8 @@ def address(data: Buffer, /) -> str:
         hasher = _local.hasher = _blake3()
     hasher.reset()  # first: a previous call may have failed half way
     hasher.update(data)
-    return PREFIX + hasher.digest().hex()
+    digest: bytes = hasher.digest()
+    return PREFIX + digest.hex()
 
 
 def addresses(items: Iterable[Buffer], /) -> list[str]:
@@ -47,7 +48,7 @@ def addresses(items: Iterable[Buffer], /) -> list[str]:
     reset = hasher.reset
     update = hasher.update
     digest = hasher.digest
-    out = []
+    out: list[str] = []
     append = out.append
     for item in items:
         reset()

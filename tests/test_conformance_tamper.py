@@ -315,3 +315,21 @@ def test_disagreeing_backends_are_reported(corpus: Path) -> None:
     _, disagreements = conformance.check_backends(str(corpus), {"py": _cbor_py, "lax": Lax})
     assert [(f.path, f.reason) for f in disagreements] == [
         ("negative.json#trailing_data_second_item", "backends_disagree")]
+
+
+def test_a_path_through_a_symlinked_directory(corpus: Path, cbor_impl: ModuleType) -> None:
+    outside = corpus.parent / "elsewhere"
+    outside.mkdir()
+    (outside / "x.json").write_bytes(b"{}")
+    (corpus / "linked").symlink_to(outside, target_is_directory=True)
+    edit(corpus / "manifest.json", lambda doc: doc["files"].append(
+        file_entry("linked/x.json", b"{}")))
+    assert {("linked/x.json", "bad_path"), ("linked", "bad_path")} <= found(corpus, cbor_impl)
+
+
+def test_an_oversized_json_file_is_refused_not_read(corpus: Path, cbor_impl: ModuleType,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from canonkit.conformance import checker
+
+    monkeypatch.setattr(checker, "MAX_JSON_BYTES", 1000)
+    assert ("vectors.json", "file_unreadable") in found(corpus, cbor_impl)

@@ -77,6 +77,8 @@ REASONS: dict[str, str] = {
     "backends_disagree": "two backends reported different failures for the same corpus",
 }
 
+MAX_JSON_BYTES = 64 << 20  # a corpus JSON file larger than this is refused, not read
+
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _HEX = re.compile(r"(?:[0-9a-f]{2})*")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -193,19 +195,51 @@ class _Run:
 
     # -- files -----------------------------------------------------------------------
 
-    def read(self, rel: str) -> bytes | None:
+    def locate(self, rel: str) -> Path | None:
+        """The file ``rel`` if it is a regular file inside the corpus (no symlink on the
+        way); otherwise reports why and returns None."""
         path = self.root / rel
-        if path.is_symlink():
-            self.fail(rel, "bad_path", "is a symlink")
+        if path.is_symlink() or any((self.root / p).is_symlink()
+                                    for p in Path(rel).parents if str(p) != "."):
+            self.fail(rel, "bad_path", "is or passes through a symlink")
             return None
         if not path.exists():
             self.fail(rel, "file_missing")
             return None
+        return path
+
+    def read(self, rel: str) -> bytes | None:
+        """A corpus JSON file's bytes (at most ``MAX_JSON_BYTES``: never an unbounded read)."""
+        path = self.locate(rel)
+        if path is None:
+            return None
         try:
-            return path.read_bytes()
+            with path.open("rb") as fh:
+                data = fh.read(MAX_JSON_BYTES + 1)
         except OSError as exc:
             self.fail(rel, "file_unreadable", f"{type(exc).__name__}: {exc.strerror or exc}")
             return None
+        if len(data) > MAX_JSON_BYTES:
+            self.fail(rel, "file_unreadable", f"larger than the {MAX_JSON_BYTES}-byte limit")
+            return None
+        return data
+
+    def measure(self, rel: str) -> tuple[int, str] | None:
+        """(size, sha256 hex) of a listed file, streamed in 1 MiB blocks."""
+        path = self.locate(rel)
+        if path is None:
+            return None
+        digest = hashlib.sha256()
+        size = 0
+        try:
+            with path.open("rb") as fh:
+                while block := fh.read(1 << 20):
+                    digest.update(block)
+                    size += len(block)
+        except OSError as exc:
+            self.fail(rel, "file_unreadable", f"{type(exc).__name__}: {exc.strerror or exc}")
+            return None
+        return size, digest.hexdigest()
 
     def load(self, rel: str, schema: str) -> dict[str, Any] | None:
         data = self.read(rel)
@@ -344,13 +378,13 @@ class _Run:
         if not _SHA256.fullmatch(sha256):
             self.fail(rel, "bad_field", f"sha256 {sha256!r} is not 64 lowercase hex digits")
             return
-        data = self.read(rel)
-        if data is None:
+        measured = self.measure(rel)
+        if measured is None:
             return
         self.files += 1
-        if len(data) != int(size):
-            self.fail(rel, "size_mismatch", f"{len(data)} bytes, manifest says {size}")
-        actual = hashlib.sha256(data).hexdigest()
+        actual_size, actual = measured
+        if actual_size != int(size):
+            self.fail(rel, "size_mismatch", f"{actual_size} bytes, manifest says {size}")
         if actual != sha256:
             self.fail(rel, "digest_mismatch", f"sha256 {actual}, manifest says {sha256}")
 
@@ -359,6 +393,10 @@ class _Run:
             return  # the missing manifest is already the failure
         for dirpath, dirnames, filenames in os.walk(self.root):
             dirnames.sort()
+            for name in dirnames:  # os.walk does not descend into these: report them
+                if (Path(dirpath) / name).is_symlink():
+                    rel = (Path(dirpath) / name).relative_to(self.root).as_posix()
+                    self.fail(rel, "bad_path", "a symlinked directory inside the corpus")
             for name in sorted(filenames):
                 rel = (Path(dirpath) / name).relative_to(self.root).as_posix()
                 if rel != MANIFEST and rel not in self.listed_files:

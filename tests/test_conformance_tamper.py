@@ -237,7 +237,7 @@ def test_format_version_and_digest_drift(corpus: Path, cbor_impl: ModuleType) ->
 
 
 @pytest.mark.parametrize("content", [b"{", b"\xff\xfe", b'{"schema": 1, "schema": 2}',
-                                     b'{"x": NaN}'])
+                                     b'{"x": NaN}', b"[" * 100_000 + b"]" * 100_000])
 def test_files_that_are_not_json(corpus: Path, cbor_impl: ModuleType, content: bytes) -> None:
     (corpus / "vectors.json").write_bytes(content)
     reseal(corpus)

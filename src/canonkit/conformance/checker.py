@@ -143,16 +143,16 @@ def check(directory: str | os.PathLike[str], *, cbor: ModuleType | None = None,
 
 
 def compare_reports(reports: Mapping[str, Report]) -> list[Failure]:
-    """``backends_disagree`` failures for every failure not reported by all backends."""
-    sets = {name: set(r.failures) for name, r in reports.items()}
-    union = set().union(*sets.values()) if sets else set()
+    """A ``backends_disagree`` failure for every (path, reason) that not all backends
+    report. Details (messages for people) are not compared."""
+    sets = {name: {(f.path, f.reason) for f in r.failures} for name, r in reports.items()}
+    union: set[tuple[str, str]] = set().union(*sets.values())
     out = []
-    for failure in sorted(union):
-        missing = [name for name, s in sets.items() if failure not in s]
+    for path, reason in sorted(union):
+        missing = [name for name, s in sets.items() if (path, reason) not in s]
         if missing:
-            out.append(Failure(failure.path, "backends_disagree",
-                               f"{failure.reason} ({failure.detail}) not reported by "
-                               f"{', '.join(missing)}"))
+            out.append(Failure(path, "backends_disagree",
+                               f"{reason} not reported by {', '.join(missing)}"))
     return out
 
 
@@ -247,8 +247,8 @@ class _Run:
             return None
         try:
             doc = _loads_strict(data)
-        except (UnicodeDecodeError, ValueError) as exc:
-            self.fail(rel, "invalid_json", str(exc))
+        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+            self.fail(rel, "invalid_json", f"{type(exc).__name__}: {exc}")
             return None
         if not isinstance(doc, dict):
             self.fail(rel, "unknown_schema", f"top level is {type(doc).__name__}, not an object")

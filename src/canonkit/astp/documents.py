@@ -40,7 +40,7 @@ SEAL_KEYS = ("spine_algorithm_version", "ordering_version", "hash_version", "sea
 _ABSENT = object()
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Segment:
     """A stored Segment. ``content_hash`` is lowercase hex; the leaf-hash fields are None when
     the document does not carry them (a sav 0/1 proof of record)."""
@@ -60,7 +60,7 @@ class Segment:
         return self.node_id is not None and self.schema_version is not None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Signal:
     """A stored SPINE-placed Signal; ``received_at`` None when the document has no timestamp."""
     content_hash: str
@@ -94,31 +94,44 @@ class Episode:
     flags: frozenset[str] = frozenset()
 
 
-def _fail(path: str, message: str) -> InvalidRecordError:
-    return InvalidRecordError(f"{path}: {message}", detail=path)
+#: a JSON path: text, or (list name, index, key or None), formatted only on failure
+Path = str | tuple[str, int, str | None]
 
 
-def _get(obj: Mapping[str, Any], key: str, path: str, *, required: bool = True) -> Any:
+def _where(path: Path) -> str:
+    if isinstance(path, tuple):
+        name, index, key = path
+        return f"{name}[{index}].{key}" if key else f"{name}[{index}]"
+    return path
+
+
+def _fail(path: Path, message: str) -> InvalidRecordError:
+    where = _where(path)
+    return InvalidRecordError(f"{where}: {message}", detail=where)
+
+
+def _get(obj: Mapping[str, Any], key: str, path: Path, *, required: bool = True) -> Any:
     if key not in obj:
         if required:
-            raise _fail(f"{path}.{key}" if path else key, "missing")
+            base = _where(path)
+            raise _fail(f"{base}.{key}" if base else key, "missing")
         return _ABSENT
     return obj[key]
 
 
-def _obj(value: Any, path: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
+def _obj(value: Any, path: Path) -> Mapping[str, Any]:
+    if type(value) is not dict and not isinstance(value, Mapping):
         raise _fail(path, f"expected an object, got {type(value).__name__}")
     return value
 
 
-def _list(value: Any, path: str) -> list[Any]:
+def _list(value: Any, path: Path) -> list[Any]:
     if not isinstance(value, list):
         raise _fail(path, f"expected a list, got {type(value).__name__}")
     return value
 
 
-def _digest(value: Any, path: str) -> str:
+def _digest(value: Any, path: Path) -> str:
     if not isinstance(value, str):
         raise _fail(path, f"expected a 64-hex-character digest, got {type(value).__name__}")
     try:
@@ -127,13 +140,13 @@ def _digest(value: Any, path: str) -> str:
         raise _fail(path, f"not a 64-hex-character digest: {value[:80]!r}") from None
 
 
-def _int(value: Any, path: str) -> int:
+def _int(value: Any, path: Path) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise _fail(path, f"expected a non-negative integer, got {value!r}")
     return value
 
 
-def _text(value: Any, path: str, *, nullable: bool = False) -> str | None:
+def _text(value: Any, path: Path, *, nullable: bool = False) -> str | None:
     if value is None and nullable:
         return None
     if not isinstance(value, str):
@@ -141,7 +154,7 @@ def _text(value: Any, path: str, *, nullable: bool = False) -> str | None:
     return value
 
 
-def _uuid(value: Any, path: str, *, nullable: bool = False) -> str | None:
+def _uuid(value: Any, path: Path, *, nullable: bool = False) -> str | None:
     if value is None and nullable:
         return None
     if not isinstance(value, str):
@@ -152,7 +165,7 @@ def _uuid(value: Any, path: str, *, nullable: bool = False) -> str | None:
         raise _fail(path, f"not a UUID: {value[:80]!r}") from None
 
 
-def parse_instant(value: Any, path: str) -> datetime | None:
+def parse_instant(value: Any, path: Path) -> datetime | None:
     """An ISO 8601 instant with offset, or None for null/absent; naive instants refused."""
     if value is None or value is _ABSENT:
         return None
@@ -189,16 +202,16 @@ def _sort_segments(segments: list[Segment], path: str) -> list[Segment]:
     return sorted(segments, key=lambda s: s.sequence_index)
 
 
-def _leaf_fields(item: Mapping[str, Any], path: str) -> dict[str, Any]:
+def _leaf_fields(item: Mapping[str, Any], name: str, i: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if "node_id" in item:
-        out["node_id"] = _uuid(item["node_id"], f"{path}.node_id")
+        out["node_id"] = _uuid(item["node_id"], (name, i, "node_id"))
     if "node_type" in item:
-        out["node_type"] = _text(item["node_type"], f"{path}.node_type")
+        out["node_type"] = _text(item["node_type"], (name, i, "node_type"))
     if "schema_version" in item:
-        out["schema_version"] = _text(item["schema_version"], f"{path}.schema_version")
+        out["schema_version"] = _text(item["schema_version"], (name, i, "schema_version"))
     if "parent_node_id" in item:
-        out["parent_node_id"] = _uuid(item["parent_node_id"], f"{path}.parent_node_id", nullable=True)
+        out["parent_node_id"] = _uuid(item["parent_node_id"], (name, i, "parent_node_id"), nullable=True)
     return out
 
 
@@ -220,10 +233,10 @@ def _read_proof_of_record(doc: Mapping[str, Any]) -> Episode:
             p = f"stored.segments[{i}]"
             item = _obj(item, p)
             key = "sequence_index" if "sequence_index" in item else "leaf_index"
-            index = _int(_get(item, key, p), f"{p}.{key}")
-            segments.append(Segment(sequence_index=index,
-                                    content_hash=_digest(_get(item, "content_hash", p), f"{p}.content_hash"),
-                                    **_leaf_fields(item, p)))
+            index = _int(_get(item, key, p), ("stored.segments", i, key))
+            content = _digest(_get(item, "content_hash", p), ("stored.segments", i, "content_hash"))
+            segments.append(Segment(sequence_index=index, content_hash=content,
+                                    **_leaf_fields(item, "stored.segments", i)))
         segments = _sort_segments(segments, "stored.segments")
         for name, target in (("signal_content_hashes", None), ("excluded_content_hashes", excluded),
                              ("structural_member_hashes", members)):
@@ -261,11 +274,11 @@ def _read_episode_doc(doc: Mapping[str, Any]) -> Episode:
     excluded: list[str] = []
     flags: set[str] = set()
     for i, item in enumerate(_list(_get(doc, "segments", ""), "segments")):
-        p = f"segments[{i}]"
+        p = ("segments", i, None)
         item = _obj(item, p)
-        tier = _text(item.get("retention_tier"), f"{p}.retention_tier", nullable=True)
-        content = _digest(_get(item, "content_hash", p), f"{p}.content_hash")
-        created_at = parse_instant(item.get("created_at"), f"{p}.created_at")
+        tier = _text(item.get("retention_tier"), (p[0], i, "retention_tier"), nullable=True)
+        content = _digest(_get(item, "content_hash", p), (p[0], i, "content_hash"))
+        created_at = parse_instant(item.get("created_at"), (p[0], i, "created_at"))
         if closed_at is not None and created_at is not None and created_at > closed_at:
             flags.add("post_closure_append")
         if tier == "EPHEMERAL":
@@ -273,24 +286,24 @@ def _read_episode_doc(doc: Mapping[str, Any]) -> Episode:
             continue
         hv = item.get("hash_version")
         if hv is not None:
-            hv = _int(hv, f"{p}.hash_version")
+            hv = _int(hv, (p[0], i, "hash_version"))
         leaf = item.get("leaf_hash")
         segment = Segment(
-            sequence_index=_int(_get(item, "sequence_index", p), f"{p}.sequence_index"),
+            sequence_index=_int(_get(item, "sequence_index", p), (p[0], i, "sequence_index")),
             content_hash=content, retention_tier=tier,
             created_at=created_at,
-            hash_version=hv, leaf_hash=None if leaf is None else _digest(leaf, f"{p}.leaf_hash"),
-            **_leaf_fields(item, p))
+            hash_version=hv, leaf_hash=None if leaf is None else _digest(leaf, (p[0], i, "leaf_hash")),
+            **_leaf_fields(item, "segments", i))
         segments.append(segment)
     segments = _sort_segments(segments, "segments")
     raw_signals = doc.get("signals")
     spine: list[tuple[int, Signal]] = []
     for i, item in enumerate([] if raw_signals is None else _list(raw_signals, "signals")):
-        p = f"signals[{i}]"
+        p = ("signals", i, None)
         item = _obj(item, p)
-        placement = _text(_get(item, "placement", p), f"{p}.placement")
-        content = _digest(_get(item, "content_hash", p), f"{p}.content_hash")
-        received = parse_instant(item.get("received_at"), f"{p}.received_at")
+        placement = _text(_get(item, "placement", p), (p[0], i, "placement"))
+        content = _digest(_get(item, "content_hash", p), (p[0], i, "content_hash"))
+        received = parse_instant(item.get("received_at"), (p[0], i, "received_at"))
         if placement == "SPINE":
             spine.append((i, Signal(content, received)))
         if closed_at is not None and received is not None and received > closed_at:
@@ -304,10 +317,10 @@ def _read_episode_doc(doc: Mapping[str, Any]) -> Episode:
     members: list[str] = []
     raw_members = doc.get("structural_members")
     for i, item in enumerate([] if raw_members is None else _list(raw_members, "structural_members")):
-        p = f"structural_members[{i}]"
+        p = ("structural_members", i, None)
         item = _obj(item, p)
         if "type" in item:
-            type_name = _text(item["type"], f"{p}.type")
+            type_name = _text(item["type"], (p[0], i, "type"))
             try:
                 h = member_hash(type_name, item)  # type: ignore[arg-type]
             except ASTPError as exc:
@@ -315,7 +328,7 @@ def _read_episode_doc(doc: Mapping[str, Any]) -> Episode:
             if h is not None:
                 members.append(h)
         else:
-            members.append(_digest(_get(item, "hash", p), f"{p}.hash"))
+            members.append(_digest(_get(item, "hash", p), (p[0], i, "hash")))
     raw_entries = doc.get("context_entries")
     entries = [] if raw_entries is None else [_obj(e, f"context_entries[{i}]")
                                               for i, e in enumerate(_list(raw_entries, "context_entries"))]

@@ -330,3 +330,24 @@ def test_register_a_user_kind(codec: ObjectCodec) -> None:
 def test_invalid_kind_definitions(bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         objects.Kind(**bad)
+
+
+@pytest.mark.parametrize(("kind", "fields"), [
+    ("blob", HELLO), ("chunk", b""), ("commit", VALID["commit"]),
+    ("commit", {**VALID["commit"], "message": "x" * (1 << 20)}),  # parallel hashing path
+])
+def test_address_object_equals_address_of_encode_object(codec: ObjectCodec, kind: str,
+                                                        fields: Any) -> None:
+    assert codec.address_object(kind, fields) == objects.address(
+        codec.encode_object(kind, fields))
+
+
+def test_address_object_validates_like_encode_object(codec: ObjectCodec) -> None:
+    with pytest.raises(errors.SchemaViolationError) as info:
+        codec.address_object("commit", {**VALID["commit"], "time": "now"})
+    assert info.value.detail == "time"
+    with pytest.raises(errors.SchemaViolationError) as info:
+        codec.address_object("chunk-manifest", {"size": 1, "chunks": []})
+    assert info.value.detail == "size"
+    with pytest.raises(errors.UnknownKindError):
+        codec.address_object("nope", {})

@@ -15,8 +15,10 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
+from blake3 import blake3 as _blake3
+
 from ..errors import MissingKindError, SchemaViolationError, UnknownKindError
-from .hashing import Buffer, address
+from .hashing import PARALLEL_MIN, PREFIX, Buffer, _hasher_local, address
 from .registry import _KINDS, get_kind
 from .schema import Kind
 
@@ -84,11 +86,15 @@ class Object:
         return f"Object({self.kind!r}, v{self.version}, {self.address})"
 
 
-def _make_encoder(encode: Callable[..., bytes]) -> Callable[..., bytes]:
-    """``encode_object`` over one backend's ``encode``, as a closure: the hot path (one
-    small object, many times) does one dict lookup, the kind's generated validity
-    predicate, one dict build and one encoder call."""
+def _make_encoders(encode: Callable[..., bytes]
+                   ) -> tuple[Callable[..., bytes], Callable[..., str]]:
+    """``encode_object`` and ``address_object`` over one backend's ``encode``, as
+    closures: the hot path (one small object, many times) does one dict lookup, the
+    kind's generated validity predicate, one dict build, one encoder call and — for
+    ``address_object``, inlined rather than calling ``address`` — one reused hasher."""
     kinds = _KINDS
+    local = _hasher_local
+    blake3 = _blake3
 
     def encode_object(kind: str, fields: Any, *, version: int = 1) -> bytes:
         """The addressed bytes of an object; validates ``fields`` against the schema
@@ -106,7 +112,28 @@ def _make_encoder(encode: Callable[..., bytes]) -> Callable[..., bytes]:
             spec.check(fields)
         return encode({"t": kind, "v": version, **fields}, profile=PROFILE)
 
-    return encode_object
+    def address_object(kind: str, fields: Any, *, version: int = 1) -> str:
+        """``address(encode_object(kind, fields, version=version))``."""
+        spec = kinds.get((kind, version)) if type(kind) is str else None
+        if spec is None or spec.raw:
+            return address(encode_object(kind, fields, version=version))
+        if not spec._fast(fields):
+            spec.validate(fields)
+        elif spec.check is not None:
+            spec.check(fields)
+        data = encode({"t": kind, "v": version, **fields}, profile=PROFILE)
+        if len(data) >= PARALLEL_MIN:
+            return address(data)
+        try:
+            hasher = local.hasher
+        except AttributeError:
+            hasher = local.hasher = blake3()
+        hasher.reset()
+        hasher.update(data)
+        digest: bytes = hasher.digest()
+        return PREFIX + digest.hex()
+
+    return encode_object, address_object
 
 
 class ObjectCodec:
@@ -122,14 +149,7 @@ class ObjectCodec:
     def __init__(self, cbor: ModuleType) -> None:
         self.cbor = cbor
         self._decode = cbor.decode
-        encode_object = _make_encoder(cbor.encode)
-        self.encode_object = encode_object
-
-        def address_object(kind: str, fields: Any, *, version: int = 1) -> str:
-            """``address(encode_object(kind, fields, version=version))``."""
-            return address(encode_object(kind, fields, version=version))
-
-        self.address_object = address_object
+        self.encode_object, self.address_object = _make_encoders(cbor.encode)
 
     def decode_object(self, data: Buffer, /, *, kind: str | None = None) -> Object:
         """Decode addressed bytes into an ``Object``.

@@ -24,7 +24,7 @@ _HEX = frozenset("0123456789abcdef")
 Buffer = bytes | bytearray | memoryview
 
 
-_local = threading.local()  # one reusable hasher per thread (a hasher is not shareable)
+_hasher_local = threading.local()  # one reusable hasher per thread (not shareable)
 PARALLEL_MIN = 1 << 20  # from here on, hash with all cores (blake3's AUTO threads)
 
 
@@ -33,9 +33,9 @@ def address(data: Buffer, /) -> str:
     if (len(data) if type(data) is bytes else memoryview(data).nbytes) >= PARALLEL_MIN:
         return PREFIX + _blake3(data, max_threads=_blake3.AUTO).digest().hex()
     try:
-        hasher = _local.hasher
+        hasher = _hasher_local.hasher
     except AttributeError:
-        hasher = _local.hasher = _blake3()
+        hasher = _hasher_local.hasher = _blake3()
     hasher.reset()  # first: a previous call may have failed half way
     hasher.update(data)
     digest: bytes = hasher.digest()

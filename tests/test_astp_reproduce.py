@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from strategies_astp import EP, FOLD_ORDER, H, tie_fixture_document, u
 
 from canonkit import astp
@@ -293,3 +296,57 @@ def test_post_closure_append_ephemeral_and_seal_closed_at() -> None:
     assert astp.reproduce(sealed_doc).flags == ["post_closure_append"]
     sealed_doc["seal"]["closed_at"] = None
     assert astp.reproduce(sealed_doc).flags == []
+
+
+def _paths(node: object, path: tuple = ()) -> list[tuple]:
+    out = [path]
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out += _paths(v, (*path, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out += _paths(v, (*path, i))
+    return out
+
+
+_JUNK = [None, 0, -1, 1.5, True, "", "x", "ab" * 32, [], {}, [1], {"a": 1}, 2**70, float("nan"),
+         "2026-01-01T00:00:00", "2026-01-01T00:00:00Z", u(1), ["ab" * 32], "SPINE", "EPHEMERAL"]
+
+
+def _robustness_bases() -> list[dict]:
+    from test_astp_vectors import CC, POR, structural_members
+    doc = tie_fixture_document(
+        structural_members=[{"hash": h} for h in structural_members().values()],
+        context_entries=[{k: v for k, v in e.items() if k != "entry_hash"} for e in CC["entries"]])
+    bases = [POR]
+    for sav, ov in ((0, 1), (1, 1), (1, 2), (2, 2), (3, 2)):
+        bases.append(astp.seal_episode(doc, spine_algorithm_version=sav, ordering_version=ov,
+                                       signal_order=FOLD_ORDER if ov == 1 else None, annotate=sav == 1,
+                                       capture_posture="declared_only" if sav == 3 else None))
+    return bases
+
+
+ROBUSTNESS_BASES = _robustness_bases()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_mutated_documents_never_crash(rnd: random.Random) -> None:
+    """Any value replaced or key removed anywhere: a Reproduction or InvalidRecordError."""
+    doc = copy.deepcopy(rnd.choice(ROBUSTNESS_BASES))
+    for _ in range(rnd.randint(1, 3)):
+        path = rnd.choice(_paths(doc)[1:])
+        parent = doc
+        for key in path[:-1]:
+            parent = parent[key]
+        if isinstance(parent, dict) and rnd.random() < 0.15:
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = copy.deepcopy(rnd.choice(_JUNK))
+    try:
+        result = astp.reproduce(doc, search_cap=120)
+    except InvalidRecordError as exc:
+        assert str(exc).split(":")[0]  # names a location
+        return
+    assert result.outcome in astp.OUTCOMES
+    json.dumps(result.to_json())

@@ -44,15 +44,16 @@ def entry_hash(entry: Mapping[str, Any], resolves_entry_hash: Any = None) -> str
         return entry[name]
 
     entry_type = need("entry_type")
-    if entry_type not in ENTRY_TYPES:
+    if not isinstance(entry_type, str) or entry_type not in ENTRY_TYPES:
         raise InvalidFieldError(f"context entry: unknown entry_type {entry_type!r}", detail="entry_type")
     state = need("capture_state")
-    if state not in CAPTURE_STATES:
+    if not isinstance(state, str) or state not in CAPTURE_STATES:
         raise InvalidFieldError(f"context entry: unknown capture_state {state!r}", detail="capture_state")
     content_hash = entry.get("content_hash")
     salted = need("salted")
     verifiability = entry.get("verifiability_at_seal")
-    if verifiability is not None and verifiability not in VERIFIABILITY:
+    if verifiability is not None and (not isinstance(verifiability, str)
+                                      or verifiability not in VERIFIABILITY):
         raise InvalidFieldError(f"context entry: unknown verifiability_at_seal {verifiability!r}",
                                 detail="verifiability_at_seal")
     if state == "declared_incomplete":
@@ -111,7 +112,7 @@ def context_tree_root(entry_hash_list: Iterable[Any]) -> str | None:
 
 def context_manifest_hash(capture_posture: str, entry_count: int, tree_root: Any) -> str:
     """``CONTEXT_MANIFEST:v1:`` ‖ STRING posture ‖ UINT n ‖ HASH|NULL root (G-41 posture check)."""
-    if capture_posture not in CAPTURE_POSTURES:
+    if not isinstance(capture_posture, str) or capture_posture not in CAPTURE_POSTURES:
         raise UnknownIdentifierError(f"unknown capture_posture {capture_posture!r}", detail=capture_posture)
     if (entry_count == 0) != (tree_root is None):
         raise InvalidFieldError("context manifest: the tree root is null exactly when there are no entries")

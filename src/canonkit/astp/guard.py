@@ -13,7 +13,7 @@ EPISODE_STATUSES = FIXED_STATES | OPEN_STATES
 
 def is_fixed(status: str) -> bool:
     """True for the six fixed states (incl. ``CLOSED``); unknown names are refused."""
-    if status not in EPISODE_STATUSES:
+    if not isinstance(status, str) or status not in EPISODE_STATUSES:
         raise UnknownIdentifierError(f"unknown EpisodeStatus {status!r}", detail=status)
     return status in FIXED_STATES
 

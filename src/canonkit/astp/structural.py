@@ -117,7 +117,7 @@ def member_hash(type_name: str, fields: Mapping[str, Any]) -> str | None:
         return _hash(prefix, layout, fields, type_name)
     if type_name == "HITLEvent":
         state = fields.get("state")
-        if state not in TERMINAL_HITL_STATES and state != "INVOKED":
+        if not isinstance(state, str) or state not in TERMINAL_HITL_STATES | {"INVOKED"}:
             raise InvalidFieldError(f"HITLEvent: unknown state {state!r}", detail="state")
         if state == "INVOKED":
             return None

@@ -375,7 +375,9 @@ def _emit_map(g: _Gen, var: str, indent: int, required: Mapping[str, FieldType],
 def _compile_fast(name: str, required: Mapping[str, FieldType],
                   optional: Mapping[str, FieldType]) -> Callable[[Any], bool]:
     g = _Gen()
-    g.line(0, "def fast(f):")
+    # builtins bound as defaults: local loads instead of global+builtin lookups
+    g.line(0, "def fast(f, type=type, len=len, bytes=bytes, str=str, int=int, list=list, "
+              "tuple=tuple, dict=dict, bool=bool):")
     g.line(1, "if type(f) is not dict: return False")
     g.line(1, "try:")
     _emit_map(g, "f", 2, required, optional)

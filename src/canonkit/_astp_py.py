@@ -576,12 +576,11 @@ class TieSearch:
         self._offset = 1 if version == 1 else 0
         self._count = len(raw) - self._offset
         self._groups = _check_groups(groups, self._count)
-        if version in (0, 1):
+        self._hex_nodes = version in (0, 1)  # sav 0/1 nodes are kept as hex text
+        if self._hex_nodes:
             self._leaf, self._node = _leaf_v1, _node_v1
-            self._to_raw = lambda v: bytes.fromhex(v.decode("ascii"))
         else:
             self._leaf, self._node = _leaf_v2, _node_v2
-            self._to_raw = lambda v: v
         self._leaves0 = [self._leaf(x) for x in raw]  # level-0 of the stored order
         self._levels = _levels(list(self._leaves0), self._node)
 
@@ -608,7 +607,8 @@ class TieSearch:
                 here[j] = self._node(below[left], below[left + 1]) if left + 1 < len(below) else below[left]
                 next_dirty.add(j // 2)
             dirty = next_dirty
-        return self._to_raw(levels[-1][0])
+        top = levels[-1][0]
+        return bytes.fromhex(top.decode("ascii")) if self._hex_nodes else top
 
     def orders(self) -> Iterable[list[int]]:
         """Candidate orders in the canonical enumeration: itertools.product over the groups

@@ -7,8 +7,11 @@ development) is not used: the twin is, and the reason is recorded for ``canonkit
 from __future__ import annotations
 
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from canonkit import _astp_py, _backend
+
+__all__ = ["K"]
 
 
 def _select() -> ModuleType:
@@ -23,4 +26,7 @@ def _select() -> ModuleType:
     return module
 
 
-K: ModuleType = _select()
+if TYPE_CHECKING:  # the twin is the typed surface; both backends share its API
+    from canonkit import _astp_py as K
+else:
+    K: ModuleType = _select()

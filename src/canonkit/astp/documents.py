@@ -310,7 +310,7 @@ def _read_episode_doc(doc: Mapping[str, Any]) -> Episode:
             flags.add("post_closure_append")
     if spine and all(s.received_at is not None for _, s in spine):
         # stored (arrival) order: received_at ascending, document order among equal instants
-        spine.sort(key=lambda pair: (pair[1].received_at, pair[0]))  # type: ignore[arg-type,return-value]
+        spine.sort(key=lambda pair: (pair[1].received_at, pair[0]))
     signals = [s for _, s in spine]
     if len({s.content_hash for s in signals}) < len(signals):
         flags.add("duplicate_signal")

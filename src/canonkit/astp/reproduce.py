@@ -104,7 +104,7 @@ def _spine(episode: Episode, seal: Mapping[str, Any], sav: int, ov: int, cap: in
            attempt: _Attempt) -> str | None:
     """Establish the spine under (sav, ov): the annotation (ov 1, admissible), the stored
     order, then the tie search. Returns the reproduced spine root or None."""
-    sealed = seal["spine_root"]
+    sealed: str = seal["spine_root"]
     inputs = spine_inputs(episode, sav, ov)
     stored = [s.content_hash for s in episode.signals]
     if ov == 1 and episode.seal is not None and episode.seal.resolved_signal_order is not None:
@@ -124,13 +124,13 @@ def _spine(episode: Episode, seal: Mapping[str, Any], sav: int, ov: int, cap: in
             attempt.notes.append("signals carry no timestamps: no tie search possible")
         elif groups:
             search = K.TieSearch(inputs, groups, spine_algorithm_version=sav, episode_id=episode.episode_id)
-            order, tried, cap_hit = search.search(sealed, cap=cap)
+            found, tried, cap_hit = search.search(sealed, cap=cap)
             if cap_hit:
                 space = math.prod(math.factorial(n) for _, n in groups)
                 attempt.notes.append(f"search cap hit ({space} orders > cap {cap})")
-            elif order is not None:
+            elif found is not None:
                 attempt.how = "search"
-                attempt.order = [inputs[i] for i in order[offset:]]
+                attempt.order = [inputs[i] for i in found[offset:]]
                 return sealed
             else:
                 attempt.notes.append(f"tie search exhausted ({tried} orders)")
@@ -236,8 +236,11 @@ def _alternatives(sav: int, ov: int) -> list[tuple[int, int]]:
     then the other family."""
     pairs = [(s, o) for s in (0, 1, 2, 3) for o in (1, 2) if not (s in (2, 3) and o != 2)]
     pairs.remove((sav, ov))
-    family = (lambda s: s // 2)
-    return sorted(pairs, key=lambda p: (family(p[0]) != family(sav), p[1] != ov, abs(p[0] - sav), p[0]))
+
+    def nearness(pair: tuple[int, int]) -> tuple[bool, bool, int, int]:
+        s, o = pair
+        return (s // 2 != sav // 2, o != ov, abs(s - sav), s)
+    return sorted(pairs, key=nearness)
 
 
 def reproduce(document: Any, *, search_cap: int = 40320) -> Reproduction:

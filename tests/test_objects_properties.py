@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from conftest import backend_pair
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from canonkit import errors, objects
 from canonkit.objects import ObjectCodec
-
-from conftest import backend_pair
 
 refs = st.binary(min_size=32, max_size=32)
 uints = st.integers(min_value=0, max_value=2**64 - 1)

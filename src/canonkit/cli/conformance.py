@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import CanonkitError, CorpusExistsError
+from ..errors import CanonkitError
 
 CORPUS_FILES = ("manifest.json", "vectors.json", "negative.json")
 
@@ -117,13 +117,10 @@ def run_record(args: argparse.Namespace) -> int:
 
     try:
         path = record(args.root, args.format_version)
-    except CorpusExistsError as exc:
+    except (CanonkitError, OSError) as exc:  # exists, fails its own check, disk errors
         print(f"canonkit conformance record: {exc}", file=sys.stderr)
         return 1
-    except ValueError as exc:
-        if isinstance(exc, CanonkitError):
-            print(f"canonkit conformance record: {exc}", file=sys.stderr)
-            return 1
+    except ValueError as exc:  # a bad --version
         print(f"canonkit conformance record: {exc}", file=sys.stderr)
         return 2
     print(f"recorded {path}")

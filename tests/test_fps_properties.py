@@ -32,11 +32,12 @@ SMALL = settings(max_examples=60, suppress_health_check=[HealthCheck.function_sc
 
 
 def outcome(call: Call, module: ModuleType) -> tuple[str, Any]:
-    """("ok", bytes) or ("error", code); any other exception propagates (a crash)."""
+    """("ok", result) or ("error", (code, message, detail, offset)) — the backends agree
+    on all four; any other exception propagates (a crash)."""
     try:
         return "ok", call.apply(module)
     except errors.FPSError as exc:
-        return "error", exc.code
+        return "error", (exc.code, str(exc), exc.detail, exc.offset)
 
 
 @settings(max_examples=500)

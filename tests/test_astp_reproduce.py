@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from strategies_astp import EP, FOLD_ORDER, H, tie_fixture_document, u
 
 from canonkit import astp
-from canonkit.errors import InvalidRecordError
+from canonkit.errors import InvalidFieldError, InvalidRecordError
 
 
 def sealed(sav: int = 2, ov: int = 2, **options: object) -> dict:
@@ -350,3 +350,24 @@ def test_mutated_documents_never_crash(rnd: random.Random) -> None:
         return
     assert result.outcome in astp.OUTCOMES
     json.dumps(result.to_json())
+
+
+def test_legacy_cut_off_is_explicit() -> None:
+    from datetime import datetime, timezone
+    doc = sealed(0, 2, sealed_at="2026-03-01T00:00:00Z", closed_at="2026-03-01T00:00:00Z")
+    del doc["seal"]["spine_algorithm_version"]
+    r = astp.reproduce(doc)  # default reading is sav 1: only the other construction works
+    assert (r.outcome, r.construction) == ("reproduced_under_other_construction", "sav0")
+    cut = datetime(2026, 4, 1, tzinfo=timezone.utc)
+    r = astp.reproduce(doc, legacy_sav0_before=cut)
+    assert (r.outcome, r.construction) == ("reproduced", "sav0") and "legacy cut-off" in r.reason
+    later = sealed(1, 2, sealed_at="2026-05-01T00:00:00Z", closed_at="2026-05-01T00:00:00Z")
+    del later["seal"]["spine_algorithm_version"]
+    assert astp.reproduce(later, legacy_sav0_before=cut).construction == "sav1"
+    tagged = sealed(1, 2, sealed_at="2026-03-01T00:00:00Z", closed_at="2026-03-01T00:00:00Z")
+    assert astp.reproduce(tagged, legacy_sav0_before=cut).construction == "sav1"  # never overrides a tag
+    with pytest.raises(InvalidFieldError):
+        astp.reproduce(doc, legacy_sav0_before=datetime(2026, 4, 1))
+    for cap in (-1, True, 1.5):
+        with pytest.raises(InvalidFieldError):
+            astp.reproduce(doc, search_cap=cap)

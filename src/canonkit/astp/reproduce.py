@@ -13,6 +13,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from canonkit.astp._kernel import K
@@ -20,7 +21,7 @@ from canonkit.astp.documents import Episode, parse_instant, read_episode
 from canonkit.astp.leaves import leaf_hash_v1, leaf_hash_v2
 from canonkit.astp.seal import check_identifiers, compute_roots, spine_inputs
 from canonkit.astp.ties import tie_groups
-from canonkit.errors import ASTPError, InvalidRecordError, UnknownIdentifierError
+from canonkit.errors import ASTPError, InvalidFieldError, InvalidRecordError, UnknownIdentifierError
 
 __all__ = ["COMPONENTS", "FLAGS", "OUTCOMES", "Reproduction", "construction_name", "reproduce"]
 
@@ -243,10 +244,28 @@ def _alternatives(sav: int, ov: int) -> list[tuple[int, int]]:
     return sorted(pairs, key=nearness)
 
 
-def reproduce(document: Any, *, search_cap: int = 40320) -> Reproduction:
+def _sealed_instant(seal: Mapping[str, Any], episode: Episode) -> datetime | None:
+    try:
+        return parse_instant(seal.get("sealed_at"), "seal.sealed_at") or episode.sealed_at
+    except InvalidRecordError:
+        return episode.sealed_at  # judged (refused) later by _refusal
+
+
+def reproduce(document: Any, *, search_cap: int = 40320,
+              legacy_sav0_before: datetime | None = None) -> Reproduction:
     """Reproduce the seal of one Episode document (a parsed ``astp-proof-of-record/1`` or
     ``canonkit-episode/1`` dict, or an ``Episode``). Raises ``InvalidRecordError`` when the
-    document cannot be read as an Episode."""
+    document cannot be read as an Episode.
+
+    ``search_cap`` bounds the tie search (number of candidate orders). ``legacy_sav0_before``
+    is ASTP.md §3's explicit history override: a seal *without* ``spine_algorithm_version``
+    sealed before that instant is read as sav 0 instead of the default 1 (noted in
+    ``reason``); recorded identifiers are never overridden."""
+    if isinstance(search_cap, bool) or not isinstance(search_cap, int) or search_cap < 0:
+        raise InvalidFieldError(f"search_cap must be a non-negative integer, got {search_cap!r}")
+    if legacy_sav0_before is not None and (not isinstance(legacy_sav0_before, datetime)
+                                           or legacy_sav0_before.utcoffset() is None):
+        raise InvalidFieldError("legacy_sav0_before must be a timezone-aware datetime")
     episode = document if isinstance(document, Episode) else read_episode(document)
     flags = sorted(set(episode.flags) | _leaf_flags(episode))
     eid = episode.episode_id
@@ -259,8 +278,15 @@ def reproduce(document: Any, *, search_cap: int = 40320) -> Reproduction:
     notes = []
     sav, ov = seal.get("spine_algorithm_version"), seal.get("ordering_version")
     if sav is None:
-        sav, seal["spine_algorithm_version"] = 1, 1
-        notes.append("spine_algorithm_version absent: read as 1 (defaulted)")
+        instant = _sealed_instant(seal, episode)
+        if legacy_sav0_before is not None and instant is not None and instant < legacy_sav0_before:
+            sav = 0
+            notes.append(f"spine_algorithm_version absent: read as 0 (sealed before the legacy "
+                         f"cut-off {legacy_sav0_before.isoformat()})")
+        else:
+            sav = 1
+            notes.append("spine_algorithm_version absent: read as 1 (defaulted)")
+        seal["spine_algorithm_version"] = sav
     if ov is None:
         ov, seal["ordering_version"] = 1, 1
         notes.append("ordering_version absent: read as 1 (defaulted)")

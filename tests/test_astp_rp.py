@@ -233,3 +233,18 @@ def test_rp011_v2_inclusion_proofs() -> None:
     assert astp.verify_inclusion_proof_v2(p3.leaf_hash, 3, 8, s, p3.spine_root)  # size is not bound
     p0 = astp.inclusion_proof_v2(leaves[:1], 0)
     assert p0.siblings == [] and p0.verify()
+
+
+def test_episode_identifier_leaf_uses_the_canonical_uuid_text() -> None:
+    import uuid
+    upper = EP.upper()
+    assert astp.spine_root(SEGS, spine_algorithm_version=1, episode_id=upper) == SAV1
+    assert astp.spine_root(SEGS, spine_algorithm_version=1, episode_id=uuid.UUID(EP)) == SAV1
+    historical = astp.spine_root(SEGS, spine_algorithm_version=1, episode_id="Episode-42")
+    assert historical != astp.spine_root(SEGS, spine_algorithm_version=1, episode_id="episode-42")
+    doc = astp.seal_episode({"format": "canonkit-episode/1", "episode_id": upper, "segments":
+                             tie_fixture_segments(), "seal": None}, spine_algorithm_version=1,
+                            ordering_version=2)
+    assert doc["seal"]["spine_root"] == SAV1
+    r = astp.reproduce(doc)
+    assert (r.outcome, r.episode_id) == ("reproduced", EP)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from canonkit.astp.encoding import hash_hex, uuid_text
+from canonkit.astp.encoding import hash_hex, is_uuid_text, uuid_text
 from canonkit.astp.structural import member_hash
 from canonkit.errors import ASTPError, InvalidRecordError
 
@@ -181,10 +181,11 @@ def parse_instant(value: Any, path: Path) -> datetime | None:
 
 
 def _episode_id(doc: Mapping[str, Any]) -> str:
+    """The identifier in canonical form: a UUID lowercased (ASTP.md §5.2), other text as stored."""
     value = _get(doc, "episode_id", "")
     if not isinstance(value, str) or not value:
         raise _fail("episode_id", "expected non-empty text")
-    return value
+    return value.lower() if is_uuid_text(value) else value
 
 
 def _seal(raw: Any, path: str, annotation: Any) -> Seal:

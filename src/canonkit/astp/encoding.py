@@ -18,6 +18,7 @@ __all__ = [
     "hash_hex",
     "hash_set_v1",
     "hash_set_v2",
+    "is_uuid_text",
     "sha3_256",
     "timestamp_ms",
     "uuid_bytes",
@@ -43,6 +44,11 @@ def encode_set(prefix: bytes, members: Iterable[Any]) -> bytes:
 
 
 _UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def is_uuid_text(value: str) -> bool:
+    """True for 8-4-4-4-12 hex text (either case)."""
+    return len(value) == 36 and _UUID_TEXT.fullmatch(value) is not None
 
 
 def uuid_text(value: Any) -> str:

@@ -74,6 +74,8 @@ cdef int _acquire(object obj, Py_buffer *view, str name, bint writable) except -
 
 cdef object _count(object value, str name):
     """An offset or length: an integer 0 <= v < 2**64 (bool is not an integer here)."""
+    if type(value) is int and 0 <= value < _LIMIT:  # the common case, no conversion
+        return value
     if isinstance(value, bool):
         raise FPSArgumentError(f"{name} must be an integer, not bool", detail=name)
     try:
@@ -315,8 +317,9 @@ def cid_sha256(data):
     """Lowercase hex SHA-256 of ``b"CAS:OBJ\\x00" || data``, hashed incrementally (hashlib
     releases the GIL on large updates; the payload is never copied)."""
     cdef Py_buffer view
-    _acquire(data, &view, "data", False)
-    PyBuffer_Release(&view)
+    if type(data) is not bytes:  # bytes need no check; others must be a flat buffer
+        _acquire(data, &view, "data", False)
+        PyBuffer_Release(&view)
     digest = _sha256(CID_PREFIX)
     digest.update(data)
     return digest.hexdigest()

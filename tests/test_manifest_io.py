@@ -10,6 +10,9 @@ import pytest
 from canonkit import manifests
 from canonkit.errors import ManifestError
 from canonkit.manifests.refbytes import Reference, parse_reference
+from conftest import REPO
+
+CORPUS = REPO / "conformance" / "amduat"
 
 
 @pytest.mark.parametrize("raw", [b"\xff{}", b"{", b"[]", b'{"a": NaN}', b"", b"\xef\xbb\xbf{}"])
@@ -120,8 +123,13 @@ def test_entries_without_usable_ids_are_reported_once() -> None:
      [(None, "missing_field")]),
     ({"schema": "canonkit.conformance.fps_artifacts.v0", "fixtures": "../x.json",
       "cases": []}, [(None, "artifact_escapes")]),
+    ({"schema": "canonkit.conformance.fps_artifacts.v0", "fixtures": "README.md",
+      "cases": []}, [(None, "unreadable")]),
+    ({"schema": "canonkit.conformance.fps_artifacts.v0", "fixtures": "fps.json",
+      "cases": []}, [("fixtures", "unknown_schema")]),
 ])
 def test_manifest_level_problems(doc: dict[str, object],
                                  expected: list[tuple[str | None, str]]) -> None:
-    problems = manifests.verify_manifest(manifests.Manifest(doc))  # type: ignore[arg-type]
+    manifest = manifests.Manifest(doc, base=CORPUS)  # type: ignore[arg-type]
+    problems = manifests.verify_manifest(manifest)
     assert [(p.case, p.reason) for p in problems] == expected

@@ -199,3 +199,18 @@ def test_every_reason_code_is_documented() -> None:
             "artifact_escapes", "missing_artifact", "size_mismatch", "digest_mismatch",
             "operation_refused", "wrong_output", "wrong_cid", "wrong_error", "not_refused"}
     assert set(manifests.REASONS) == used
+
+
+@pytest.mark.parametrize("size", ["9" * 5000, str(2**64), "-1", "1.0", " 1"])
+def test_sizes_outside_the_domain(corpus: Path, size: str) -> None:
+    edit(corpus / "fixtures.json", lambda d: entry(d, "hello.txt", "fixtures").update(size=size))
+    assert found(corpus / "fixtures.json") == {("hello.txt", "invalid_value")}
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlinks")
+def test_symlink_loop_is_a_missing_artifact(corpus: Path) -> None:
+    loop = corpus / "artifacts" / "loop"
+    loop.symlink_to(loop)
+    edit(corpus / "fixtures.json",
+         lambda d: entry(d, "hello.txt", "fixtures").update(artifact="artifacts/loop"))
+    assert found(corpus / "fixtures.json") == {("hello.txt", "missing_artifact")}

@@ -20,8 +20,12 @@ def resolve_artifact(base: Path, relative: str, case: str, name: str = "artifact
             or (pure.parts and ":" in pure.parts[0])):
         return Problem(case, "artifact_escapes", f"{name} {relative!r} is not a relative "
                        "path inside the manifest's directory")
-    root = base.resolve()
-    target = (root / pure).resolve()
+    try:
+        root = base.resolve()
+        target = (root / pure).resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (Python < 3.13)
+        return Problem(case, "missing_artifact", f"{name} {relative!r} cannot be resolved: "
+                       f"{exc}")
     if target != root and root not in target.parents:
         return Problem(case, "artifact_escapes",
                        f"{name} {relative!r} resolves outside the manifest's directory")

@@ -35,7 +35,9 @@ def decimal_string_problem(case: str | None, name: str, value: Any) -> list[Prob
                         f"{name} must be a decimal string, got {type(value).__name__}")]
     if not _DECIMAL.fullmatch(value):
         return [Problem(case, "invalid_value",
-                        f"{name} {value!r} is not a canonical decimal string")]
+                        f"{name} {value[:40]!r} is not a canonical decimal string")]
+    if len(value) > 20 or int(value) >= UINT64_LIMIT:  # length first: int() of huge text
+        return [Problem(case, "invalid_value", f"{name} is not below 2**64")]
     return []
 
 

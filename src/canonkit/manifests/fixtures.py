@@ -29,7 +29,10 @@ def verify(case: str, entry: dict[str, Any], context: Context) -> list[Problem]:
     found = resolve_artifact(context.manifest.base, entry["artifact"], case)
     if isinstance(found, Problem):
         return [found]
-    size, digest = sha256_file(found)
+    try:
+        size, digest = sha256_file(found)
+    except OSError as exc:
+        return [Problem(case, "missing_artifact", f"artifact cannot be read: {exc}")]
     problems = []
     if size != int(entry["size"]):
         problems.append(Problem(case, "size_mismatch",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import ManifestError
 from ._artifacts import resolve_artifact
 from ._hexfields import decimal_string_problem, string_problem
 from ._model import Context, Problem, Schema
@@ -49,7 +50,10 @@ def check_top(context: Context) -> list[Problem]:
     found = resolve_artifact(context.manifest.base, relative, "<fixtures>", "fixtures")
     if isinstance(found, Problem):
         return [Problem(None, found.reason, found.detail)]
-    fixtures = read(found)
+    try:
+        fixtures = read(found)
+    except ManifestError as exc:
+        return [Problem(None, "unreadable", f"fixtures manifest: {exc}")]
     problems = [Problem(f"fixtures:{p.case}" if p.case else "fixtures", p.reason, p.detail)
                 for p in verify_manifest(fixtures, fps=context.fps,
                                          expect="amduat.conformance.fixtures.v0")]
@@ -74,8 +78,13 @@ def verify(case: str, entry: dict[str, Any], context: Context) -> list[Problem]:
         return [Problem(case, "missing_artifact",
                         f"no readable fixture {m!r} in the fixtures manifest")
                 for m in missing]
-    output, problems = run_and_compare(case, entry, context,
-                                       load=lambda fixture: index[fixture].read_bytes())
+    try:
+        payloads = {name: index[name].read_bytes()
+                    for name in [entry.get("input"), entry.get("insert"),
+                                 *entry.get("inputs", [])] if name is not None}
+    except OSError as exc:
+        return [Problem(case, "missing_artifact", f"a fixture cannot be read: {exc}")]
+    output, problems = run_and_compare(case, entry, context, load=payloads.__getitem__)
     if output is not None and len(output) != int(entry["output_size"]):
         problems.insert(0, Problem(case, "size_mismatch",
                                    f"produced {len(output)} bytes, manifest says "

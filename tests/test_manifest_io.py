@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from canonkit import manifests
 from canonkit.errors import ManifestError
 from canonkit.manifests.refbytes import Reference, parse_reference
-from conftest import REPO
 
 CORPUS = REPO / "conformance" / "amduat"
 

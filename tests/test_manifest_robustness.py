@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from conftest import REPO
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from canonkit import manifests
 from canonkit.errors import ManifestError
-from conftest import REPO
 
 CORPUS = REPO / "conformance" / "amduat"
 

@@ -205,3 +205,61 @@ def test_field_encoding_public_surface() -> None:
     assert astp.hash_fields(b"P", []) == astp.sha3_256(b"P")
     assert astp.uuid_text(EP.upper()) == EP
     assert astp.timestamp_ms("1970-01-01T00:00:01.0019+00:00") == 1001
+
+
+# --- proof chains (ASTP.md §11) ---------------------------------------------------------------
+
+def _links() -> list[dict]:
+    proofs = SC["inclusion_proofs_v2"]
+    r1, r7 = SC["spine_root_sav2"]["1"], SC["spine_root_sav2"]["7"]
+    v1 = astp.inclusion_proof_v1([H(f"leaf-{i}") for i in range(7)], 6)
+    return [
+        {"node_id": EP, "parent_node_id": None, "spine_root": r1,
+         "proof": dict(proofs["leaf_0_of_1"]), "anchor": {"log_timestamp": "2026-01-01T00:00:00Z"}},
+        {"node_id": "00000000-0000-4000-8000-000000000003", "parent_node_id": EP, "spine_root": r7,
+         "proof": dict(proofs["leaf_3_of_7"])},
+        {"node_id": "00000000-0000-4000-8000-000000000009", "parent_node_id": "00000000-0000-4000-8000-000000000003",
+         "spine_root": v1.spine_root,
+         "proof": {"leaf_hash": v1.leaf_hash, "merkle_path": v1.merkle_path,
+                   "path_directions": v1.path_directions, "spine_root": v1.spine_root},
+         "anchor": {"log_timestamp": "2026-01-01T00:00:01+00:00"}},
+    ]
+
+
+def _root(links: list[dict]) -> str:
+    return astp.chain_root([link["spine_root"] for link in links])
+
+
+def test_proof_chain_verifies() -> None:
+    links = _links()
+    assert astp.verify_proof_chain(links, _root(links)).ok
+    assert astp.verify_proof_chain(links[:2], _root(links[:2])).ok
+    assert astp.chain_root([links[0]["spine_root"], links[1]["spine_root"]]) == \
+        "ca8e19838988c3cc7759b1ba4e68b27ba23a583b91f01221936c511209d0c6da"
+
+
+@pytest.mark.parametrize("mutate,index,reason", [
+    (lambda ls: ls.clear(), None, "empty"),
+    (lambda ls: ls[1]["proof"].update(leaf_index=2), 1, "inclusion proof"),
+    (lambda ls: ls[2]["proof"].update(path_directions=["right", "left"]), 2, "inclusion proof"),
+    (lambda ls: ls[1].update(spine_root=ls[0]["spine_root"]), None, "chain_root does not recompute"),
+    (lambda ls: ls[2].update(parent_node_id=EP), 2, "causal order"),
+    (lambda ls: ls[1].update(parent_node_id="00000000-0000-4000-8000-0000000000ff"), 1, "causal order"),
+    (lambda ls: ls.reverse(), 1, "causal order"),
+    (lambda ls: ls[2]["anchor"].update(log_timestamp="2025-12-31T23:59:59Z"), 2, "decreases"),
+    (lambda ls: ls[2]["anchor"].update(log_timestamp="2026-01-01T00:00:01"), 2, "malformed anchor"),
+    (lambda ls: ls[1].update(node_id=5), 1, "malformed link"),
+])
+def test_proof_chain_first_failure(mutate: object, index: int | None, reason: str) -> None:
+    links = _links()
+    root = _root(links)
+    mutate(links)  # type: ignore[operator]
+    verdict = astp.verify_proof_chain(links, root)
+    assert not verdict.ok and verdict.index == index and reason in verdict.reason
+
+
+def test_proof_chain_wrong_root_whatever_the_links() -> None:
+    links = _links()
+    verdict = astp.verify_proof_chain(links, _root(links[:2]))
+    assert (verdict.ok, verdict.index, verdict.reason) == (False, None, "chain_root does not recompute")
+    assert "malformed chain_root" in astp.verify_proof_chain(links, "zz").reason

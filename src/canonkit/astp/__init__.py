@@ -11,6 +11,7 @@ from __future__ import annotations
 from canonkit.astp._kernel import K as _K
 from canonkit.astp.audit import AUDIT_FIELDS, ChainVerdict, audit_record_hash, verify_audit_chain
 from canonkit.astp.canonical_json import canonical_json, canonical_json_bytes, parse_canonical
+from canonkit.astp.chain import verify_proof_chain
 from canonkit.astp.content import CONTENT_LAYOUTS, content_hash_v2, public_key_fingerprint
 from canonkit.astp.context import (
     context_content_hash,
@@ -112,6 +113,7 @@ __all__ = [
                                    "verify_audit_chain",
                                    "verify_inclusion_proof_v1",
                                    "verify_inclusion_proof_v2",
+    "verify_proof_chain",
 ]
 
 #: "compiled" or "python": which kernel module is live

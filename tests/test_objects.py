@@ -351,3 +351,28 @@ def test_address_object_validates_like_encode_object(codec: ObjectCodec) -> None
     assert info.value.detail == "size"
     with pytest.raises(errors.UnknownKindError):
         codec.address_object("nope", {})
+
+
+@pytest.mark.parametrize("names", [
+    ["a", "b"],             # one-byte keys before "t": the envelope is not a prefix
+    ["u", "w", "zz"],       # "u" sorts between "t" and "v"; "w" after
+    ["w", "x", "long name"],
+    [f"field{i:02d}" for i in range(22)],   # more fields than the one-byte map head allows
+    [f"field{i:02d}" for i in range(21)],
+])
+def test_envelope_equals_the_merged_map_for_any_field_names(codec: ObjectCodec,
+                                                            names: list[str]) -> None:
+    from canonkit.objects import UInt
+
+    objects.register_kind("example.keys", 1, fields={n: UInt() for n in names[1:]},
+                          optional={names[0]: UInt()})
+    try:
+        for fields in ({n: i for i, n in enumerate(names)},
+                       {n: i for i, n in enumerate(names) if n != names[0]}):
+            data = codec.encode_object("example.keys", fields)
+            assert data == codec.cbor.encode({"t": "example.keys", "v": 1, **fields},
+                                             profile="core")
+            assert codec.address_object("example.keys", fields) == objects.address(data)
+            assert codec.decode_object(data).fields == fields
+    finally:
+        objects.unregister_kind("example.keys", 1)

@@ -12,6 +12,7 @@ output itself, the content ID pinning the bytes.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ..errors import ManifestError
@@ -58,7 +59,7 @@ def check_top(context: Context) -> list[Problem]:
                 for p in verify_manifest(fixtures, fps=context.fps,
                                          expect="amduat.conformance.fixtures.v0")]
     entries = fixtures.document.get("fixtures")
-    index: dict[str, Any] = {}
+    index: dict[str, Path | Problem] = {}
     if isinstance(entries, list):
         for entry in entries:
             if isinstance(entry, dict) and isinstance(entry.get("id"), str) \
@@ -70,18 +71,18 @@ def check_top(context: Context) -> list[Problem]:
 
 
 def verify(case: str, entry: dict[str, Any], context: Context) -> list[Problem]:
-    index: dict[str, Any] = context.shared.get("artifacts", {})
-    missing = [name for name in ("input", "insert") if name in entry
-               and not hasattr(index.get(entry[name]), "read_bytes")]
-    missing += [v for v in entry.get("inputs", []) if not hasattr(index.get(v), "read_bytes")]
+    index: dict[str, Path | Problem] = context.shared.get("artifacts", {})
+    wanted = [entry[name] for name in ("input", "insert") if name in entry]
+    wanted += entry.get("inputs", [])
+    paths = {ident: index.get(ident) for ident in wanted}
+    missing = [ident for ident, path in paths.items() if not isinstance(path, Path)]
     if missing:
         return [Problem(case, "missing_artifact",
-                        f"no readable fixture {m!r} in the fixtures manifest")
-                for m in missing]
+                        f"no readable fixture {ident!r} in the fixtures manifest")
+                for ident in missing]
     try:
-        payloads = {name: index[name].read_bytes()
-                    for name in [entry.get("input"), entry.get("insert"),
-                                 *entry.get("inputs", [])] if name is not None}
+        payloads = {ident: path.read_bytes() for ident, path in paths.items()
+                    if isinstance(path, Path)}
     except OSError as exc:
         return [Problem(case, "missing_artifact", f"a fixture cannot be read: {exc}")]
     output, problems = run_and_compare(case, entry, context, load=payloads.__getitem__)

@@ -35,7 +35,9 @@ def register(subparsers: Any) -> None:
         description="Check each DIR (a version directory such as conformance/v1, or a "
                     "corpus root: every v<N> inside is checked) with every available CBOR "
                     "backend. Exit status 0 if all pass, 1 on any failure.")
-    chk.add_argument("dirs", nargs="+", metavar="DIR", type=Path)
+    chk.add_argument("dirs", nargs="+", metavar="DIR", type=Path,
+                     help="a version directory (conformance/v1) or a corpus root "
+                          "(conformance/)")
     chk.add_argument("--json", action="store_true", help="print a JSON report instead of a table")
     chk.add_argument("--backend", choices=("all", "c", "py"), default="all",
                      help="which CBOR backends to check with (default: all available)")

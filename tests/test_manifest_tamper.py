@@ -190,6 +190,8 @@ def test_large_case_output_size(corpus: Path) -> None:
          lambda d: entry(d, "large-reverse-bit").update(input="no-such-fixture"))
     assert found(corpus / "fps_artifacts.json") == {("large-concat", "size_mismatch"),
                                                     ("large-reverse-bit", "missing_artifact")}
+    details = {p.case: p.detail for p in manifests.verify(corpus / "fps_artifacts.json")}
+    assert "'no-such-fixture'" in details["large-reverse-bit"]
 
 
 def test_every_reason_code_is_documented() -> None:

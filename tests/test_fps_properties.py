@@ -28,7 +28,8 @@ from strategies_fps import (
 from canonkit import errors
 
 # fps_impl only selects a module; nothing in it needs resetting between examples
-SMALL = settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+SMALL = settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                  HealthCheck.too_slow])
 
 
 def outcome(call: Call, module: ModuleType) -> tuple[str, Any]:

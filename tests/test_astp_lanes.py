@@ -1,0 +1,99 @@
+"""The compiled tree folds hash up to 8 nodes side by side (4-way AVX2 or 8-way AVX-512F
+Keccak, ext/astp_keccak_simd.h) and fall back to one state at a time. Every width the CPU
+offers must give the twin's results; batches of every fill level (1..8 nodes, odd levels,
+carried-up nodes) are covered by the sizes below."""
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import backend_pair
+
+WIDTHS = [1, 4, 8]
+SIZES = [*range(1, 70), 127, 128, 129, 255, 256, 257, 1000, 4099]
+
+
+@pytest.fixture(params=WIDTHS, ids=[f"lanes{w}" for w in WIDTHS])
+def pair(request: pytest.FixtureRequest):
+    c, py = backend_pair("astp")
+    if request.param > c._keccak_lanes()[1]:
+        pytest.skip(f"{request.param}-lane Keccak not available on this CPU")
+    c._set_keccak_lanes(request.param)
+    try:
+        yield c, py
+    finally:
+        c._set_keccak_lanes(0)
+
+
+def test_lane_knob_refuses_unknown_widths() -> None:
+    c, _ = backend_pair("astp")
+    now, widest = c._keccak_lanes()
+    assert widest in (1, 4, 8) and now == widest
+    for bad in (2, 3, 16, -1):
+        with pytest.raises(ValueError):
+            c._set_keccak_lanes(bad)
+
+
+def test_spines_every_version(pair) -> None:
+    c, py = pair
+    rng = random.Random(11)
+    for n in SIZES:
+        leaves = np.frombuffer(rng.randbytes(32 * n), dtype=np.uint8).reshape(n, 32)
+        for sav in (0, 1, 2, 3):
+            assert c.spine_root(leaves, spine_algorithm_version=sav, episode_id="ep") == (
+                py.spine_root(leaves, spine_algorithm_version=sav, episode_id="ep")), (n, sav)
+        raw = leaves.tobytes()
+        assert c.merkle_root_v1(raw) == py.merkle_root_v1(raw)
+        assert c.merkle_root_v2(raw) == py.merkle_root_v2(raw)
+
+
+def test_proofs(pair) -> None:
+    c, py = pair
+    rng = random.Random(12)
+    for n in (1, 2, 3, 9, 17, 33, 100):
+        leaves = [rng.randbytes(32) for _ in range(n)]
+        for i in range(n):
+            assert c.inclusion_proof_v1(leaves, i) == py.inclusion_proof_v1(leaves, i)
+            assert c.inclusion_proof_v2(leaves, i) == py.inclusion_proof_v2(leaves, i)
+
+
+@settings(max_examples=25)
+@given(data=st.data())
+def test_tie_search(data: st.DataObject) -> None:
+    c, py = backend_pair("astp")
+    widest = c._keccak_lanes()[1]
+    width = data.draw(st.sampled_from([w for w in WIDTHS if w <= widest]))
+    n = data.draw(st.integers(1, 60))
+    rng = random.Random(data.draw(st.integers(0, 2**32)))
+    inputs = [rng.randbytes(32) for _ in range(n)]
+    if n > 3 and data.draw(st.booleans()):
+        inputs[n - 1] = inputs[n - 2]  # duplicates: several orders share the root
+    groups, pos, space = [], 0, 1
+    while pos < n:
+        length = data.draw(st.integers(1, 5))
+        if pos + length <= n and space * math.factorial(length) <= 2000 and data.draw(st.booleans()):
+            groups.append((pos, length))
+            space *= math.factorial(length)
+        pos += length + data.draw(st.integers(0, 3))
+    sav = data.draw(st.sampled_from([0, 1, 2, 3]))
+    order = list(range(n))
+    for s, length in groups:
+        part = order[s : s + length]
+        rng.shuffle(part)
+        order[s : s + length] = part
+    target = py.spine_root([inputs[i] for i in order], spine_algorithm_version=sav,
+                           episode_id="ep")
+    c._set_keccak_lanes(width)
+    try:
+        got = c.search_orders(inputs, groups, target, spine_algorithm_version=sav,
+                              episode_id="ep", cap=2000)
+    finally:
+        c._set_keccak_lanes(0)
+    assert got == py.search_orders(inputs, groups, target, spine_algorithm_version=sav,
+                                   episode_id="ep", cap=2000)
+    assert got[0] is not None

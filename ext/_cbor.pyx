@@ -54,6 +54,7 @@ cdef extern from "Python.h":
     object PyList_AsTuple(PyObject *)
     PyObject *PyDict_New_raw "PyDict_New"()
     int PyDict_Next(object, Py_ssize_t *, PyObject **, PyObject **)
+    int PyDict_Contains(object, object) except -1
     int PyDict_SetItem_raw "PyDict_SetItem"(PyObject *, PyObject *, PyObject *)
     Py_ssize_t PyDict_GET_SIZE_raw "PyDict_GET_SIZE"(PyObject *)
     Py_ssize_t PyDict_Size(object)
@@ -105,6 +106,7 @@ cdef object _Simple = Simple
 cdef object _Link = Link
 cdef object _FrozenDict = FrozenDict
 cdef object _decode_error = errors.decode_error
+cdef object _cid_problem = _cbor_types.cid_problem
 
 
 cdef int profile_id(object profile) except -1:
@@ -134,6 +136,7 @@ cdef struct Out:
     Py_ssize_t pos
     Py_ssize_t cap
     int profile
+    bint twin_order    # error path: walk maps in iteration order (see raise_first_error...)
 
 
 cdef int out_init(Out *o, Py_ssize_t cap, int profile) except -1:
@@ -144,6 +147,7 @@ cdef int out_init(Out *o, Py_ssize_t cap, int profile) except -1:
     o.pos = 0
     o.cap = cap
     o.profile = profile
+    o.twin_order = False
     return 0
 
 
@@ -329,7 +333,12 @@ cdef int enc_float(Out *o, double x) except -1:
 
 cdef int enc_buffer(Out *o, object obj) except -1:
     cdef Py_buffer view
-    PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE)
+    try:
+        PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE)
+    except BufferError:  # not contiguous: copy it out in logical order
+        raw = memoryview(obj).tobytes()
+        put_head(o, 2, <uint64_t>len(raw))
+        return put_bytes(o, <const char *><bytes>raw, len(raw))
     try:
         put_head(o, 2, <uint64_t>view.len)
         put_bytes(o, view.buf, view.len)
@@ -382,6 +391,8 @@ cdef int enc_dict(Out *o, object d, int depth) except -1:
     check_depth(depth)
     if n == 0:
         return put_byte(o, 0xa0)
+    if o.twin_order:
+        return enc_map_twin_order(o, d, depth)
     if n > 16:
         e = <ck_entry *>malloc(<size_t>n * sizeof(ck_entry))
         if e == NULL:
@@ -404,7 +415,7 @@ cdef int enc_dict(Out *o, object d, int depth) except -1:
         if not all_text:
             release_entries(e, i)
             i = 0
-            return enc_map_generic(o, list(d.items()), depth)
+            return enc_map_generic(o, d, depth)
         if i != n:
             raise RuntimeError("dict changed size during encoding")
         ck_sort_entries(e, n, 0)
@@ -413,6 +424,9 @@ cdef int enc_dict(Out *o, object d, int depth) except -1:
             put_head(o, 3, <uint64_t>e[j].n)
             put_bytes(o, e[j].p, e[j].n)
             enc_any(o, <object>e[j].value, depth + 1)
+    except errors.CBORError:
+        raise_first_error_in_twin_order(o.profile, d, depth)
+        raise
     finally:
         release_entries(e, i)
         if e != small:
@@ -420,9 +434,56 @@ cdef int enc_dict(Out *o, object d, int depth) except -1:
     return 0
 
 
-cdef int enc_map_generic(Out *o, list items, int depth) except -1:
+cdef int raise_first_error_in_twin_order(int profile, object mapping, int depth) except -1:
+    """Error path only. The fast paths encode values in key order, but the reported error
+    must be the twin's: the first failing key or value in the mapping's iteration order,
+    then duplicate keys. Re-walk the map that way into a throw-away buffer (nested maps
+    too, without re-walking again, so the cost stays linear) and raise what fails first;
+    if nothing does, return and the caller re-raises its own error."""
+    cdef Out scratch
+    scratch.obj = NULL
+    out_init(&scratch, 256, profile)
+    scratch.twin_order = True
+    try:
+        enc_map_twin_order(&scratch, mapping, depth)
+    finally:
+        Py_XDECREF(scratch.obj)
+    return 0
+
+
+cdef int enc_map_twin_order(Out *o, object mapping, int depth) except -1:
+    """The twin's walk: key then value in iteration order, then the duplicate check.
+    Writes keys to a side buffer and values to ``o``; the bytes are not a valid encoding."""
+    cdef Out keys
+    cdef list offsets = []
+    cdef list encoded
+    keys.obj = NULL
+    out_init(&keys, 256, o.profile)
+    keys.twin_order = True
+    try:
+        for key, value in mapping.items():
+            if o.profile == P_DAG and not isinstance(key, str):
+                enc_error(errors.UnsupportedItemError,
+                          f"dag-cbor map keys must be text, got {type(key).__name__}")
+            start = keys.pos
+            enc_any(&keys, key, depth + 1)
+            offsets.append((start, keys.pos))
+            enc_any(o, value, depth + 1)
+        blob = (<char *>keys.buf)[:keys.pos]
+        encoded = sorted([blob[a:b] for a, b in offsets])
+        for i in range(1, len(encoded)):
+            if encoded[i - 1] == encoded[i]:
+                raise errors.DuplicateMapKeyError(
+                    "two map keys have the same encoding: " + encoded[i].hex())
+    finally:
+        Py_XDECREF(keys.obj)
+    return 0
+
+
+cdef int enc_map_generic(Out *o, object mapping, int depth) except -1:
     """Any key types: encode every key into a scratch buffer, sort by the encoded bytes,
     reject two keys with identical encodings, then write key bytes and values."""
+    cdef list items = list(mapping.items())
     cdef Py_ssize_t n = len(items)
     cdef Py_ssize_t i, j
     cdef Out keys
@@ -430,6 +491,8 @@ cdef int enc_map_generic(Out *o, list items, int depth) except -1:
     cdef Py_ssize_t *offsets = NULL
     cdef object key, value
     check_depth(depth)
+    if o.twin_order:
+        return enc_map_twin_order(o, mapping, depth)
     keys.obj = NULL
     try:
         out_init(&keys, 64 * n + 64, o.profile)
@@ -460,6 +523,9 @@ cdef int enc_map_generic(Out *o, list items, int depth) except -1:
         for i in range(n):
             put_bytes(o, e[i].p, e[i].n)
             enc_any(o, <object>e[i].value, depth + 1)
+    except errors.CBORError:
+        raise_first_error_in_twin_order(o.profile, mapping, depth)
+        raise
     finally:
         Py_XDECREF(keys.obj)
         free(offsets)
@@ -492,11 +558,12 @@ cdef int enc_simple(Out *o, int value) except -1:
     return put_byte(o, <uint8_t>value)
 
 
-cdef int enc_link(Out *o, object link) except -1:
+cdef int enc_link(Out *o, object link, int depth) except -1:
     cdef bytes cid = link.cid_bytes
     if o.profile != P_DAG:
         enc_error(errors.UnsupportedItemError,
                   f"Link (tag 42) is a dag-cbor item, not allowed in {profile_name(o.profile)}")
+    check_depth(depth)
     put_head(o, 6, 42)
     put_head(o, 2, <uint64_t>(len(cid) + 1))
     put_byte(o, 0)
@@ -528,7 +595,7 @@ cdef int enc_any(Out *o, object obj, int depth) except -1:
     if t is _FrozenDict:
         return enc_dict(o, obj._d, depth)
     if t is _Link:
-        return enc_link(o, obj)
+        return enc_link(o, obj, depth)
     if t is _Tag:
         return enc_tag(o, obj, depth)
     if t is _Simple:
@@ -559,13 +626,13 @@ cdef int enc_other(Out *o, object obj, int depth) except -1:
         return enc_dict(o, dict(obj), depth)
     if isinstance(obj, _Mapping):
         check_depth(depth)
-        return enc_map_generic(o, list(obj.items()), depth)
+        return enc_map_generic(o, obj, depth)
     if isinstance(obj, _Tag):
         return enc_tag(o, obj, depth)
     if isinstance(obj, _Simple):
         return enc_simple(o, obj.value)
     if isinstance(obj, _Link):
-        return enc_link(o, obj)
+        return enc_link(o, obj, depth)
     raise errors.UnsupportedTypeError(f"cannot encode {type(obj).__name__} as CBOR")
 
 
@@ -811,7 +878,7 @@ cdef object finish_tag(Dec *d, Frame *f, object content):
     cdef Py_ssize_t n
     if d.profile == P_CORE and (number == 2 or number == 3):
         if type(content) is not bytes:
-            derr(d, "not_well_formed", f.head, "bignum tag content must be a byte string")
+            derr(d, "unsupported_item", f.head, "bignum tag content must be a byte string")
         n = len(<bytes>content)
         if n > 0 and (<const uint8_t *><bytes>content)[0] == 0:
             derr(d, "non_shortest_integer", f.head, "bignum has a leading zero byte")
@@ -828,10 +895,11 @@ cdef object finish_tag(Dec *d, Frame *f, object content):
 cdef object make_link(Dec *d, Py_ssize_t head, object content):
     if type(content) is not bytes or len(<bytes>content) == 0 or (<bytes>content)[0] != 0:
         derr(d, "invalid_link", head, "tag 42 content must be a byte string starting 0x00")
-    try:
-        return _Link((<bytes>content)[1:])
-    except errors.InvalidLinkError as exc:
-        derr(d, "invalid_link", head, f"tag 42 content is not a valid CID ({exc.detail or exc})")
+    cid = (<bytes>content)[1:]
+    problem = _cid_problem(cid)
+    if problem is not None:
+        derr(d, "invalid_link", head, problem)
+    return _Link(cid)
 
 
 cdef object dec_run(Dec *d):
@@ -858,6 +926,8 @@ cdef object dec_run(Dec *d):
                 frozen = True
                 f.key_start = start
         if start >= d.n:
+            if f != NULL:  # a missing child is reported at its container's head
+                derr(d, "truncated", f.head, "input ends inside a container")
             derr(d, "truncated", start, "input ends before this data item")
         ib = d.p[start]
         major = ib >> 5
@@ -917,12 +987,16 @@ cdef object dec_run(Dec *d):
             val = dec_text(d, start, <Py_ssize_t>arg, is_key)
         elif major == 4:
             if arg == 0:
+                if d.depth >= d.max_depth:
+                    derr(d, "depth_exceeded", start, f"nesting deeper than max_depth={d.max_depth}")
                 val = () if frozen else []
             else:
                 push(d, F_ARRAY, start, arg, frozen)
                 continue
         elif major == 5:
             if arg == 0:
+                if d.depth >= d.max_depth:
+                    derr(d, "depth_exceeded", start, f"nesting deeper than max_depth={d.max_depth}")
                 val = _FrozenDict() if frozen else {}
             else:
                 push(d, F_MAP, start, arg, frozen)
@@ -971,15 +1045,17 @@ cdef object dec_run(Dec *d):
                                  "map key sorts before the previous key")
                     f.prev_start = f.key_start
                     f.prev_len = klen
+                    # distinct encodings of text or bytes keys are distinct values; other
+                    # keys may collide as Python values (1, 1.0, True; 0.0 and -0.0)
+                    if type(val) is not str and type(val) is not bytes and f.i and \
+                            PyDict_Contains(<object>f.obj, val):
+                        derr(d, "duplicate_map_key", f.key_start,
+                             "map key equals an earlier key as a Python value")
                     Py_INCREF(val)
                     f.key = <PyObject *>val
                     break
-                before = PyDict_GET_SIZE_raw(f.obj)
                 if PyDict_SetItem_raw(f.obj, f.key, <PyObject *>val) < 0:
                     propagate()
-                if PyDict_GET_SIZE_raw(f.obj) == before:
-                    derr(d, "duplicate_map_key", f.prev_start,
-                         "map key equals an earlier key as a Python value")
                 Py_XDECREF(f.key)
                 f.key = NULL
                 f.i += 1
@@ -1044,9 +1120,8 @@ cdef object decode_with(object data, int profile, Py_ssize_t max_depth):
 
 
 cdef Py_ssize_t check_max_depth(object max_depth) except -1:
-    if type(max_depth) is not int or max_depth < 1:
-        if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 1:
-            raise ValueError(f"max_depth must be a positive int, got {max_depth!r}")
+    if not isinstance(max_depth, int) or max_depth < 0:
+        raise ValueError(f"max_depth must be a non-negative int, got {max_depth!r}")
     return max_depth if max_depth < 0x7fffffff else 0x7fffffff
 
 

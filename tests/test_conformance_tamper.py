@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import REPO
+from conftest import REPO, backend_module
 
 from canonkit import conformance
 from canonkit.conformance.layout import dump_json, file_entry
@@ -300,19 +300,19 @@ def test_a_broken_backend_is_reported_not_raised(corpus: Path) -> None:
 
 
 def test_disagreeing_backends_are_reported(corpus: Path) -> None:
-    from canonkit import _cbor_py
+    twin = backend_module("cbor", "py")
 
     class Lax:
         __name__ = "lax"
-        encode = staticmethod(_cbor_py.encode)
+        encode = staticmethod(twin.encode)
 
         @staticmethod
         def decode(data: bytes, *, profile: str) -> Any:
             if data == b"\x00\x00":
                 return 0  # accepts trailing data
-            return _cbor_py.decode(data, profile=profile)
+            return twin.decode(data, profile=profile)
 
-    _, disagreements = conformance.check_backends(str(corpus), {"py": _cbor_py, "lax": Lax})
+    _, disagreements = conformance.check_backends(str(corpus), {"py": twin, "lax": Lax})
     assert [(f.path, f.reason) for f in disagreements] == [
         ("negative.json#trailing_data_second_item", "backends_disagree")]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import backend_pair
+from conftest import backend_module, backend_pair
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -60,9 +60,7 @@ def codecs() -> tuple[ObjectCodec, ObjectCodec]:
 @settings(max_examples=150)
 @given(any_object)
 def test_every_kind_round_trips_on_the_twin(obj: tuple[str, Any]) -> None:
-    from canonkit import _cbor_py
-
-    codec = ObjectCodec(_cbor_py)
+    codec = ObjectCodec(backend_module("cbor", "py"))
     kind, fields = obj
     data = codec.encode_object(kind, fields)
     decoded = codec.decode_object(data, kind=kind)

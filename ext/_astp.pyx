@@ -64,9 +64,13 @@ cdef extern from "astp_tree.h" nogil:
                                const size_t *offsets, int depth, size_t lo, size_t hi)
     void ck_hex32(const uint8_t *raw, uint8_t *out64)
     int ck_unhex32(const uint8_t *hex, uint8_t *raw)
+    void ck_hex_tables_init()
     int ck_keccak_lanes()
     int ck_keccak_lanes_available()
     int ck_keccak_set_lanes(int lanes)
+
+
+ck_hex_tables_init()
 
 
 def _keccak_lanes() -> tuple:

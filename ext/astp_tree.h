@@ -19,34 +19,43 @@
 
 #include "astp_keccak_simd.h"
 
-static const char CK_HEXDIGITS[16] = {'0', '1', '2', '3', '4', '5', '6', '7',
-                                      '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'};
+/* Byte -> its two lowercase hex digits, and hex digit -> value (-1: not a hex digit). Built
+ * once by ck_hex_tables_init (called before any hashing from the module's init). */
+static uint16_t ck_hex_pairs[256];
+static int8_t ck_hex_values[256];
+static int ck_hex_ready = 0;
+
+static inline void ck_hex_tables_init(void) {
+    static const char digits[] = "0123456789abcdef";
+    int i;
+    for (i = 0; i < 256; i++) {
+        uint8_t pair[2] = {(uint8_t)digits[i >> 4], (uint8_t)digits[i & 15]};
+        memcpy(&ck_hex_pairs[i], pair, 2);
+        ck_hex_values[i] = -1;
+    }
+    for (i = 0; i < 10; i++) ck_hex_values['0' + i] = (int8_t)i;
+    for (i = 0; i < 6; i++) {
+        ck_hex_values['a' + i] = (int8_t)(10 + i);
+        ck_hex_values['A' + i] = (int8_t)(10 + i);
+    }
+    ck_hex_ready = 1;
+}
 
 static inline void ck_hex32(const uint8_t *raw, uint8_t *out64) {
     int i;
-    for (i = 0; i < 32; i++) {
-        out64[2 * i] = (uint8_t)CK_HEXDIGITS[raw[i] >> 4];
-        out64[2 * i + 1] = (uint8_t)CK_HEXDIGITS[raw[i] & 15];
-    }
-}
-
-static inline int ck_hexval(uint8_t c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
+    for (i = 0; i < 32; i++)
+        memcpy(out64 + 2 * i, &ck_hex_pairs[raw[i]], 2);
 }
 
 /* 64 hex characters (either case) -> 32 bytes; returns -1 on a non-hex character. */
 static inline int ck_unhex32(const uint8_t *hex, uint8_t *raw) {
-    int i, hi, lo;
+    int i, bad = 0;
     for (i = 0; i < 32; i++) {
-        hi = ck_hexval(hex[2 * i]);
-        lo = ck_hexval(hex[2 * i + 1]);
-        if ((hi | lo) < 0) return -1;
-        raw[i] = (uint8_t)((hi << 4) | lo);
+        int hi = ck_hex_values[hex[2 * i]], lo = ck_hex_values[hex[2 * i + 1]];
+        bad |= hi | lo;
+        raw[i] = (uint8_t)((hi << 4) | (lo & 15));
     }
-    return 0;
+    return bad < 0 ? -1 : 0;
 }
 
 static inline void ck_pad_block(uint8_t block[CK_SHA3_256_RATE], const char *prefix,

@@ -5,7 +5,8 @@
  * correct on big-endian hosts too; on little-endian hosts they compile to plain moves.
  *
  * The round keeps all lanes in local variables: theta (§3.2.1), rho and pi (§3.2.2–3.2.3)
- * are fused into one rotate-and-place step, then chi (§3.2.4) and iota (§3.2.5). The rho
+ * are fused into one rotate-and-place step, then chi (§3.2.4) and iota (§3.2.5), one output
+ * plane at a time, alternating between two sets of lane variables (a -> e -> a). The rho
  * offsets and round constants below were derived from the §3.2.2 and §3.2.5 algorithms
  * (t-loop over (x, y) ← (y, 2x + 3y), and the rc(t) LFSR) and are checked by the tests
  * against hashlib.
@@ -69,8 +70,13 @@ static const uint64_t CK_KECCAK_RC[24] = {
     0x8000000000008080ULL, 0x0000000080000001ULL, 0x8000000080008008ULL,
 };
 
-/* One round on the locals a00..a44 (aXY = lane (X, Y)); bXY holds pi(rho(theta(a))). */
-#define CK_KECCAK_ROUND(rc) do { \
+/* One round from the lanes aXY (lane (X, Y)) into the lanes eXY, and its mirror. Theta's
+ * column parities c and effects d come first; then each output plane Y is made at once:
+ * b0..b4 = rho-rotated, pi-placed lanes of that plane (output (X, Y) comes from input
+ * (x, y) with X = y, Y = 2x + 3y mod 5), chi on the five, and iota on lane (0, 0). Working
+ * plane by plane keeps only five b temporaries alive, which spills less than computing all
+ * 25 first. */
+#define CK_KECCAK_ROUND_AE(rc) do { \
     c0 = a00 ^ a01 ^ a02 ^ a03 ^ a04; \
     c1 = a10 ^ a11 ^ a12 ^ a13 ^ a14; \
     c2 = a20 ^ a21 ^ a22 ^ a23 ^ a24; \
@@ -81,59 +87,122 @@ static const uint64_t CK_KECCAK_RC[24] = {
     d2 = c1 ^ CK_ROL64(c3, 1); \
     d3 = c2 ^ CK_ROL64(c4, 1); \
     d4 = c3 ^ CK_ROL64(c0, 1); \
-    b00 = a00 ^ d0; \
-    b13 = CK_ROL64(a01 ^ d0, 36); \
-    b21 = CK_ROL64(a02 ^ d0, 3); \
-    b34 = CK_ROL64(a03 ^ d0, 41); \
-    b42 = CK_ROL64(a04 ^ d0, 18); \
-    b02 = CK_ROL64(a10 ^ d1, 1); \
-    b10 = CK_ROL64(a11 ^ d1, 44); \
-    b23 = CK_ROL64(a12 ^ d1, 10); \
-    b31 = CK_ROL64(a13 ^ d1, 45); \
-    b44 = CK_ROL64(a14 ^ d1, 2); \
-    b04 = CK_ROL64(a20 ^ d2, 62); \
-    b12 = CK_ROL64(a21 ^ d2, 6); \
-    b20 = CK_ROL64(a22 ^ d2, 43); \
-    b33 = CK_ROL64(a23 ^ d2, 15); \
-    b41 = CK_ROL64(a24 ^ d2, 61); \
-    b01 = CK_ROL64(a30 ^ d3, 28); \
-    b14 = CK_ROL64(a31 ^ d3, 55); \
-    b22 = CK_ROL64(a32 ^ d3, 25); \
-    b30 = CK_ROL64(a33 ^ d3, 21); \
-    b43 = CK_ROL64(a34 ^ d3, 56); \
-    b03 = CK_ROL64(a40 ^ d4, 27); \
-    b11 = CK_ROL64(a41 ^ d4, 20); \
-    b24 = CK_ROL64(a42 ^ d4, 39); \
-    b32 = CK_ROL64(a43 ^ d4, 8); \
-    b40 = CK_ROL64(a44 ^ d4, 14); \
-    a00 = b00 ^ (~b10 & b20); \
-    a10 = b10 ^ (~b20 & b30); \
-    a20 = b20 ^ (~b30 & b40); \
-    a30 = b30 ^ (~b40 & b00); \
-    a40 = b40 ^ (~b00 & b10); \
-    a01 = b01 ^ (~b11 & b21); \
-    a11 = b11 ^ (~b21 & b31); \
-    a21 = b21 ^ (~b31 & b41); \
-    a31 = b31 ^ (~b41 & b01); \
-    a41 = b41 ^ (~b01 & b11); \
-    a02 = b02 ^ (~b12 & b22); \
-    a12 = b12 ^ (~b22 & b32); \
-    a22 = b22 ^ (~b32 & b42); \
-    a32 = b32 ^ (~b42 & b02); \
-    a42 = b42 ^ (~b02 & b12); \
-    a03 = b03 ^ (~b13 & b23); \
-    a13 = b13 ^ (~b23 & b33); \
-    a23 = b23 ^ (~b33 & b43); \
-    a33 = b33 ^ (~b43 & b03); \
-    a43 = b43 ^ (~b03 & b13); \
-    a04 = b04 ^ (~b14 & b24); \
-    a14 = b14 ^ (~b24 & b34); \
-    a24 = b24 ^ (~b34 & b44); \
-    a34 = b34 ^ (~b44 & b04); \
-    a44 = b44 ^ (~b04 & b14); \
-    a00 ^= (rc); \
+    b0 = a00 ^ d0; \
+    b1 = CK_ROL64(a11 ^ d1, 44); \
+    b2 = CK_ROL64(a22 ^ d2, 43); \
+    b3 = CK_ROL64(a33 ^ d3, 21); \
+    b4 = CK_ROL64(a44 ^ d4, 14); \
+    e00 = b0 ^ (~b1 & b2); \
+    e10 = b1 ^ (~b2 & b3); \
+    e20 = b2 ^ (~b3 & b4); \
+    e30 = b3 ^ (~b4 & b0); \
+    e40 = b4 ^ (~b0 & b1); \
+    e00 ^= (rc); \
+    b0 = CK_ROL64(a30 ^ d3, 28); \
+    b1 = CK_ROL64(a41 ^ d4, 20); \
+    b2 = CK_ROL64(a02 ^ d0, 3); \
+    b3 = CK_ROL64(a13 ^ d1, 45); \
+    b4 = CK_ROL64(a24 ^ d2, 61); \
+    e01 = b0 ^ (~b1 & b2); \
+    e11 = b1 ^ (~b2 & b3); \
+    e21 = b2 ^ (~b3 & b4); \
+    e31 = b3 ^ (~b4 & b0); \
+    e41 = b4 ^ (~b0 & b1); \
+    b0 = CK_ROL64(a10 ^ d1, 1); \
+    b1 = CK_ROL64(a21 ^ d2, 6); \
+    b2 = CK_ROL64(a32 ^ d3, 25); \
+    b3 = CK_ROL64(a43 ^ d4, 8); \
+    b4 = CK_ROL64(a04 ^ d0, 18); \
+    e02 = b0 ^ (~b1 & b2); \
+    e12 = b1 ^ (~b2 & b3); \
+    e22 = b2 ^ (~b3 & b4); \
+    e32 = b3 ^ (~b4 & b0); \
+    e42 = b4 ^ (~b0 & b1); \
+    b0 = CK_ROL64(a40 ^ d4, 27); \
+    b1 = CK_ROL64(a01 ^ d0, 36); \
+    b2 = CK_ROL64(a12 ^ d1, 10); \
+    b3 = CK_ROL64(a23 ^ d2, 15); \
+    b4 = CK_ROL64(a34 ^ d3, 56); \
+    e03 = b0 ^ (~b1 & b2); \
+    e13 = b1 ^ (~b2 & b3); \
+    e23 = b2 ^ (~b3 & b4); \
+    e33 = b3 ^ (~b4 & b0); \
+    e43 = b4 ^ (~b0 & b1); \
+    b0 = CK_ROL64(a20 ^ d2, 62); \
+    b1 = CK_ROL64(a31 ^ d3, 55); \
+    b2 = CK_ROL64(a42 ^ d4, 39); \
+    b3 = CK_ROL64(a03 ^ d0, 41); \
+    b4 = CK_ROL64(a14 ^ d1, 2); \
+    e04 = b0 ^ (~b1 & b2); \
+    e14 = b1 ^ (~b2 & b3); \
+    e24 = b2 ^ (~b3 & b4); \
+    e34 = b3 ^ (~b4 & b0); \
+    e44 = b4 ^ (~b0 & b1); \
 } while (0)
 
+#define CK_KECCAK_ROUND_EA(rc) do { \
+    c0 = e00 ^ e01 ^ e02 ^ e03 ^ e04; \
+    c1 = e10 ^ e11 ^ e12 ^ e13 ^ e14; \
+    c2 = e20 ^ e21 ^ e22 ^ e23 ^ e24; \
+    c3 = e30 ^ e31 ^ e32 ^ e33 ^ e34; \
+    c4 = e40 ^ e41 ^ e42 ^ e43 ^ e44; \
+    d0 = c4 ^ CK_ROL64(c1, 1); \
+    d1 = c0 ^ CK_ROL64(c2, 1); \
+    d2 = c1 ^ CK_ROL64(c3, 1); \
+    d3 = c2 ^ CK_ROL64(c4, 1); \
+    d4 = c3 ^ CK_ROL64(c0, 1); \
+    b0 = e00 ^ d0; \
+    b1 = CK_ROL64(e11 ^ d1, 44); \
+    b2 = CK_ROL64(e22 ^ d2, 43); \
+    b3 = CK_ROL64(e33 ^ d3, 21); \
+    b4 = CK_ROL64(e44 ^ d4, 14); \
+    a00 = b0 ^ (~b1 & b2); \
+    a10 = b1 ^ (~b2 & b3); \
+    a20 = b2 ^ (~b3 & b4); \
+    a30 = b3 ^ (~b4 & b0); \
+    a40 = b4 ^ (~b0 & b1); \
+    a00 ^= (rc); \
+    b0 = CK_ROL64(e30 ^ d3, 28); \
+    b1 = CK_ROL64(e41 ^ d4, 20); \
+    b2 = CK_ROL64(e02 ^ d0, 3); \
+    b3 = CK_ROL64(e13 ^ d1, 45); \
+    b4 = CK_ROL64(e24 ^ d2, 61); \
+    a01 = b0 ^ (~b1 & b2); \
+    a11 = b1 ^ (~b2 & b3); \
+    a21 = b2 ^ (~b3 & b4); \
+    a31 = b3 ^ (~b4 & b0); \
+    a41 = b4 ^ (~b0 & b1); \
+    b0 = CK_ROL64(e10 ^ d1, 1); \
+    b1 = CK_ROL64(e21 ^ d2, 6); \
+    b2 = CK_ROL64(e32 ^ d3, 25); \
+    b3 = CK_ROL64(e43 ^ d4, 8); \
+    b4 = CK_ROL64(e04 ^ d0, 18); \
+    a02 = b0 ^ (~b1 & b2); \
+    a12 = b1 ^ (~b2 & b3); \
+    a22 = b2 ^ (~b3 & b4); \
+    a32 = b3 ^ (~b4 & b0); \
+    a42 = b4 ^ (~b0 & b1); \
+    b0 = CK_ROL64(e40 ^ d4, 27); \
+    b1 = CK_ROL64(e01 ^ d0, 36); \
+    b2 = CK_ROL64(e12 ^ d1, 10); \
+    b3 = CK_ROL64(e23 ^ d2, 15); \
+    b4 = CK_ROL64(e34 ^ d3, 56); \
+    a03 = b0 ^ (~b1 & b2); \
+    a13 = b1 ^ (~b2 & b3); \
+    a23 = b2 ^ (~b3 & b4); \
+    a33 = b3 ^ (~b4 & b0); \
+    a43 = b4 ^ (~b0 & b1); \
+    b0 = CK_ROL64(e20 ^ d2, 62); \
+    b1 = CK_ROL64(e31 ^ d3, 55); \
+    b2 = CK_ROL64(e42 ^ d4, 39); \
+    b3 = CK_ROL64(e03 ^ d0, 41); \
+    b4 = CK_ROL64(e14 ^ d1, 2); \
+    a04 = b0 ^ (~b1 & b2); \
+    a14 = b1 ^ (~b2 & b3); \
+    a24 = b2 ^ (~b3 & b4); \
+    a34 = b3 ^ (~b4 & b0); \
+    a44 = b4 ^ (~b0 & b1); \
+} while (0)
 
 /* Keccak-f[1600] over an array s[25] of lane type T, in place: loads the lanes into locals,
  * runs the 24 rounds, stores them back. T is uint64_t for one state, or a GCC vector of
@@ -145,13 +214,13 @@ static const uint64_t CK_KECCAK_RC[24] = {
     T a02 = (s)[10], a12 = (s)[11], a22 = (s)[12], a32 = (s)[13], a42 = (s)[14]; \
     T a03 = (s)[15], a13 = (s)[16], a23 = (s)[17], a33 = (s)[18], a43 = (s)[19]; \
     T a04 = (s)[20], a14 = (s)[21], a24 = (s)[22], a34 = (s)[23], a44 = (s)[24]; \
-    T b00, b10, b20, b30, b40, b01, b11, b21, b31, b41, b02, b12, b22, b32, b42; \
-    T b03, b13, b23, b33, b43, b04, b14, b24, b34, b44; \
-    T c0, c1, c2, c3, c4, d0, d1, d2, d3, d4; \
+    T e00, e10, e20, e30, e40, e01, e11, e21, e31, e41, e02, e12, e22, e32, e42; \
+    T e03, e13, e23, e33, e43, e04, e14, e24, e34, e44; \
+    T b0, b1, b2, b3, b4, c0, c1, c2, c3, c4, d0, d1, d2, d3, d4; \
     int ck_round_; \
-    for (ck_round_ = 0; ck_round_ < 24; ck_round_ += 2) { /* two rounds per pass */ \
-        CK_KECCAK_ROUND(CK_KECCAK_RC[ck_round_]); \
-        CK_KECCAK_ROUND(CK_KECCAK_RC[ck_round_ + 1]); \
+    for (ck_round_ = 0; ck_round_ < 24; ck_round_ += 2) { /* a -> e -> a */ \
+        CK_KECCAK_ROUND_AE(CK_KECCAK_RC[ck_round_]); \
+        CK_KECCAK_ROUND_EA(CK_KECCAK_RC[ck_round_ + 1]); \
     } \
     (s)[0] = a00; (s)[1] = a10; (s)[2] = a20; (s)[3] = a30; (s)[4] = a40; \
     (s)[5] = a01; (s)[6] = a11; (s)[7] = a21; (s)[8] = a31; (s)[9] = a41; \

@@ -36,6 +36,8 @@ def extensions():
     import numpy
 
     pyx = sorted((HERE / "ext").glob("_*.pyx"))
+    # headers are #included by the .pyx files: a changed header must rebuild them
+    headers = [str(h.relative_to(HERE)) for h in sorted((HERE / "ext").glob("*.h"))]
     return [
         Extension(
             f"canonkit.{p.stem}",
@@ -43,6 +45,7 @@ def extensions():
             include_dirs=["ext", numpy.get_include()],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
             extra_compile_args=CFLAGS,
+            depends=headers,
         )
         for p in pyx
         if not ONLY or p.stem in ONLY

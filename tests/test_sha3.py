@@ -1,7 +1,9 @@
 """The in-extension SHA3-256 (ext/keccak.h) against hashlib.sha3_256.
 
 Only the compiled backend has its own Keccak; the twin uses hashlib, so these tests
-use the compiled module alone (skipped, with the reason, when it is not built)."""
+use the compiled module alone (skipped, with the reason, when it is not built). The
+permutation has a portable C build and, on x86-64 CPUs with BMI1, a BMI1 build chosen at
+run time; the fixture runs every test on each build this CPU can run."""
 from __future__ import annotations
 
 import hashlib
@@ -16,9 +18,16 @@ from conftest import backend_module
 RATE = 136
 
 
-@pytest.fixture(scope="module")
-def c_astp():
-    return backend_module("astp", "c")
+@pytest.fixture(scope="module", params=["native", "portable"])
+def c_astp(request: pytest.FixtureRequest):
+    module = backend_module("astp", "c")
+    module._set_keccak_lanes(0, portable=request.param == "portable")
+    if request.param == "native" and not module._keccak_bmi():
+        pytest.skip("no BMI1 build on this CPU: 'portable' covers it")
+    try:
+        yield module
+    finally:
+        module._set_keccak_lanes(0)
 
 
 def _message(n: int, seed: int) -> bytes:

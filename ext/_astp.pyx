@@ -6,6 +6,7 @@ Mirrors the kernel API of the pure-Python twin ``canonkit._astp_py`` name for na
 (incremental hashing) is an extra of this module, outside ``__all__``.
 """
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
+from cpython.exc cimport PyErr_CheckSignals
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdint cimport uint8_t, uint64_t
@@ -730,9 +731,13 @@ cdef class TieSearch:
                 for i in range(n):
                     perm[m + i] = s + i
                 m += n
+            self.modified = True           # until the search ends back at the stored order
             with nogil:
                 while True:
                     tried += 1
+                    if (tried & 0xFFFF) == 0:  # a long search stays interruptible (Ctrl-C)
+                        with gil:
+                            PyErr_CheckSignals()
                     if memcmp(t.node(t.depth - 1, 0), target, size) == 0:
                         found = True
                         break
@@ -762,8 +767,7 @@ cdef class TieSearch:
                 for g in range(ngroups):
                     for i in range(lengths[g]):
                         order[starts[g] + i] = perm[base[g] + i]
-                if tried > 1:
-                    self.modified = True
+                self.modified = tried > 1
                 return order, tried, False
             self.modified = False         # every group is back at the stored order
             return None, tried, False

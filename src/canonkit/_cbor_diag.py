@@ -68,24 +68,32 @@ class _Diag:
     def fail(self, code: str, offset: int, what: str) -> Exception:
         return decode_error(code, self.data, offset, what)
 
-    def item(self, depth: int, allow_break: bool = False) -> Any:
+    def item(self, depth: int, allow_break: bool = False, string_major: int = -1) -> Any:
+        """The notation of the item at ``self.pos``. Containers recurse straight back into
+        ``item`` (one Python frame per nesting level). ``string_major`` is set for the
+        chunks of an indefinite-length string, which must be definite strings of that
+        major type."""
         data, start = self.data, self.pos
-        if start >= len(data):
-            raise self.fail("truncated", start, "input ends where an item should start")
         ib = data[start]
         major, ai = ib >> 5, ib & 31
         if ai in (28, 29, 30) or (ai == 31 and major in (0, 1, 6)):
             raise self.fail("not_well_formed", start,
                             f"additional information {ai} on major type {major}")
-        if ai == 31:
+        if ai == 31 and major == 7:
+            if not allow_break:
+                raise self.fail("indefinite_length", start, "stray break byte")
             self.pos = start + 1
-            if major == 7:
-                if not allow_break:
-                    raise self.fail("indefinite_length", start, "stray break byte")
-                return _BREAK
-            return self.indefinite(major, start, depth)
-        if ai < 24:
-            arg, indicator = ai, ""
+            return _BREAK
+        if string_major >= 0 and (major != string_major or ai == 31):
+            raise self.fail("not_well_formed", start,
+                            "chunk of an indefinite-length string is not a definite string "
+                            "of the same type")
+        indicator = ""
+        if ai == 31:
+            arg = -1  # indefinite: read children up to the break
+            self.pos = start + 1
+        elif ai < 24:
+            arg = ai
             self.pos = start + 1
         else:
             size = 1 << (ai - 24)
@@ -108,29 +116,38 @@ class _Diag:
             return f"{arg}{indicator}"
         if major == 1:
             return f"{-1 - arg}{indicator}"
-        if major in (2, 3):
+        if major == 7:
+            names = {20: "false", 21: "true", 22: "null", 23: "undefined"}
+            return names.get(arg, f"simple({arg})")
+        if major in (2, 3) and arg >= 0:
             if arg > len(data) - self.pos:
                 raise self.fail("truncated", start, f"string of {arg} bytes runs past the end")
             raw = data[self.pos:self.pos + arg]
             self.pos += arg
             return self.string(major, raw, start) + indicator
-        if major == 7:
-            names = {20: "false", 21: "true", 22: "null", 23: "undefined"}
-            return names.get(arg, f"simple({arg})")
         if depth >= DEFAULT_MAX_DEPTH:
             raise self.fail("depth_exceeded", start, f"nesting deeper than {DEFAULT_MAX_DEPTH}")
+        # tags, arrays, maps and indefinite strings: children, counted or up to a break
+        per_entry = 2 if major == 5 else 1
+        wanted = 1 if major == 6 else arg * per_entry
+        parts: list[str] = []
+        while arg < 0 or len(parts) < wanted:
+            if self.pos >= len(data):
+                raise self.fail("truncated", start, "input ends inside a container")
+            part = self.item(depth + 1, allow_break=arg < 0 and len(parts) % per_entry == 0,
+                             string_major=major if major in (2, 3) else -1)
+            if part is _BREAK:
+                break
+            parts.append(part)
         if major == 6:
-            return f"{arg}{indicator}({self.child(depth, start)})"
-        if major == 4:
-            parts = [self.child(depth, start) for _ in range(arg)]
-            return f"[{indicator + ' ' if indicator else ''}{', '.join(parts)}]"
-        pairs = [f"{self.child(depth, start)}: {self.child(depth, start)}" for _ in range(arg)]
-        return f"{{{indicator + ' ' if indicator else ''}{', '.join(pairs)}}}"
-
-    def child(self, depth: int, container_start: int) -> Any:
-        if self.pos >= len(self.data):
-            raise self.fail("truncated", container_start, "input ends inside a container")
-        return self.item(depth + 1)
+            return f"{arg}{indicator}({parts[0]})"
+        if major == 5:
+            parts = [f"{k}: {v}" for k, v in zip(parts[::2], parts[1::2])]
+        body = ", ".join(parts)
+        if major in (2, 3):
+            return f"(_ {body})" if parts else ("''_" if major == 2 else '""_')
+        prefix = "_ " if arg < 0 else (indicator + " " if indicator else "")
+        return f"[{prefix}{body}]" if major == 4 else f"{{{prefix}{body}}}"
 
     def string(self, major: int, raw: bytes, start: int) -> str:
         if major == 2:
@@ -139,35 +156,6 @@ class _Diag:
             return json.dumps(raw.decode("utf-8"), ensure_ascii=False)
         except UnicodeDecodeError:
             raise self.fail("invalid_utf8", start, "text string is not valid UTF-8") from None
-
-    def indefinite(self, major: int, start: int, depth: int) -> str:
-        if depth >= DEFAULT_MAX_DEPTH:
-            raise self.fail("depth_exceeded", start, f"nesting deeper than {DEFAULT_MAX_DEPTH}")
-        parts: list[str] = []
-        while True:
-            if self.pos >= len(self.data):
-                raise self.fail("truncated", start, "indefinite-length item has no break")
-            chunk_start = self.pos
-            if major in (2, 3) and self.data[chunk_start] != 0xFF and \
-                    self.data[chunk_start] >> 5 != major:
-                raise self.fail("not_well_formed", chunk_start,
-                                "chunk of an indefinite-length string has the wrong type")
-            if major in (2, 3) and self.data[chunk_start] == (major << 5 | 31):
-                raise self.fail("not_well_formed", chunk_start,
-                                "nested indefinite-length string chunk")
-            part = self.item(depth + 1, allow_break=True)
-            if part is _BREAK:
-                break
-            if major == 5:
-                if self.pos >= len(self.data):
-                    raise self.fail("truncated", start, "map ends after a key")
-                value = self.item(depth + 1)
-                part = f"{part}: {value}"
-            parts.append(part)
-        body = ", ".join(parts)
-        if major in (2, 3):
-            return f"(_ {body})" if parts else ("''_" if major == 2 else '""_')
-        return f"[_ {body}]" if major == 4 else f"{{_ {body}}}"
 
 
 def diagnose(data: Any, /) -> str:

@@ -71,6 +71,17 @@ cdef extern from "astp_tree.h" nogil:
     int ck_keccak_set_lanes(int lanes)
 
 
+cdef extern from "keccak.h" nogil:
+    ctypedef struct ck_sha3_256_ctx:
+        pass
+    void ck_sha3_256_init(ck_sha3_256_ctx *ctx)
+    void ck_sha3_256_update(ck_sha3_256_ctx *ctx, const uint8_t *data, size_t len)
+    void ck_sha3_256_final(ck_sha3_256_ctx *ctx, uint8_t *out)
+    void ck_sha3_256(const uint8_t *data, size_t len, uint8_t *out)
+    int ck_keccak_portable
+    int ck_keccak_bmi_available()
+
+
 ck_hex_tables_init()
 
 
@@ -93,17 +104,6 @@ def _set_keccak_lanes(int lanes, *, bint portable=False) -> None:
 def _keccak_bmi() -> bool:
     """Whether single states use the BMI1 build of the permutation. For tests and benchmarks."""
     return bool(ck_keccak_bmi_available() and not ck_keccak_portable)
-
-cdef extern from "keccak.h" nogil:
-    ctypedef struct ck_sha3_256_ctx:
-        pass
-    void ck_sha3_256_init(ck_sha3_256_ctx *ctx)
-    void ck_sha3_256_update(ck_sha3_256_ctx *ctx, const uint8_t *data, size_t len)
-    void ck_sha3_256_final(ck_sha3_256_ctx *ctx, uint8_t *out)
-    void ck_sha3_256(const uint8_t *data, size_t len, uint8_t *out)
-    void ck_sha3_256_short(uint8_t *block, size_t len, uint8_t *out)
-    int ck_keccak_portable
-    int ck_keccak_bmi_available()
 
 
 # Below this many bytes releasing the GIL costs more than it saves.

@@ -330,22 +330,4 @@ static inline void ck_sha3_256(const uint8_t *data, size_t len, uint8_t out[32])
     ck_sha3_256_final(&ctx, out);
 }
 
-/* Single-permutation SHA3-256 for a message of at most 135 bytes that the caller has
- * already placed at the start of block[136]; the rest of block is overwritten with the
- * padding. Used by the tree folds, whose every preimage fits one block. */
-static inline void ck_sha3_256_short(uint8_t block[CK_SHA3_256_RATE], size_t len,
-                                     uint8_t out[32]) {
-    uint64_t s[25];
-    int i;
-    memset(block + len, 0, CK_SHA3_256_RATE - len);
-    block[len] = 0x06;
-    block[CK_SHA3_256_RATE - 1] |= 0x80;
-    for (i = 0; i < CK_SHA3_256_LANES; i++)
-        s[i] = ck_load64_le(block + 8 * i);
-    for (i = CK_SHA3_256_LANES; i < 25; i++)
-        s[i] = 0;
-    ck_keccak_f1600(s);
-    ck_sha3_256_squeeze(s, out);
-}
-
 #endif /* CANONKIT_KECCAK_H */

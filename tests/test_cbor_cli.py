@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from strategies import PROFILE_VALUES
 
 from canonkit import cbor
 from canonkit.cli import main
 from canonkit.cli._cbor_json import JSONFormError, from_json, to_json
-from strategies import PROFILE_VALUES
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

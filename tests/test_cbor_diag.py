@@ -6,12 +6,12 @@ import re
 from typing import Any
 
 import pytest
+from conftest import VECTORS
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import cbor_ish, core_values
 
 from canonkit import cbor, errors
-from conftest import VECTORS
-from strategies import cbor_ish, core_values
 
 APPENDIX_A = json.loads((VECTORS / "cbor" / "rfc8949-appendix-a.json").read_text())
 
@@ -65,7 +65,7 @@ def test_appendix_a_decoded_values_match_json(case: dict[str, Any]) -> None:
     ("5fff", "''_"),
     ("9fff", "[_ ]"),
     ("d82a4100", "42(h'00')"),
-    ("d818" "4100", "24(h'00')"),
+    ("d8184100", "24(h'00')"),
     ("d9ffff00", "65535(0)"),
     ("d8170a", "23_0(10)"),
     ("f0", "simple(16)"),

@@ -7,12 +7,12 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import backend_pair
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from strategies import PROFILE_VALUES, cbor_ish, expected_after_roundtrip, mutated, same
 
 from canonkit import errors
-from conftest import backend_pair
-from strategies import PROFILE_VALUES, cbor_ish, expected_after_roundtrip, mutated, same
 
 PROFILES = ["core", "dcbor", "dag-cbor"]
 FIXTURE_OK = settings(suppress_health_check=[HealthCheck.function_scoped_fixture],

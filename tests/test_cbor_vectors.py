@@ -9,11 +9,11 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import VECTORS
+from strategies import same
 
 from canonkit import errors
 from canonkit._cbor_types import UNDEFINED, Simple, Tag
-from conftest import VECTORS
-from strategies import same
 
 CBOR_VECTORS = VECTORS / "cbor"
 APPENDIX_A = json.loads((CBOR_VECTORS / "rfc8949-appendix-a.json").read_text())

@@ -44,6 +44,7 @@ import math
 import struct
 import unicodedata
 from collections.abc import Mapping
+from itertools import pairwise
 from typing import Any
 
 from ._cbor_types import (
@@ -391,7 +392,7 @@ def _head(major: int, arg: int) -> bytes:
 def _map_bytes(pairs: list[tuple[bytes, bytes]]) -> bytes:
     """A map from encoded (key, value) pairs: keys in bytewise order, no duplicates."""
     pairs.sort(key=lambda pair: pair[0])
-    for (key_a, _), (key_b, _) in zip(pairs, pairs[1:]):
+    for (key_a, _), (key_b, _) in pairwise(pairs):
         if key_a == key_b:
             raise DuplicateMapKeyError(
                 f"two map keys encode to the same bytes {key_a.hex()}", detail=key_a)

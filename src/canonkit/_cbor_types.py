@@ -9,8 +9,17 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-__all__ = ["DEFAULT_MAX_DEPTH", "PROFILES", "FrozenDict", "Link", "Simple", "Tag",
-           "UNDEFINED", "UndefinedType"]
+__all__ = [
+    "DEFAULT_MAX_DEPTH",
+    "PROFILES",
+    "UNDEFINED",
+    "FrozenDict",
+    "Link",
+    "Simple",
+    "Tag",
+    "UndefinedType",
+    "cid_problem",
+]
 
 PROFILES = ("core", "dcbor", "dag-cbor")
 DEFAULT_MAX_DEPTH = 512  # every real document fits; configurable per call

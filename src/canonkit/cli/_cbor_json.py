@@ -78,7 +78,7 @@ def _float_from(text: Any) -> float:
     if text == "-Infinity":
         return -math.inf
     if isinstance(text, str) and text.startswith("0x") and len(text) == 18:
-        bits = int(text[2:], 16)
+        bits = int(text, 16)
         value: float = struct.unpack(">d", bits.to_bytes(8, "big"))[0]
         if not math.isnan(value):
             raise JSONFormError(f'"$float": {text!r} is not a NaN; write the number itself')

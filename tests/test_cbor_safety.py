@@ -57,22 +57,25 @@ def test_decode_million_deep_dag_links(cbor_impl: ModuleType) -> None:
     assert info.value.offset == 512 * 3
 
 
-def test_encode_million_deep(cbor_impl: ModuleType) -> None:
+@pytest.fixture(scope="module")
+def million_deep() -> list[tuple[Any, str]]:
+    """10^6-deep list, tag and map nests, built once for both backends."""
     deep: Any = 0
     for _ in range(DEEP):
         deep = [deep]
-    with pytest.raises(errors.DepthExceededError):
-        cbor_impl.encode(deep)
     tagged: Any = 0
     for _ in range(DEEP):
         tagged = Tag(6, tagged)
-    with pytest.raises(errors.DepthExceededError):
-        cbor_impl.encode(tagged)
     nested: Any = 0
     for _ in range(DEEP):
         nested = {"k": nested}
-    with pytest.raises(errors.DepthExceededError):
-        cbor_impl.encode(nested, profile="dag-cbor")
+    return [(deep, "core"), (tagged, "core"), (nested, "dag-cbor")]
+
+
+def test_encode_million_deep(cbor_impl: ModuleType, million_deep: list[tuple[Any, str]]) -> None:
+    for value, profile in million_deep:
+        with pytest.raises(errors.DepthExceededError):
+            cbor_impl.encode(value, profile=profile)
 
 
 SAMPLE = {"name": "réseau", "size": 123456, "sha": bytes(range(32)), "children": [1, 2, -3],
@@ -128,7 +131,7 @@ def test_no_leaks_tracemalloc(cbor_impl: ModuleType) -> None:
         _cycle(cbor_impl, 100)
         gc.collect()
         first, _ = tracemalloc.get_traced_memory()
-        _cycle(cbor_impl, 2000)
+        _cycle(cbor_impl, 2000 if cbor_impl.__name__ == "canonkit._cbor" else 500)
         gc.collect()
         second, _ = tracemalloc.get_traced_memory()
     finally:

@@ -65,6 +65,8 @@ cdef extern from "Python.h":
     object PyFloat_FromDouble(double)
     double PyFloat_AS_DOUBLE(object)
     int PyErr_ExceptionMatches(object)
+    int PyGC_Disable()
+    int PyGC_Enable()
     void PyErr_Clear()
 
 cdef extern from "cbor_float.h":
@@ -90,6 +92,7 @@ cdef extern from "cbor_sort.h":
     uint32_t ck_get_be32(const uint8_t *) noexcept
     uint64_t ck_get_be64(const uint8_t *) noexcept
     size_t ck_hash_bytes(const uint8_t *, Py_ssize_t) noexcept
+    PyObject *ck_dict_presized(Py_ssize_t)
 
 
 cdef enum:
@@ -130,8 +133,30 @@ cdef inline bint is_nfc(object text) except -1:
 # Encoder
 # ====================================================================================
 
+cdef struct Scratch:
+    uint8_t *mem       # a C buffer kept between calls: already paged in, no growth
+    Py_ssize_t cap
+    bint busy          # in use by an encode call (re-entrant calls get their own)
+
+cdef enum:
+    SCRATCH_INITIAL = 4096
+    SCRATCH_KEEP = 16 << 20   # larger scratch buffers are freed after the call
+    BIG_WRITE = 1 << 20       # a write this large moves output into the result bytes
+
+cdef Scratch module_scratch
+module_scratch.mem = NULL
+module_scratch.cap = 0
+module_scratch.busy = False
+
+
+# Output goes to one of two places. Normally a reusable scratch buffer (obj == NULL),
+# copied once into the result bytes at the end: that beats growing a fresh bytes object,
+# whose new pages fault in on every call. When one write is BIG_WRITE or more (a large
+# byte string) the output moves into a bytes object sized for it, so the big payload is
+# copied exactly once and the result is only shrunk at the end.
 cdef struct Out:
-    PyObject *obj      # the bytes object being filled (owned); NULL after hand-off
+    PyObject *obj      # the result bytes being filled (owned), or NULL in scratch mode
+    Scratch *scratch   # scratch mode: the buffer's owner
     uint8_t *buf
     Py_ssize_t pos
     Py_ssize_t cap
@@ -140,6 +165,8 @@ cdef struct Out:
 
 
 cdef int out_init(Out *o, Py_ssize_t cap, int profile) except -1:
+    """Bytes mode from the start (side buffers of the rare map paths)."""
+    o.scratch = NULL
     o.obj = PyBytes_FromStringAndSize_raw(NULL, cap)
     if o.obj == NULL:
         return -1
@@ -151,13 +178,66 @@ cdef int out_init(Out *o, Py_ssize_t cap, int profile) except -1:
     return 0
 
 
+cdef int out_init_scratch(Out *o, Scratch *s, int profile) except -1:
+    if s.busy:  # a nested or concurrent encode: fall back to a private bytes buffer
+        return out_init(o, 256, profile)
+    if s.mem == NULL:
+        s.mem = <uint8_t *>malloc(SCRATCH_INITIAL)
+        if s.mem == NULL:
+            raise MemoryError()
+        s.cap = SCRATCH_INITIAL
+    s.busy = True
+    o.obj = NULL
+    o.scratch = s
+    o.buf = s.mem
+    o.pos = 0
+    o.cap = s.cap
+    o.profile = profile
+    o.twin_order = False
+    return 0
+
+
+cdef void out_release(Out *o) noexcept:
+    cdef Scratch *s = o.scratch
+    Py_XDECREF(o.obj)
+    o.obj = NULL
+    if s != NULL:
+        o.scratch = NULL
+        s.busy = False
+        if s.cap > SCRATCH_KEEP:
+            free(s.mem)
+            s.mem = NULL
+            s.cap = 0
+
+
 cdef int out_grow(Out *o, Py_ssize_t need) except -1:
     """Make room for ``need`` more bytes: double, or jump straight to the size a large
     write needs (so an 8 MiB byte string is copied once, not grown into)."""
     cdef Py_ssize_t want = o.pos + need
     cdef Py_ssize_t cap = o.cap * 2
+    cdef uint8_t *mem
+    cdef Scratch *s = o.scratch
     if want > cap:
         cap = want + (want >> 4) + 64
+    if s != NULL:
+        if need < BIG_WRITE:
+            mem = <uint8_t *>realloc(s.mem, <size_t>cap)
+            if mem == NULL:
+                raise MemoryError()
+            s.mem = mem
+            s.cap = cap
+            o.buf = mem
+            o.cap = cap
+            return 0
+        o.obj = PyBytes_FromStringAndSize_raw(NULL, cap)
+        if o.obj == NULL:
+            return -1
+        memcpy(PyBytes_AS_STRING_raw(o.obj), o.buf, <size_t>o.pos)
+        o.scratch = NULL
+        s.busy = False
+        o.buf = <uint8_t *>PyBytes_AS_STRING_raw(o.obj)
+        o.cap = cap
+        return 0
     if _PyBytes_Resize(&o.obj, cap) < 0:
         o.obj = NULL
         return -1
@@ -173,7 +253,9 @@ cdef inline int out_reserve(Out *o, Py_ssize_t need) except -1:
 
 
 cdef object out_finish(Out *o):
-    """Shrink to the written size and hand the bytes object over."""
+    """The result: a copy of the scratch buffer, or the bytes object shrunk to size."""
+    if o.obj == NULL:
+        return (<char *>o.buf)[:o.pos]
     if _PyBytes_Resize(&o.obj, o.pos) < 0:
         o.obj = NULL
         raise MemoryError()
@@ -442,12 +524,13 @@ cdef int raise_first_error_in_twin_order(int profile, object mapping, int depth)
     if nothing does, return and the caller re-raises its own error."""
     cdef Out scratch
     scratch.obj = NULL
+    scratch.scratch = NULL
     out_init(&scratch, 256, profile)
     scratch.twin_order = True
     try:
         enc_map_twin_order(&scratch, mapping, depth)
     finally:
-        Py_XDECREF(scratch.obj)
+        out_release(&scratch)
     return 0
 
 
@@ -458,6 +541,7 @@ cdef int enc_map_twin_order(Out *o, object mapping, int depth) except -1:
     cdef list offsets = []
     cdef list encoded
     keys.obj = NULL
+    keys.scratch = NULL
     out_init(&keys, 256, o.profile)
     keys.twin_order = True
     try:
@@ -476,7 +560,7 @@ cdef int enc_map_twin_order(Out *o, object mapping, int depth) except -1:
                 raise errors.DuplicateMapKeyError(
                     "two map keys have the same encoding: " + encoded[i].hex())
     finally:
-        Py_XDECREF(keys.obj)
+        out_release(&keys)
     return 0
 
 
@@ -494,6 +578,7 @@ cdef int enc_map_generic(Out *o, object mapping, int depth) except -1:
     if o.twin_order:
         return enc_map_twin_order(o, mapping, depth)
     keys.obj = NULL
+    keys.scratch = NULL
     try:
         out_init(&keys, 64 * n + 64, o.profile)
         offsets = <Py_ssize_t *>malloc(<size_t>(n + 1) * sizeof(Py_ssize_t))
@@ -527,7 +612,7 @@ cdef int enc_map_generic(Out *o, object mapping, int depth) except -1:
         raise_first_error_in_twin_order(o.profile, mapping, depth)
         raise
     finally:
-        Py_XDECREF(keys.obj)
+        out_release(&keys)
         free(offsets)
         free(e)
     return 0
@@ -636,41 +721,43 @@ cdef int enc_other(Out *o, object obj, int depth) except -1:
     raise errors.UnsupportedTypeError(f"cannot encode {type(obj).__name__} as CBOR")
 
 
-cdef object encode_with(object obj, int profile, Py_ssize_t size_hint):
+cdef object encode_with(object obj, int profile, Scratch *scratch):
     cdef Out o
-    o.obj = NULL
-    out_init(&o, size_hint, profile)
+    out_init_scratch(&o, scratch, profile)
     try:
         enc_any(&o, obj, 0)
         return out_finish(&o)
     finally:
-        Py_XDECREF(o.obj)
+        out_release(&o)
 
 
 def encode(obj, /, *, profile="core"):
     """Encode ``obj`` as deterministic CBOR under ``profile`` ("core", "dcbor", "dag-cbor")."""
-    return encode_with(obj, profile_id(profile), 256)
+    return encode_with(obj, profile_id(profile), &module_scratch)
 
 
 cdef class Encoder:
-    """A reusable encoder for one profile; remembers the last output size to size the
-    next buffer."""
+    """A reusable encoder for one profile, with its own scratch buffer."""
 
     cdef int _profile
-    cdef Py_ssize_t _hint
+    cdef Scratch _scratch
     cdef readonly str profile
+
+    def __cinit__(self):
+        self._scratch.mem = NULL
+        self._scratch.cap = 0
+        self._scratch.busy = False
 
     def __init__(self, *, profile="core"):
         self._profile = profile_id(profile)
         self.profile = profile_name(self._profile)
-        self._hint = 256
+
+    def __dealloc__(self):
+        free(self._scratch.mem)
 
     def encode(self, obj):
         """Encode ``obj`` under this encoder's profile."""
-        result = encode_with(obj, self._profile, self._hint)
-        n = len(<bytes>result)
-        self._hint = n + (n >> 3) + 64 if n < (1 << 26) else 256
-        return result
+        return encode_with(obj, self._profile, &self._scratch)
 
 
 # ====================================================================================
@@ -835,7 +922,8 @@ cdef int push(Dec *d, int kind, Py_ssize_t start, uint64_t n, bint frozen) excep
         if f.obj == NULL:
             return -1
     elif kind == F_MAP:
-        f.obj = PyDict_New_raw()
+        remaining = (d.n - d.pos) >> 1  # each pair takes at least two bytes
+        f.obj = ck_dict_presized(f.n if f.n <= remaining else remaining)
         if f.obj == NULL:
             return -1
     d.depth += 1
@@ -1091,11 +1179,17 @@ cdef object decode_buffer(object data, const uint8_t *p, Py_ssize_t n, int profi
     d.frames = d.inline_frames
     d.depth = 0
     d.fcap = INLINE_FRAMES
+    cdef int gc_was_enabled
     if n == 0:
         derr(&d, "empty_input", 0, "empty input")
+    # Decoding creates many containers and none can be garbage yet: pause the cyclic GC
+    # (it would otherwise rescan the growing result on every young-generation pass).
+    gc_was_enabled = PyGC_Disable()
     try:
         val = dec_run(&d)
     finally:
+        if gc_was_enabled:
+            PyGC_Enable()
         release_frames(&d)
     if d.pos != n:
         derr(&d, "trailing_data", d.pos, "bytes follow the top-level data item")

@@ -58,6 +58,44 @@ static inline int ck_unhex32(const uint8_t *hex, uint8_t *raw) {
     return bad < 0 ? -1 : 0;
 }
 
+#if CK_X86_SIMD
+#include <immintrin.h>
+
+/* ck_hex32 for count values at once with AVX2: the nibbles index a 16-entry digit table
+ * (VPSHUFB), then the high/low digit bytes are interleaved back into text order. */
+__attribute__((target("avx2"), noinline)) static void
+ck_hex32_avx2(const uint8_t *const *raw, uint8_t *const *out, int count) {
+    const __m256i digits = _mm256_setr_epi8('0', '1', '2', '3', '4', '5', '6', '7', '8', '9',
+                                            'a', 'b', 'c', 'd', 'e', 'f', '0', '1', '2', '3',
+                                            '4', '5', '6', '7', '8', '9', 'a', 'b', 'c', 'd',
+                                            'e', 'f');
+    const __m256i nibble = _mm256_set1_epi8(0x0f);
+    int k;
+    for (k = 0; k < count; k++) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)raw[k]);
+        __m256i hi = _mm256_shuffle_epi8(digits, _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble));
+        __m256i lo = _mm256_shuffle_epi8(digits, _mm256_and_si256(v, nibble));
+        __m256i a = _mm256_unpacklo_epi8(hi, lo);   /* bytes 0-7 | 16-23 */
+        __m256i b = _mm256_unpackhi_epi8(hi, lo);   /* bytes 8-15 | 24-31 */
+        _mm256_storeu_si256((__m256i *)out[k], _mm256_permute2x128_si256(a, b, 0x20));
+        _mm256_storeu_si256((__m256i *)(out[k] + 32), _mm256_permute2x128_si256(a, b, 0x31));
+    }
+}
+#endif
+
+/* Hex text of count 32-byte values; vectorised when the side-by-side Keccak is in use. */
+static inline void ck_hex32_many(const uint8_t *const *raw, uint8_t *const *out, int count) {
+    int k;
+#if CK_X86_SIMD
+    if (ck_keccak_lanes() > 1) {
+        ck_hex32_avx2(raw, out, count);
+        return;
+    }
+#endif
+    for (k = 0; k < count; k++)
+        ck_hex32(raw[k], out[k]);
+}
+
 static inline void ck_pad_block(uint8_t block[CK_SHA3_256_RATE], const char *prefix,
                                 size_t prefix_len, size_t message_len) {
     memset(block, 0, CK_SHA3_256_RATE);
@@ -103,19 +141,25 @@ static inline void ck_tree_finish(ck_tree_hasher *h, uint8_t (*blocks)[CK_SHA3_2
         o[k] = h->hex ? digest[k] : out[k];
     }
     ck_sha3_256_padded_many(b, o, count);
-    if (h->hex)
+    if (h->hex) {
+        const uint8_t *d[CK_MAX_LANES];
         for (k = 0; k < count; k++)
-            ck_hex32(digest[k], out[k]);
+            d[k] = digest[k];
+        ck_hex32_many(d, out, count);
+    }
 }
 
 /* Level-0 node values of count raw 32-byte inputs. */
 static inline void ck_tree_leaf_batch(ck_tree_hasher *h, const uint8_t *const *input,
                                       uint8_t *const *out, int count) {
     int k;
-    for (k = 0; k < count; k++) {
-        if (h->hex)
-            ck_hex32(input[k], h->leaf[k] + 5);
-        else
+    if (h->hex) {
+        uint8_t *text[CK_MAX_LANES];
+        for (k = 0; k < count; k++)
+            text[k] = h->leaf[k] + 5;
+        ck_hex32_many(input, text, count);
+    } else {
+        for (k = 0; k < count; k++)
             memcpy(h->leaf[k] + 13, input[k], 32);
     }
     ck_tree_finish(h, h->leaf, out, count);

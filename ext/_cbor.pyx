@@ -93,6 +93,8 @@ cdef extern from "cbor_sort.h":
     uint64_t ck_get_be64(const uint8_t *) noexcept
     size_t ck_hash_bytes(const uint8_t *, Py_ssize_t) noexcept
     PyObject *ck_dict_presized(Py_ssize_t)
+    Py_ssize_t ck_write_head(uint8_t *, uint8_t, uint64_t) noexcept
+    const char *ck_utf8(PyObject *, Py_ssize_t *)
 
 
 cdef enum:
@@ -266,30 +268,19 @@ cdef object out_finish(Out *o):
 
 
 cdef inline int put_head(Out *o, uint8_t major, uint64_t arg) except -1:
-    cdef uint8_t *b
     if o.cap - o.pos < 9:
         out_grow(o, 9)
-    b = o.buf + o.pos
-    major <<= 5
-    if arg < 24:
-        b[0] = major | <uint8_t>arg
-        o.pos += 1
-    elif arg <= 0xff:
-        b[0] = major | 24
-        b[1] = <uint8_t>arg
-        o.pos += 2
-    elif arg <= 0xffff:
-        b[0] = major | 25
-        ck_put_be16(b + 1, <uint16_t>arg)
-        o.pos += 3
-    elif arg <= 0xffffffffULL:
-        b[0] = major | 26
-        ck_put_be32(b + 1, <uint32_t>arg)
-        o.pos += 5
-    else:
-        b[0] = major | 27
-        ck_put_be64(b + 1, arg)
-        o.pos += 9
+    o.pos += ck_write_head(o.buf + o.pos, major, arg)
+    return 0
+
+
+cdef inline int put_string(Out *o, uint8_t major, const char *p, Py_ssize_t n) except -1:
+    """Head and payload of a byte or text string, with one room check."""
+    if o.cap - o.pos < n + 9:
+        out_grow(o, n + 9)
+    o.pos += ck_write_head(o.buf + o.pos, major, <uint64_t>n)
+    memcpy(o.buf + o.pos, p, <size_t>n)
+    o.pos += n
     return 0
 
 
@@ -315,14 +306,12 @@ cdef int enc_error(type cls, str message) except -1:
 
 cdef int enc_text(Out *o, object text) except -1:
     cdef Py_ssize_t n
-    cdef const char *p = PyUnicode_AsUTF8AndSize_raw(<PyObject *>text, &n)
+    cdef const char *p = ck_utf8(<PyObject *>text, &n)
     if p == NULL:
         return text_not_encodable(text)
     if o.profile == P_DCBOR and not is_nfc(text):
         enc_error(errors.NonNFCTextError, f"text is not in Unicode NFC: {text!r}")
-    put_head(o, 3, <uint64_t>n)
-    put_bytes(o, p, n)
-    return 0
+    return put_string(o, 3, p, n)
 
 
 cdef int text_not_encodable(object text) except -1:
@@ -484,7 +473,7 @@ cdef int enc_dict(Out *o, object d, int depth) except -1:
             if not PyUnicode_CheckExact_raw(k):
                 all_text = False
                 break
-            e[i].p = PyUnicode_AsUTF8AndSize_raw(k, &e[i].n)
+            e[i].p = ck_utf8(k, &e[i].n)
             if e[i].p == NULL:
                 text_not_encodable(<object>k)
             if o.profile == P_DCBOR and not is_nfc(<object>k):
@@ -503,8 +492,7 @@ cdef int enc_dict(Out *o, object d, int depth) except -1:
         ck_sort_entries(e, n, 0)
         put_head(o, 5, <uint64_t>n)
         for j in range(n):
-            put_head(o, 3, <uint64_t>e[j].n)
-            put_bytes(o, e[j].p, e[j].n)
+            put_string(o, 3, e[j].p, e[j].n)
             enc_any(o, <object>e[j].value, depth + 1)
     except errors.CBORError:
         raise_first_error_in_twin_order(o.profile, d, depth)
@@ -673,8 +661,7 @@ cdef int enc_any(Out *o, object obj, int depth) except -1:
     if t is float:
         return enc_float(o, PyFloat_AS_DOUBLE(obj))
     if t is bytes:
-        put_head(o, 2, <uint64_t>len(<bytes>obj))
-        return put_bytes(o, <const char *><bytes>obj, len(<bytes>obj))
+        return put_string(o, 2, <const char *><bytes>obj, len(<bytes>obj))
     if t is tuple:
         return enc_list(o, obj, PyTuple_GET_SIZE(obj), False, depth)
     if t is _FrozenDict:

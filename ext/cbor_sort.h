@@ -92,6 +92,28 @@ static inline uint64_t ck_get_be64(const unsigned char *b) {
     return ((uint64_t)ck_get_be32(b) << 32) | ck_get_be32(b + 4);
 }
 
+/* Write a CBOR head (shortest form) at b; returns its length. The caller reserved 9. */
+static inline Py_ssize_t ck_write_head(unsigned char *b, unsigned char major, uint64_t arg) {
+    major = (unsigned char)(major << 5);
+    if (arg < 24) { b[0] = (unsigned char)(major | arg); return 1; }
+    if (arg <= 0xff) { b[0] = major | 24; b[1] = (unsigned char)arg; return 2; }
+    if (arg <= 0xffff) { b[0] = major | 25; ck_put_be16(b + 1, (uint16_t)arg); return 3; }
+    if (arg <= 0xffffffffULL) { b[0] = major | 26; ck_put_be32(b + 1, (uint32_t)arg); return 5; }
+    b[0] = major | 27;
+    ck_put_be64(b + 1, arg);
+    return 9;
+}
+
+/* UTF-8 of an exact str: compact ASCII strings are their own UTF-8 (no call); others
+ * use (and cache) CPython's UTF-8 form. NULL with an exception for lone surrogates. */
+static inline const char *ck_utf8(PyObject *s, Py_ssize_t *n) {
+    if (PyUnicode_IS_COMPACT_ASCII(s)) {
+        *n = PyUnicode_GET_LENGTH(s);
+        return (const char *)PyUnicode_DATA(s);
+    }
+    return PyUnicode_AsUTF8AndSize(s, n);
+}
+
 /* Slot hash for the decoder's short text-key cache: length plus the first and last
  * (up to) 8 bytes, loaded as words. Collisions only cost a cache miss (hits are
  * confirmed with memcmp), so speed beats quality here. */

@@ -25,6 +25,9 @@
 #define CK_SHA3_256_LANES 17      /* rate in lanes */
 #define CK_SHA3_256_DIGEST 32
 
+/* Defining CK_LITTLE_ENDIAN=0 on the command line forces the byte-by-byte lane code (how
+ * the big-endian path is exercised on a little-endian machine). */
+#ifndef CK_LITTLE_ENDIAN
 #if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define CK_LITTLE_ENDIAN 1
@@ -33,6 +36,7 @@
 #define CK_LITTLE_ENDIAN 1
 #else
 #define CK_LITTLE_ENDIAN 0
+#endif
 #endif
 
 static inline uint64_t ck_load64_le(const uint8_t *p) {

@@ -116,3 +116,31 @@ def test_copy_is_independent(c_astp) -> None:
 def test_random_inputs(data: bytes) -> None:
     c_astp = backend_module("astp", "c")
     assert c_astp.sha3_256(data) == hashlib.sha3_256(data).digest()
+
+
+def test_big_endian_lane_code(tmp_path) -> None:
+    """The lane load/store code for big-endian hosts (byte shifts instead of memcpy), forced
+    on this host with -DCK_LITTLE_ENDIAN=0 in a small C program, against hashlib."""
+    import shutil
+    import subprocess
+
+    from conftest import REPO
+
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        pytest.skip("no C compiler on PATH")
+    program = tmp_path / "be.c"
+    program.write_text(
+        '#include "keccak.h"\n#include <stdio.h>\n'
+        "int main(void) { static uint8_t buf[700]; uint8_t out[32]; size_t n, i;\n"
+        "  for (i = 0; i < sizeof buf; i++) buf[i] = (uint8_t)(i * 131 + 7);\n"
+        "  for (n = 0; n <= sizeof buf; n++) { ck_sha3_256(buf, n, out);\n"
+        '    for (i = 0; i < 32; i++) printf("%02x", out[i]); printf("\\n"); }\n'
+        "  return 0; }\n"
+    )
+    exe = tmp_path / "be"
+    subprocess.run([cc, "-O1", "-DCK_LITTLE_ENDIAN=0", f"-I{REPO / 'ext'}", str(program),
+                    "-o", str(exe)], check=True, capture_output=True)
+    got = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
+    data = bytes((i * 131 + 7) & 0xFF for i in range(700))
+    assert got == [hashlib.sha3_256(data[:n]).hexdigest() for n in range(701)]

@@ -14,7 +14,8 @@ compiled contender.
 
 Contenders: ``canonkit-c`` (widest Keccak unit the CPU offers: 8-way AVX-512F, 4-way AVX2
 or scalar), ``canonkit-c-avx2`` (forced 4-way), ``canonkit-c-scalar`` (forced one state at a
-time, the portable path), ``canonkit-py`` (the twin; fewer rounds, it is slow),
+time: the BMI1 build where the CPU has BMI1, else portable C), ``canonkit-c-portable``
+(the portable C permutation, in the one-stream ``sha3-136MB`` group), ``canonkit-py`` (the twin; fewer rounds, it is slow),
 ``naive-refold-c`` (tie search by a full compiled refold per order). Slow contenders run a
 fixed small number of rounds (``benchmark.pedantic``); inputs are built outside the timed
 call.
@@ -106,6 +107,28 @@ def _floor(n: int) -> Callable[[], object]:
         return h.digest()
 
     return floor
+
+
+# --- one SHA3-256 stream: the permutation itself ---------------------------------------
+
+STREAM_CASES = [("hashlib", None), ("canonkit-c", False), ("canonkit-c-portable", True)]
+
+
+@pytest.mark.parametrize(("contender", "portable"), STREAM_CASES, ids=[c for c, _ in STREAM_CASES])
+def test_sha3_stream(benchmark: Any, contender: str, portable: bool | None) -> None:
+    """SHA3-256 of the 136 MB floor buffer (10^6 + 1 permutations): the in-extension Keccak
+    (BMI1 build where the CPU has it; the portable C build) against hashlib (OpenSSL)."""
+    if portable is None:
+        fn = lambda: hashlib.sha3_256(FLOOR_BUFFER).digest()  # noqa: E731
+        run(benchmark, "sha3-136MB", contender, fn, rounds=5)
+        return
+    astp = _backend("c")
+    astp._set_keccak_lanes(0, portable=portable)
+    try:
+        assert astp.sha3_256(FLOOR_BUFFER) == hashlib.sha3_256(FLOOR_BUFFER).digest()
+        run(benchmark, "sha3-136MB", contender, lambda: astp.sha3_256(FLOOR_BUFFER), rounds=5)
+    finally:
+        astp._set_keccak_lanes(0)
 
 
 # --- fold 1M leaves ----------------------------------------------------------------------

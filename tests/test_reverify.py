@@ -415,3 +415,35 @@ def test_example_corpus_prints_the_seed_table(tmp_path: Path,
     copy = tmp_path / "copy"
     shutil.copytree(EXAMPLE, copy)
     assert [r.line for r in reverify.run([copy], jobs=1)] != []
+
+
+# --- robustness ------------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_LINE = st.one_of(
+    st.binary(max_size=60).filter(lambda b: b"\n" not in b and b.strip()),
+    st.recursive(st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1)
+                 | st.text(max_size=8),
+                 lambda inner: st.lists(inner, max_size=3)
+                 | st.dictionaries(st.sampled_from(["format", "episode_id", "seal",
+                                                    "segments", "signals", "status",
+                                                    "stored", "profile"]), inner, max_size=4),
+                 max_leaves=8).map(orjson.dumps),
+)
+
+
+@settings(max_examples=40)
+@given(lines=st.lists(_LINE, min_size=1, max_size=6), batch=st.integers(1, 4))
+def test_arbitrary_lines_never_stop_a_run(tmp_path_factory: pytest.TempPathFactory,
+                                          lines: list[bytes], batch: int) -> None:
+    path = tmp_path_factory.mktemp("fuzz") / "c.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    results = [r.record for r in reverify.run([path], jobs=1, batch_size=batch)]
+    assert len(results) == len(lines)
+    for line_no, record in enumerate(results, start=1):
+        assert record["source"]["line"] == line_no
+        assert record["outcome"] in reverify.OUTCOMES
+        if record["outcome"] == "invalid_record":
+            assert record["reason"]

@@ -203,6 +203,18 @@ def test_broken_compressed_and_cbor_inputs_become_invalid_records(
     assert junk[-1]["source"]["offset"] == len(whole)
 
 
+def test_unreadable_file_in_a_directory_is_reported(corpus: tuple[Path, Path],
+                                                    tmp_path: Path) -> None:
+    out, _ = corpus
+    (tmp_path / "a.jsonl").write_bytes(out.read_bytes().splitlines(keepends=True)[0])
+    (tmp_path / "b.json").symlink_to(tmp_path / "vanished.json")
+    records = [r.record for r in reverify.run([tmp_path], jobs=1)]
+    assert records[-1]["outcome"] == "invalid_record"
+    assert records[-1]["source"] == {"file": str(tmp_path / "b.json")}
+    assert "cannot read" in records[-1]["reason"]
+    assert len(records) == 2
+
+
 def test_unknown_and_missing_paths_are_usage_errors(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("x")
     with pytest.raises(reverify.InputError):

@@ -81,7 +81,14 @@ def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
 
 
 def total_disk_bytes(files: Sequence[str]) -> int:
-    return sum(os.path.getsize(f) for f in files)
+    """For the progress ETA only; an unreadable file counts 0 (it is reported later)."""
+    total = 0
+    for f in files:
+        try:
+            total += os.path.getsize(f)
+        except OSError:
+            pass
+    return total
 
 
 class _CountingReader(io.RawIOBase):
@@ -108,12 +115,13 @@ def iter_items(files: Sequence[str]) -> Iterator[Item]:
     """Every document of every file, in order."""
     for path in files:
         kind = input_kind(path)
-        if kind == "json":
-            yield from _read_json_file(path)
-        elif kind == "jsonl":
-            yield from _read_jsonl(path)
-        else:
-            yield from _read_cbor_sequence(path)
+        reader = (_read_json_file if kind == "json" else _read_jsonl if kind == "jsonl"
+                  else _read_cbor_sequence)
+        try:
+            yield from reader(path)
+        except OSError as exc:  # unreadable file (vanished, broken link, I/O error)
+            reason = f"cannot read the file: {type(exc).__name__}: {exc}"
+            yield Item("error", reason.encode(), {"file": path}, 0)
 
 
 def _read_json_file(path: str) -> Iterator[Item]:

@@ -25,11 +25,11 @@ def _values(profile: str) -> st.SearchStrategy[Any]:
 
 
 def _hostile(profile: str) -> st.SearchStrategy[bytes]:
-    valid = _values(profile).map(lambda v: _encode_or_empty(v, profile))
+    valid = _values(profile).map(lambda v: _twin_encode(v, profile))
     return st.one_of(st.binary(max_size=40), cbor_ish, mutated(valid))
 
 
-def _encode_or_empty(value: Any, profile: str) -> bytes:
+def _twin_encode(value: Any, profile: str) -> bytes:
     from canonkit import _cbor_py
 
     return _cbor_py.encode(value, profile=profile)

@@ -233,7 +233,7 @@ class _Maker:
             "segments": st["segments"],
             "signals": st["signals"],
             "structural_members": [{"hash": h} for h in members],
-            "context_entries": [],
+            "context_entries": st.get("context_entries", []),
             "seal": seal,
         }
 
@@ -260,6 +260,8 @@ class _Maker:
                 "excluded_content_hashes": [s["content_hash"] for s in st["segments"]
                                             if s["retention_tier"] == "EPHEMERAL"],
                 "structural_member_hashes": members,
+                **({"context_entries": st["context_entries"]}
+                   if seal["spine_algorithm_version"] == 3 else {}),
                 "resolved_signal_order": annotation,
             },
         }
@@ -283,6 +285,41 @@ class _Maker:
     def members(self, sav: int) -> list[str]:
         return [self.digest() for _ in range(self.rng.randrange(0, 6))] if sav >= 2 else []
 
+    def context_entries(self, st: dict[str, Any]) -> list[dict[str, Any]]:
+        """0-4 context entries (6.0.0): captured or declared incomplete."""
+        rng = self.rng
+        entries = []
+        n_segments = len(st["segments"])
+        for k in range(rng.randrange(0, 5)):
+            captured = rng.random() < 0.7
+            at = st["closed_at"] - timedelta(seconds=rng.randrange(60, 3600))
+            entries.append({
+                "entry_id": self.uuid4(), "episode_id": st["episode_id"],
+                "entry_type": rng.choice(("attachment", "retrieval", "external", "tool_output")),
+                "provided_to": f"agent-{k % 3}", "provided_at": _ts(at),
+                "provided_before_sequence_index": rng.randrange(0, n_segments)
+                if rng.random() < 0.7 else None,
+                "capture_state": "captured" if captured else "declared_incomplete",
+                "content_hash": self.digest() if captured else None,
+                "salted": False,
+                "verifiability_at_seal": rng.choice(("verifiable", "attested"))
+                if captured else None,
+                "media_type": "text/plain" if captured else None,
+                "source_version_hash": self.digest() if captured and rng.random() < 0.5
+                else None,
+                "resolves": None, "schema_version": "6.0.0",
+                "erasure_state": "present", "pii_classification": None,
+            })
+        return entries
+
+    def seal_v3(self, st: dict[str, Any], members: list[str]) -> dict[str, Any]:
+        """A sav 3 seal (6.0.0, context manifest), computed by ``canonkit.astp``."""
+        doc = self.episode_doc(st, None, "SEALED", members)
+        posture = "declared_only" if st["context_entries"] else "none"
+        seal: dict[str, Any] = self.astp.compute_seal(
+            doc, spine_algorithm_version=3, ordering_version=2, capture_posture=posture)
+        return seal
+
     # --- recipes ------------------------------------------------------------------------
     def make(self, outcome: str, variant: int) -> SynthEpisode:
         rng = self.rng
@@ -297,12 +334,17 @@ class _Maker:
             return SynthEpisode(answer, doc)
         if outcome == "reproduced":
             r = rng.random()
-            sav, ov = (0, 2) if r < 0.15 else (1, 2) if r < 0.55 else (1, 1) if r < 0.8 else (2, 2)
+            sav, ov = ((0, 2) if r < 0.15 else (1, 2) if r < 0.5 else (1, 1) if r < 0.75
+                       else (2, 2) if r < 0.9 else (3, 2))
             ties = self.tie_groups(self.cap) if ov == 1 and rng.random() < 0.5 else []
             st = self.stored(ties)
             members = self.members(sav)
-            seal = self.seal(st, built_sav=sav, recorded_sav=sav, ov=ov, order=None,
-                             members=members)
+            if sav == 3:
+                st["context_entries"] = self.context_entries(st)
+                seal = self.seal_v3(st, members)
+            else:
+                seal = self.seal(st, built_sav=sav, recorded_sav=sav, ov=ov, order=None,
+                                 members=members)
             fmt, doc = self.render(st, seal, members, por_ok=True)
             answer.update(construction=f"sav{sav}")
         elif outcome == "reproduced_under_other_construction":

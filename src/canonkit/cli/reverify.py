@@ -139,6 +139,9 @@ def _reverify(args: argparse.Namespace) -> int:
     except RuntimeError as exc:  # e.g. the dask extra is not installed
         print(f"canonkit reverify: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:  # the run cleaned up: no partial report or annotations
+        print("canonkit reverify: interrupted", file=sys.stderr)
+        return 130
     summary = run.summary
     if args.json:
         import orjson

@@ -68,7 +68,8 @@ def test_backend_one_worker(benchmark, corpus: Path, contender: str) -> None:  #
     ("dask-localcluster-2", ("--engine", "dask", "--jobs", "2")),
 ])
 def test_engines(benchmark, corpus: Path, contender: str, extra: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
-    pytest.importorskip("dask.distributed") if contender.startswith("dask") else None
+    if contender.startswith("dask"):
+        pytest.importorskip("dask.distributed")
     benchmark.group = f"reverify-engines:{corpus.stem}"
     benchmark.extra_info["contender"] = contender
     benchmark.pedantic(_cli, args=(corpus, *extra), rounds=1, iterations=1)

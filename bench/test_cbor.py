@@ -26,6 +26,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 import pytest
 
 from cbor_datasets import DATASETS, REAL_FILES, TWIN_DATASETS, dataset
@@ -123,10 +124,11 @@ def test_decode(benchmark: Any, name: str, contender: str) -> None:
 def test_encode_blob_memcpy(benchmark: Any, contender: str) -> None:
     blob = dataset("blob8m")["blob"]
     if contender == "memcpy":
-        dst = bytearray(len(blob))
+        src = np.frombuffer(blob, dtype=np.uint8)
+        dst = np.empty(len(blob), dtype=np.uint8)
 
         def copy() -> None:
-            dst[:] = blob
+            dst[:] = src
     else:
         def copy() -> None:
             bytearray(blob)

@@ -95,6 +95,7 @@ cdef extern from "cbor_sort.h":
     PyObject *ck_dict_presized(Py_ssize_t)
     Py_ssize_t ck_write_head(uint8_t *, uint8_t, uint64_t) noexcept
     const char *ck_utf8(PyObject *, Py_ssize_t *)
+    void ck_bytes_truncate(PyObject *, Py_ssize_t) noexcept
 
 
 cdef enum:
@@ -144,6 +145,7 @@ cdef enum:
     SCRATCH_INITIAL = 4096
     SCRATCH_KEEP = 16 << 20   # larger scratch buffers are freed after the call
     BIG_WRITE = 1 << 20       # a write this large moves output into the result bytes
+    BIG_SLACK = 1 << 16       # room left after it; results within this are not shrunk
 
 cdef Scratch module_scratch
 module_scratch.mem = NULL
@@ -231,6 +233,9 @@ cdef int out_grow(Out *o, Py_ssize_t need) except -1:
             o.buf = mem
             o.cap = cap
             return 0
+        # Sized for what is written plus this write and a little more: most often the
+        # big string is the last thing written, and the result is not shrunk later.
+        cap = want + BIG_SLACK
         o.obj = PyBytes_FromStringAndSize_raw(NULL, cap)
         if o.obj == NULL:
             return -1
@@ -258,7 +263,9 @@ cdef object out_finish(Out *o):
     """The result: a copy of the scratch buffer, or the bytes object shrunk to size."""
     if o.obj == NULL:
         return (<char *>o.buf)[:o.pos]
-    if _PyBytes_Resize(&o.obj, o.pos) < 0:
+    if o.cap - o.pos <= BIG_SLACK:
+        ck_bytes_truncate(o.obj, o.pos)
+    elif _PyBytes_Resize(&o.obj, o.pos) < 0:
         o.obj = NULL
         raise MemoryError()
     result = <object>o.obj
@@ -1112,7 +1119,10 @@ cdef object dec_run(Dec *d):
                     klen = d.pos - f.key_start
                     if f.prev_len >= 0:
                         m = klen if klen < f.prev_len else f.prev_len
-                        c = memcmp(d.p + f.prev_start, d.p + f.key_start, <size_t>m)
+                        # the first bytes (the heads) usually decide; skip the call then
+                        c = <int>d.p[f.prev_start] - <int>d.p[f.key_start]
+                        if c == 0:
+                            c = memcmp(d.p + f.prev_start, d.p + f.key_start, <size_t>m)
                         if c == 0 and klen == f.prev_len:
                             derr(d, "duplicate_map_key", f.key_start, "map key equals the previous key")
                         if c > 0 or (c == 0 and klen < f.prev_len):

@@ -114,6 +114,14 @@ static inline const char *ck_utf8(PyObject *s, Py_ssize_t *n) {
     return PyUnicode_AsUTF8AndSize(s, n);
 }
 
+/* Shorten a fresh, unshared bytes object in place, keeping its allocation: a shrinking
+ * realloc of a large block can cost a fresh mapping (and its page faults) on every later
+ * call, while a few KiB of slack cost nothing. */
+static inline void ck_bytes_truncate(PyObject *b, Py_ssize_t n) {
+    Py_SET_SIZE(b, n);
+    PyBytes_AS_STRING(b)[n] = '\0';
+}
+
 /* Slot hash for the decoder's short text-key cache: length plus the first and last
  * (up to) 8 bytes, loaded as words. Collisions only cost a cache miss (hits are
  * confirmed with memcmp), so speed beats quality here. */

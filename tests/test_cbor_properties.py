@@ -134,3 +134,21 @@ def test_differential_encode_errors(profile: str) -> None:
         assert got == want
 
     run()
+
+
+@pytest.mark.parametrize("source", PROFILES)
+@pytest.mark.parametrize("profile", PROFILES)
+def test_differential_encode_across_profiles(source: str, profile: str) -> None:
+    """Values made for one profile encoded under another: the same bytes or the same
+    first error (class and code) on both backends."""
+    if source == profile:
+        pytest.skip("covered by test_differential_encode")
+    compiled, twin = backend_pair("cbor")
+
+    @settings(max_examples=60)
+    @given(_values(source))
+    def run(value: Any) -> None:
+        assert _outcome(compiled.encode, value, profile=profile) == \
+            _outcome(twin.encode, value, profile=profile)
+
+    run()

@@ -112,7 +112,6 @@ cdef object _Simple = Simple
 cdef object _Link = Link
 cdef object _FrozenDict = FrozenDict
 cdef object _decode_error = errors.decode_error
-cdef object _cid_problem = _cbor_types.cid_problem
 
 
 cdef int profile_id(object profile) except -1:
@@ -858,32 +857,30 @@ cdef object dec_float(Dec *d, Py_ssize_t start, int ai, uint64_t arg):
     else:
         x = cbor_bits_to_double(arg)
         width = 8
+    # checks and messages in the twin's order
     if d.profile == P_DAG:
         if width != 8:
-            derr(d, "float_outside_profile", start, "dag-cbor floats must be 64-bit")
-        if isnan(x) or isinf(x):
-            derr(d, "float_outside_profile", start, "dag-cbor has no NaN or infinity")
-        if x == 0.0 and signbit(x):
-            derr(d, "float_outside_profile", start, "dag-cbor has no -0.0")
+            derr(d, "float_outside_profile", start, "dag-cbor floats are always binary64")
+        if isnan(x) or isinf(x) or (x == 0.0 and signbit(x)):
+            derr(d, "float_outside_profile", start,
+                 "NaN, infinity and -0.0 are invalid in dag-cbor")
         return PyFloat_FromDouble(x)
-    if width > 2 and cbor_float_shortest(x, &bits) < width:
-        derr(d, "float_outside_profile", start, "float not in its shortest exact form")
     if d.profile == P_DCBOR:
         if isnan(x):
             if width != 2 or arg != 0x7e00:
-                derr(d, "float_outside_profile", start, "dcbor's only NaN is f97e00")
-        elif x == 0.0 and signbit(x):
-            derr(d, "float_outside_profile", start, "dcbor writes -0.0 as the integer 0")
-        elif cbor_float_is_reducible(x):
+                derr(d, "float_outside_profile", start, "the only dcbor NaN is f97e00")
+        elif cbor_float_is_reducible(x):  # -0.0 included
             derr(d, "float_outside_profile", start,
-                 "dcbor writes an integral float as an integer (numeric reduction)")
+                 "integral float must be an integer (dcbor numeric reduction)")
+    if width > 2 and cbor_float_shortest(x, &bits) < width:
+        derr(d, "float_outside_profile", start, "float not in its shortest exact form")
     return PyFloat_FromDouble(x)
 
 
 cdef object dec_simple(Dec *d, Py_ssize_t start, uint64_t value):
     if d.profile != P_CORE:
         derr(d, "unsupported_item", start,
-             f"simple value {value} is not allowed in {profile_name(d.profile)}")
+             f"simple value {value} ({profile_name(d.profile)} allows false/true/null)")
     if value == 23:
         return _UNDEFINED
     return _Simple(value)
@@ -960,13 +957,14 @@ cdef object finish_tag(Dec *d, Frame *f, object content):
     cdef Py_ssize_t n
     if d.profile == P_CORE and (number == 2 or number == 3):
         if type(content) is not bytes:
-            derr(d, "unsupported_item", f.head, "bignum tag content must be a byte string")
+            derr(d, "unsupported_item", f.head,
+                 f"bignum tag {number} content is not a byte string")
         n = len(<bytes>content)
         if n > 0 and (<const uint8_t *><bytes>content)[0] == 0:
-            derr(d, "non_shortest_integer", f.head, "bignum has a leading zero byte")
+            derr(d, "non_shortest_integer", f.head, "bignum with a leading zero byte")
         if n <= 8:
             derr(d, "non_shortest_integer", f.head,
-                 "bignum value fits in a major type 0/1 integer")
+                 "bignum whose value fits a major type 0/1 integer")
         value = int.from_bytes(content, "big")
         return value if number == 2 else -1 - value
     if d.profile == P_DAG:
@@ -976,12 +974,11 @@ cdef object finish_tag(Dec *d, Frame *f, object content):
 
 cdef object make_link(Dec *d, Py_ssize_t head, object content):
     if type(content) is not bytes or len(<bytes>content) == 0 or (<bytes>content)[0] != 0:
-        derr(d, "invalid_link", head, "tag 42 content must be a byte string starting 0x00")
-    cid = (<bytes>content)[1:]
-    problem = _cid_problem(cid)
-    if problem is not None:
-        derr(d, "invalid_link", head, problem)
-    return _Link(cid)
+        derr(d, "invalid_link", head, "tag 42 content is not a byte string starting 0x00")
+    try:  # Link validates the CID (cid_problem) itself; reuse that, once
+        return _Link((<bytes>content)[1:])
+    except errors.InvalidLinkError as exc:
+        derr(d, "invalid_link", head, str(exc))
 
 
 cdef object dec_run(Dec *d):
@@ -1020,7 +1017,7 @@ cdef object dec_run(Dec *d):
         elif ai < 28:
             w = 1 << (ai - 24)
             if d.n - start - 1 < w:
-                derr(d, "truncated", start, "input ends inside this head")
+                derr(d, "truncated", start, "input ends inside a head")
             if ai == 24:
                 arg = d.p[start + 1]
             elif ai == 25:
@@ -1032,21 +1029,21 @@ cdef object dec_run(Dec *d):
             if major != 7:
                 if (ai == 24 and arg < 24) or (ai == 25 and arg <= 0xff) or \
                         (ai == 26 and arg <= 0xffff) or (ai == 27 and arg <= 0xffffffffULL):
-                    derr(d, "non_shortest_integer", start, "head not in its shortest form")
+                    derr(d, "non_shortest_integer", start,
+                         f"argument {arg} not in its shortest head")
             elif ai == 24 and arg < 32:
-                derr(d, "not_well_formed", start,
-                     "simple value below 32 in the two-byte form (RFC 8949 §3.3)")
+                derr(d, "not_well_formed", start, f"simple value {arg} in the two-byte form")
             d.pos = start + 1 + w
         elif ai < 31:
-            derr(d, "not_well_formed", start, "reserved additional information 28-30")
+            derr(d, "not_well_formed", start, f"additional information {ai} on major type {major}")
         elif major >= 2 and major != 6:
             derr(d, "indefinite_length", start,
                  "stray break byte" if major == 7 else "indefinite-length item")
         else:
-            derr(d, "not_well_formed", start, "additional information 31 on major type 0, 1 or 6")
+            derr(d, "not_well_formed", start, f"additional information {ai} on major type {major}")
 
         if is_key and d.profile == P_DAG and major != 3:
-            derr(d, "unsupported_item", start, "dag-cbor map keys must be text strings")
+            derr(d, "unsupported_item", start, "dag-cbor map key is not a text string")
 
         # ---- the item ----------------------------------------------------------------
         if major == 0:
@@ -1056,16 +1053,16 @@ cdef object dec_run(Dec *d):
                 val = PyLong_FromLongLong(-1 - <int64_t>arg)
             else:
                 if d.profile == P_DCBOR:
-                    derr(d, "integer_out_of_range", start, "dcbor integers stop at -2**63")
+                    derr(d, "integer_out_of_range", start, "negative integer below -2^63 (dcbor)")
                 val = -1 - PyLong_FromUnsignedLongLong(arg)
         elif major == 2:
             if arg > <uint64_t>(d.n - d.pos):
-                derr(d, "truncated", start, "byte string runs past the end of the input")
+                derr(d, "truncated", start, f"string of {arg} bytes runs past the end")
             val = (<const char *>(d.p + d.pos))[:<Py_ssize_t>arg]
             d.pos += <Py_ssize_t>arg
         elif major == 3:
             if arg > <uint64_t>(d.n - d.pos):
-                derr(d, "truncated", start, "text string runs past the end of the input")
+                derr(d, "truncated", start, f"string of {arg} bytes runs past the end")
             val = dec_text(d, start, <Py_ssize_t>arg, is_key)
         elif major == 4:
             if arg == 0:
@@ -1085,9 +1082,9 @@ cdef object dec_run(Dec *d):
                 continue
         elif major == 6:
             if d.profile == P_DAG and arg != 42:
-                derr(d, "unsupported_item", start, f"dag-cbor allows only tag 42, got tag {arg}")
+                derr(d, "unsupported_item", start, f"tag {arg} (dag-cbor allows only 42)")
             if d.profile == P_DCBOR and (arg == 2 or arg == 3):
-                derr(d, "unsupported_item", start, "dcbor has no bignum tags")
+                derr(d, "unsupported_item", start, f"bignum tag {arg} (dcbor)")
             push(d, F_TAG, start, arg, frozen)
             continue
         else:
@@ -1189,7 +1186,7 @@ cdef object decode_buffer(object data, const uint8_t *p, Py_ssize_t n, int profi
             PyGC_Enable()
         release_frames(&d)
     if d.pos != n:
-        derr(&d, "trailing_data", d.pos, "bytes follow the top-level data item")
+        derr(&d, "trailing_data", d.pos, "bytes after the top-level item")
     return val
 
 

@@ -13,8 +13,9 @@ the same run and stored as ``extra_info["floor_s"]`` / ``["ratio_to_floor"]`` on
 compiled contender, together with ``["ratio_interleaved_min"]``: fold and floor timed
 alternately (best of 4 each), which is the steadiest ratio on a shared machine.
 
-Contenders: ``canonkit-c`` (widest Keccak unit the CPU offers: 8-way AVX-512F, 4-way AVX2
-or scalar), ``canonkit-c-avx2`` (forced 4-way), ``canonkit-c-scalar`` (forced one state at a
+Contenders: ``canonkit-c`` (widest Keccak unit the CPU offers: 8-way AVX-512F, 4-way AVX2,
+2-way SSE2 on any other x86-64, else scalar), ``canonkit-c-avx2`` (forced 4-way),
+``canonkit-c-sse2`` (forced 2-way: what every x86-64 CPU gets), ``canonkit-c-scalar`` (forced one state at a
 time: the BMI1 build where the CPU has BMI1, else portable C), ``canonkit-c-portable``
 (the portable C permutation, in the one-stream ``sha3-136MB`` group), ``canonkit-py`` (the twin; fewer rounds, it is slow),
 ``naive-refold-c`` (tie search by a full compiled refold per order). Slow contenders run a
@@ -134,7 +135,8 @@ def test_sha3_stream(benchmark: Any, contender: str, portable: bool | None) -> N
 
 # --- fold 1M leaves ----------------------------------------------------------------------
 
-FOLD_CASES = [("c", 0, "canonkit-c"), ("c", 4, "canonkit-c-avx2"), ("c", 1, "canonkit-c-scalar")]
+FOLD_CASES = [("c", 0, "canonkit-c"), ("c", 4, "canonkit-c-avx2"), ("c", 2, "canonkit-c-sse2"),
+              ("c", 1, "canonkit-c-scalar")]
 
 
 @pytest.mark.parametrize("sav", [1, 2])

@@ -86,13 +86,14 @@ ck_hex_tables_init()
 
 
 def _keccak_lanes() -> tuple:
-    """(states hashed side by side now, widest the CPU supports): 1, 4 (AVX2) or 8 (AVX-512F).
+    """(states hashed side by side now, widest the CPU supports): 1, 2 (SSE2), 4 (AVX2) or
+    8 (AVX-512F).
     Not part of the kernel API; for tests and benchmarks."""
     return ck_keccak_lanes(), ck_keccak_lanes_available()
 
 
 def _set_keccak_lanes(int lanes, *, bint portable=False) -> None:
-    """Force the tree folds to 1, 4 or 8 side-by-side states (0 = widest available);
+    """Force the tree folds to 1, 2, 4 or 8 side-by-side states (0 = widest available);
     ``portable=True`` also makes single states use the portable C permutation instead of
     the BMI1 build. Not part of the kernel API; for tests and benchmarks."""
     if ck_keccak_set_lanes(lanes) != 0:

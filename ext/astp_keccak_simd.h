@@ -1,13 +1,13 @@
 /* Several independent single-block SHA3-256 hashes at once (the tree folds' node hashes).
  *
- * A tree level is many independent one-block hashes, so on x86-64 with GCC/Clang we run 4
- * (AVX2) or 8 (AVX-512F) Keccak-f[1600] states side by side: a GCC vector of uint64_t holds
- * the same lane of every state, and the very same round as the scalar code
- * (CK_KECCAK_F1600_BODY) runs on those vectors. The widest unit the CPU supports is picked
- * once at run time (__builtin_cpu_supports also checks that the OS saves the registers);
- * everything else, and every other compiler or architecture, uses the scalar permutation.
- * ck_keccak_set_lanes() can force a narrower width (tests run every available width;
- * benchmarks compare them).
+ * A tree level is many independent one-block hashes, so on x86-64 with GCC/Clang we run 2
+ * (SSE2, part of every x86-64 CPU), 4 (AVX2) or 8 (AVX-512F) Keccak-f[1600] states side by
+ * side: a GCC vector of uint64_t holds the same lane of every state, and the very same
+ * round as the scalar code (CK_KECCAK_F1600_BODY) runs on those vectors. The widest unit
+ * the CPU supports is picked once at run time (__builtin_cpu_supports also checks that the
+ * OS saves the registers); every other compiler or architecture uses the scalar
+ * permutation. ck_keccak_set_lanes() can force a narrower width (tests run every available
+ * width; benchmarks compare them).
  */
 #ifndef CANONKIT_ASTP_KECCAK_SIMD_H
 #define CANONKIT_ASTP_KECCAK_SIMD_H
@@ -31,6 +31,7 @@ static inline int ck_keccak_lanes_available(void) {
         int lanes = 1;
 #if CK_X86_SIMD
         __builtin_cpu_init();
+        lanes = 2;
         if (__builtin_cpu_supports("avx2"))
             lanes = __builtin_cpu_supports("avx512f") ? 8 : 4;
 #endif
@@ -47,19 +48,36 @@ static inline int ck_keccak_lanes(void) {
     return available;
 }
 
-/* Force 1, 4 or 8 lanes (0 = automatic); returns -1 if the CPU cannot run that width. */
+/* Force 1, 2, 4 or 8 lanes (0 = automatic); returns -1 if the CPU cannot run that width. */
 static inline int ck_keccak_set_lanes(int lanes) {
-    if (lanes != 0 && lanes != 1 && lanes != 4 && lanes != 8) return -1;
+    if (lanes != 0 && lanes != 1 && lanes != 2 && lanes != 4 && lanes != 8) return -1;
     if (lanes > ck_keccak_lanes_available()) return -1;
     ck_keccak_lanes_forced = lanes;
     return 0;
 }
 
 #if CK_X86_SIMD
+typedef uint64_t ck_u64x2 __attribute__((vector_size(16)));
 typedef uint64_t ck_u64x4 __attribute__((vector_size(32)));
+
+/* blocks[k]: 136 pre-padded bytes of state k; out[k]: its 32-byte digest. SSE2 is part of
+ * the x86-64 baseline, so this one needs no target attribute. */
+__attribute__((noinline)) static void
+ck_sha3_256_padded_x2(const uint8_t *const blocks[2], uint8_t *const out[2]) {
+    ck_u64x2 s[25];
+    int j, k;
+    for (j = 0; j < CK_SHA3_256_LANES; j++)
+        s[j] = (ck_u64x2){ck_load64_le(blocks[0] + 8 * j), ck_load64_le(blocks[1] + 8 * j)};
+    for (j = CK_SHA3_256_LANES; j < 25; j++)
+        s[j] = (ck_u64x2){0, 0};
+    CK_KECCAK_F1600_BODY(ck_u64x2, s);
+    for (k = 0; k < 2; k++)
+        for (j = 0; j < 4; j++)
+            ck_store64_le(out[k] + 8 * j, s[j][k]);
+}
+
 typedef uint64_t ck_u64x8 __attribute__((vector_size(64)));
 
-/* blocks[k]: 136 pre-padded bytes of state k; out[k]: its 32-byte digest. */
 __attribute__((target("avx2"), noinline)) static void
 ck_sha3_256_padded_x4(const uint8_t *const blocks[4], uint8_t *const out[4]) {
     ck_u64x4 s[25];
@@ -120,11 +138,14 @@ static inline void ck_sha3_256_padded_many(const uint8_t *const *blocks, uint8_t
         int done = 0, k, width;
         while (done < count) {
             int left = count - done;
-            width = (lanes == 8 && left > 4) ? 8 : 4;
             if (left == 1) {
                 ck_sha3_256_padded_block(blocks[done], out[done]);
                 return;
             }
+            /* the widest unit at most twice as wide as what is left */
+            width = lanes;
+            while (width > 2 && left <= width / 2)
+                width /= 2;
             for (k = 0; k < width; k++) {
                 int src = done + (k < left ? k : left - 1);
                 b[k] = blocks[src];
@@ -132,8 +153,10 @@ static inline void ck_sha3_256_padded_many(const uint8_t *const *blocks, uint8_t
             }
             if (width == 8)
                 ck_sha3_256_padded_x8(b, o);
-            else
+            else if (width == 4)
                 ck_sha3_256_padded_x4(b, o);
+            else
+                ck_sha3_256_padded_x2(b, o);
             done += width < left ? width : left;
         }
         return;

@@ -83,11 +83,11 @@ ck_hex32_avx2(const uint8_t *const *raw, uint8_t *const *out, int count) {
 }
 #endif
 
-/* Hex text of count 32-byte values; vectorised when the side-by-side Keccak is in use. */
+/* Hex text of count 32-byte values; vectorised when the AVX2 or AVX-512F Keccak is in use. */
 static inline void ck_hex32_many(const uint8_t *const *raw, uint8_t *const *out, int count) {
     int k;
 #if CK_X86_SIMD
-    if (ck_keccak_lanes() > 1) {
+    if (ck_keccak_lanes() >= 4) {   /* 4 and 8 lanes imply AVX2 */
         ck_hex32_avx2(raw, out, count);
         return;
     }

@@ -1,5 +1,5 @@
-"""The compiled tree folds hash up to 8 nodes side by side (4-way AVX2 or 8-way AVX-512F
-Keccak, ext/astp_keccak_simd.h) and fall back to one state at a time. Every width the CPU
+"""The compiled tree folds hash up to 8 nodes side by side (2-way SSE2, 4-way AVX2 or
+8-way AVX-512F Keccak, ext/astp_keccak_simd.h) and fall back to one state at a time. Every width the CPU
 offers must give the twin's results; batches of every fill level (1..8 nodes, odd levels,
 carried-up nodes) are covered by the sizes below."""
 from __future__ import annotations
@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from conftest import backend_pair
 
-WIDTHS = [1, 4, 8]
+WIDTHS = [1, 2, 4, 8]
 # (lanes, portable): the portable single-state permutation as well as the BMI1 build
-MODES = [(1, True), (1, False), (4, False), (8, False)]
+MODES = [(1, True), (1, False), (2, False), (4, False), (8, False)]
 SIZES = [*range(1, 70), 127, 128, 129, 255, 256, 257, 1000, 4099]
 
 
@@ -36,8 +36,8 @@ def pair(request: pytest.FixtureRequest):
 def test_lane_knob_refuses_unknown_widths() -> None:
     c, _ = backend_pair("astp")
     now, widest = c._keccak_lanes()
-    assert widest in (1, 4, 8) and now == widest
-    for bad in (2, 3, 16, -1):
+    assert widest in (1, 2, 4, 8) and now == widest
+    for bad in (3, 5, 16, -1):
         with pytest.raises(ValueError):
             c._set_keccak_lanes(bad)
 

@@ -695,14 +695,13 @@ cdef int enc_other(Out *o, object obj, int depth) except -1:
     if isinstance(obj, float):
         return enc_float(o, float(obj))
     if isinstance(obj, str):
-        return enc_text(o, str(obj))
+        return enc_text(o, obj)  # the string's own content, whatever __str__ says
     if PyObject_CheckBuffer(obj):
         return enc_buffer(o, obj)
     if isinstance(obj, (list, tuple)):
-        return enc_list(o, tuple(obj), len(obj), False, depth)
-    if isinstance(obj, dict):
-        return enc_dict(o, dict(obj), depth)
-    if isinstance(obj, _Mapping):
+        items = tuple(obj)  # a snapshot: its length is the one written
+        return enc_list(o, items, len(items), False, depth)
+    if isinstance(obj, _Mapping):  # dict subclasses too: their items(), as the twin
         check_depth(depth)
         return enc_map_generic(o, obj, depth)
     if isinstance(obj, _Tag):

@@ -16,7 +16,7 @@ from canonkit import errors
 
 PROFILES = ["core", "dcbor", "dag-cbor"]
 FIXTURE_OK = settings(suppress_health_check=[HealthCheck.function_scoped_fixture],
-                      max_examples=120)
+                      max_examples=100)
 DECODE_ERRORS = tuple(cls for cls in errors.CODES.values() if issubclass(cls, errors.DecodeError))
 
 
@@ -62,7 +62,7 @@ def test_round_trip(cbor_impl: ModuleType, profile: str) -> None:
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_hostile_bytes_accepted_only_if_canonical(cbor_impl: ModuleType, profile: str) -> None:
-    @settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=300)
+    @settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=200)
     @given(_hostile(profile), st.integers(0, 6))
     @example(b"\x81" * 64 + b"\x00", 3)
     @example(bytes.fromhex("5b8000000000000000"), 512)
@@ -96,7 +96,7 @@ def test_differential_encode(profile: str) -> None:
 def test_differential_decode(profile: str) -> None:
     compiled, twin = backend_pair("cbor")
 
-    @settings(max_examples=400)
+    @settings(max_examples=300)
     @given(_hostile(profile), st.integers(0, 8))
     def run(data: bytes, max_depth: int) -> None:
         got = _outcome(compiled.decode, data, profile=profile, max_depth=max_depth)

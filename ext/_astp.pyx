@@ -9,7 +9,7 @@ from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
-from libc.stdint cimport uint8_t, uint64_t
+from libc.stdint cimport uint8_t
 from libc.stdlib cimport qsort
 from libc.string cimport memcmp, memcpy
 
@@ -226,9 +226,6 @@ cdef class _Digests:
 
     def __dealloc__(self):
         PyMem_Free(self.owned)
-
-    cdef bytes item(self, Py_ssize_t i):
-        return PyBytes_FromStringAndSize(<const char *>self.ptr + 32 * i, 32)
 
 
 cdef _Digests _digests(object inputs):

@@ -616,6 +616,7 @@ cdef class TieSearch:
     cdef Py_ssize_t count      # inputs, excluding the Episode input
     cdef list _groups
     cdef bint modified         # level 0 differs from the stored order (after root_of)
+    cdef bint busy             # a search is running without the GIL: the tree is in use
 
     def __cinit__(self, inputs, groups, *, spine_algorithm_version, episode_id=None):
         cdef int version = _check_sav(spine_algorithm_version)
@@ -645,6 +646,7 @@ cdef class TieSearch:
         cdef size_t size = t.h.size
         cdef Py_ssize_t leaves = self.count + self.offset
         cdef Py_ssize_t p, src, pos, lo = -1, hi = -1
+        self._check_idle()
         for p, s in enumerate(order):
             src = s + self.offset          # Python indexing, as the twin's list lookups
             if src < 0:
@@ -673,6 +675,11 @@ cdef class TieSearch:
                 order[s:s + n] = perm
             yield order
 
+    cdef int _check_idle(self) except -1:
+        if self.busy:
+            raise RuntimeError("this TieSearch is searching in another thread")
+        return 0
+
     cdef void _restore(self):
         cdef _Tree t = self.tree
         memcpy(t.store, self.leaves0, t.h.size * <size_t>(self.count + self.offset))
@@ -696,30 +703,30 @@ cdef class TieSearch:
         cdef Py_ssize_t *base          # index of each group's first entry in perm
         cdef Py_ssize_t g, i, k, m, total = 0, pos
         cdef unsigned long long tried = 0
-        cdef bint found = False, done = False, wrapped
+        cdef bint found = False, wrapped
         _parse_digest(target_root, raw)
         if isinstance(cap, bool) or not isinstance(cap, int) or cap < 0:
             raise InvalidFieldError(f"cap must be a non-negative integer, got {cap!r}")
         if self.space > cap:
             return None, 0, True
-        if size == 64:
-            ck_hex32(raw, target)
-        else:
-            memcpy(target, raw, 32)
-        if self.modified:
-            self._restore()
-        for s, n in self._groups:
-            total += n
-        starts = <Py_ssize_t *>PyMem_Malloc(sizeof(Py_ssize_t) * (2 * ngroups + total + 1))
-        if starts == NULL:
-            raise MemoryError()
-        lengths = starts + ngroups
-        perm = lengths + ngroups
-        base = <Py_ssize_t *>PyMem_Malloc(sizeof(Py_ssize_t) * (ngroups + 1))
-        if base == NULL:
-            PyMem_Free(starts)
-            raise MemoryError()
+        self._check_idle()
+        self.busy = True                   # the tree is ours until the search returns
+        starts = base = NULL
         try:
+            if size == 64:
+                ck_hex32(raw, target)
+            else:
+                memcpy(target, raw, 32)
+            if self.modified:
+                self._restore()
+            for s, n in self._groups:
+                total += n
+            starts = <Py_ssize_t *>PyMem_Malloc(sizeof(Py_ssize_t) * (2 * ngroups + total + 1))
+            base = <Py_ssize_t *>PyMem_Malloc(sizeof(Py_ssize_t) * (ngroups + 1))
+            if starts == NULL or base == NULL:
+                raise MemoryError()
+            lengths = starts + ngroups
+            perm = lengths + ngroups
             m = 0
             for g in range(ngroups):
                 s, n = self._groups[g]
@@ -758,8 +765,7 @@ cdef class TieSearch:
                         else:
                             break
                     if g < 0:
-                        done = True            # every group wrapped: the space is exhausted
-                        break
+                        break                  # every group wrapped: the space is exhausted
             if found:
                 order = list(range(self.count))
                 for g in range(ngroups):
@@ -770,6 +776,7 @@ cdef class TieSearch:
             self.modified = False         # every group is back at the stored order
             return None, tried, False
         finally:
+            self.busy = False
             PyMem_Free(starts)
             PyMem_Free(base)
 

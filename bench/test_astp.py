@@ -121,7 +121,7 @@ def test_sha3_stream(benchmark: Any, contender: str, portable: bool | None) -> N
     """SHA3-256 of the 136 MB floor buffer (10^6 + 1 permutations): the in-extension Keccak
     (BMI1 build where the CPU has it; the portable C build) against hashlib (OpenSSL)."""
     if portable is None:
-        fn = lambda: hashlib.sha3_256(FLOOR_BUFFER).digest()  # noqa: E731
+        fn = lambda: hashlib.sha3_256(FLOOR_BUFFER).digest()
         run(benchmark, "sha3-136MB", contender, fn, rounds=5)
         return
     astp = _backend("c")
@@ -145,7 +145,7 @@ FOLD_CASES = [("c", 0, "canonkit-c"), ("c", 4, "canonkit-c-avx2"), ("c", 2, "can
 def test_fold_compiled(benchmark: Any, perm_s: float, sav: int, which: str, lanes: int,
                        contender: str) -> None:
     astp = _backend(which)
-    fn = lambda: astp.spine_root(LEAVES, spine_algorithm_version=sav, episode_id=EPISODE)  # noqa: E731
+    fn = lambda: astp.spine_root(LEAVES, spine_algorithm_version=sav, episode_id=EPISODE)
     run(benchmark, f"fold-1M-sav{sav}", contender, fn, rounds=5)
     leaves = N_FOLD + (1 if sav == 1 else 0)
     floor = (2 * leaves - 1) * perm_s
@@ -174,7 +174,7 @@ def _interleaved_ratio(fold: Callable[[], object], floor: Callable[[], object],
 @pytest.mark.parametrize("sav", [1, 2])
 def test_fold_twin(benchmark: Any, sav: int) -> None:
     astp = _backend("py")
-    fn = lambda: astp.spine_root(LEAVES, spine_algorithm_version=sav, episode_id=EPISODE)  # noqa: E731
+    fn = lambda: astp.spine_root(LEAVES, spine_algorithm_version=sav, episode_id=EPISODE)
     run(benchmark, f"fold-1M-sav{sav}", "canonkit-py", fn, rounds=1)
 
 
@@ -191,7 +191,7 @@ HEX_LEAVES = [bytes(row).hex() for row in LEAVES[:N_FOLD]]
 def test_fold_hex_list(benchmark: Any, perm_s: float, which: str) -> None:
     """The same fold from a list of 10^6 hex strings (parsed once into a C buffer)."""
     astp = _backend(which)
-    fn = lambda: astp.spine_root(HEX_LEAVES, spine_algorithm_version=2)  # noqa: E731
+    fn = lambda: astp.spine_root(HEX_LEAVES, spine_algorithm_version=2)
     run(benchmark, "fold-1M-sav2-hex-list", f"canonkit-{which}", fn,
         rounds=5 if which == "c" else 1)
     if which == "c":
@@ -227,10 +227,10 @@ def test_proof_verify(benchmark: Any, which: str, version: int) -> None:
     verifier = _backend(which)
     if version == 2:
         leaf, siblings, root = _proof(index, 2)
-        fn = lambda: verifier.verify_inclusion_proof_v2(leaf, index, N_FOLD, siblings, root)  # noqa: E731
+        fn = lambda: verifier.verify_inclusion_proof_v2(leaf, index, N_FOLD, siblings, root)
     else:
         leaf, path, directions, root = _proof(index, 1)
-        fn = lambda: verifier.verify_inclusion_proof_v1(leaf, path, directions, root)  # noqa: E731
+        fn = lambda: verifier.verify_inclusion_proof_v1(leaf, path, directions, root)
     assert fn() is True
     run(benchmark, f"proof-v{version}-verify-1M", f"canonkit-{which}", fn)
 

@@ -9,10 +9,9 @@ import random
 
 import numpy as np
 import pytest
+from conftest import backend_pair
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from conftest import backend_pair
 
 WIDTHS = [1, 2, 4, 8]
 # (lanes, portable): the portable single-state permutation as well as the BMI1 build

@@ -7,13 +7,13 @@ run time; the fixture runs every test on each build this CPU can run."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
 
 import pytest
+from conftest import backend_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from conftest import backend_module
 
 RATE = 136
 
@@ -94,7 +94,7 @@ def test_incremental_split_anywhere(data: bytes, cuts: list[int]) -> None:
     c_astp = backend_module("astp", "c")
     bounds = sorted({min(c, len(data)) for c in cuts} | {0, len(data)})
     h = c_astp.Sha3_256()
-    for lo, hi in zip(bounds, bounds[1:]):
+    for lo, hi in itertools.pairwise(bounds):
         h.update(data[lo:hi])
     expected = hashlib.sha3_256(data)
     assert h.digest() == expected.digest()

@@ -65,6 +65,14 @@ cdef extern from "Python.h":
     object PyFloat_FromDouble(double)
     double PyFloat_AS_DOUBLE(object)
     int PyErr_ExceptionMatches(object)
+    ctypedef struct PyTypeObject_ "PyTypeObject":
+        pass
+    PyTypeObject_ PyFloat_Type
+    PyTypeObject_ PyLong_Type
+    PyTypeObject_ PyUnicode_Type
+    PyTypeObject_ *Py_TYPE_raw "Py_TYPE"(PyObject *)
+    double PyFloat_AS_DOUBLE_raw "PyFloat_AS_DOUBLE"(PyObject *)
+    long long PyLong_AsLongLongAndOverflow_raw "PyLong_AsLongLongAndOverflow"(PyObject *, int *)
     int PyGC_Disable()
     int PyGC_Enable()
     void PyErr_Clear()
@@ -96,6 +104,7 @@ cdef extern from "cbor_sort.h":
     Py_ssize_t ck_write_head(uint8_t *, uint8_t, uint64_t) noexcept
     const char *ck_utf8(PyObject *, Py_ssize_t *)
     void ck_bytes_truncate(PyObject *, Py_ssize_t) noexcept
+    void ck_prefetch(const void *) noexcept
 
 
 cdef enum:
@@ -145,6 +154,7 @@ cdef enum:
     SCRATCH_KEEP = 16 << 20   # larger scratch buffers are freed after the call
     BIG_WRITE = 1 << 20       # a write this large moves output into the result bytes
     BIG_SLACK = 1 << 16       # room left after it; results within this are not shrunk
+    PREFETCH_AHEAD = 6        # list items whose object header is prefetched ahead
 
 cdef Scratch module_scratch
 module_scratch.mem = NULL
@@ -329,13 +339,18 @@ cdef int text_not_encodable(object text) except -1:
 
 
 cdef int enc_int(Out *o, object value) except -1:
+    return enc_int_raw(o, <PyObject *>value)
+
+
+cdef inline int enc_int_raw(Out *o, PyObject *value) except -1:
+    """An exact int (or an int() result): 64-bit fast path, else enc_big_int."""
     cdef int overflow = 0
-    cdef long long v = PyLong_AsLongLongAndOverflow(value, &overflow)
+    cdef long long v = PyLong_AsLongLongAndOverflow_raw(value, &overflow)
     if overflow == 0:
         if v >= 0:
             return put_head(o, 0, <uint64_t>v)
         return put_head(o, 1, <uint64_t>(-1 - v))
-    return enc_big_int(o, value)
+    return enc_big_int(o, <object>value)
 
 
 cdef int enc_big_int(Out *o, object value) except -1:
@@ -366,7 +381,7 @@ cdef str profile_name(int profile):
     return ("core", "dcbor", "dag-cbor")[profile]
 
 
-cdef int put_float_bits(Out *o, int width, uint64_t bits) except -1:
+cdef inline int put_float_bits(Out *o, int width, uint64_t bits) except -1:
     cdef uint8_t *b
     out_reserve(o, 9)
     b = o.buf + o.pos
@@ -385,7 +400,7 @@ cdef int put_float_bits(Out *o, int width, uint64_t bits) except -1:
     return 0
 
 
-cdef int enc_float(Out *o, double x) except -1:
+cdef inline int enc_float(Out *o, double x) except -1:
     cdef uint64_t bits
     cdef int width
     cdef int64_t iv
@@ -432,18 +447,40 @@ cdef int check_depth(int depth) except -1:
 
 
 cdef int enc_list(Out *o, object seq, Py_ssize_t n, bint is_list, int depth) except -1:
-    cdef Py_ssize_t i
+    """Items of exact float, int and str type are written straight from the borrowed
+    pointer (no Python code can run while one is written, so the list cannot drop it);
+    anything else is held by a reference while enc_any encodes it."""
+    cdef Py_ssize_t i, ln
+    cdef PyObject *it
+    cdef PyTypeObject_ *t
+    cdef const char *p
     cdef object item
     check_depth(depth)
     put_head(o, 4, <uint64_t>n)
     for i in range(n):
         if is_list:
-            if i >= PyList_GET_SIZE(seq):  # shrunk by code run during encoding
+            ln = PyList_GET_SIZE(seq)
+            if i >= ln:  # shrunk by code run during encoding
                 raise RuntimeError("list changed size during encoding")
-            item = <object>PyList_GET_ITEM_raw(seq, i)
+            it = PyList_GET_ITEM_raw(seq, i)
+            # the items' headers are the cache misses of big lists: start loading ahead
+            if i + PREFETCH_AHEAD < ln:
+                ck_prefetch(PyList_GET_ITEM_raw(seq, i + PREFETCH_AHEAD))
         else:
-            item = <object>PyTuple_GET_ITEM_raw(seq, i)
-        enc_any(o, item, depth + 1)
+            it = PyTuple_GET_ITEM_raw(seq, i)
+        t = Py_TYPE_raw(it)
+        if t == &PyFloat_Type:
+            enc_float(o, PyFloat_AS_DOUBLE_raw(it))
+        elif t == &PyLong_Type:
+            enc_int_raw(o, it)
+        elif t == &PyUnicode_Type and o.profile != P_DCBOR:
+            p = ck_utf8(it, &ln)
+            if p == NULL:
+                text_not_encodable(<object>it)
+            put_string(o, 3, p, ln)
+        else:
+            item = <object>it
+            enc_any(o, item, depth + 1)
     return 0
 
 

@@ -122,6 +122,12 @@ static inline void ck_bytes_truncate(PyObject *b, Py_ssize_t n) {
     PyBytes_AS_STRING(b)[n] = '\0';
 }
 
+#if defined(__GNUC__) || defined(__clang__)
+#define ck_prefetch(p) __builtin_prefetch((p), 0, 3)
+#else
+#define ck_prefetch(p) ((void)(p))
+#endif
+
 /* Slot hash for the decoder's short text-key cache: length plus the first and last
  * (up to) 8 bytes, loaded as words. Collisions only cost a cache miss (hits are
  * confirmed with memcmp), so speed beats quality here. */

@@ -1,4 +1,4 @@
-/* ASTP Merkle tree kernels (ASTP.md §5.1, §10) over ext/keccak.h.
+/* ASTP Merkle tree kernels (ASTP.md §5.1, §10) over ext/keccak.h and ext/astp_keccak_simd.h.
  *
  * Every preimage of the tree fits one SHA3-256 block (rate 136 bytes), so each node costs
  * exactly one Keccak-f[1600] permutation:
@@ -23,7 +23,6 @@
  * once by ck_hex_tables_init (called before any hashing from the module's init). */
 static uint16_t ck_hex_pairs[256];
 static int8_t ck_hex_values[256];
-static int ck_hex_ready = 0;
 
 static inline void ck_hex_tables_init(void) {
     static const char digits[] = "0123456789abcdef";
@@ -38,7 +37,6 @@ static inline void ck_hex_tables_init(void) {
         ck_hex_values['a' + i] = (int8_t)(10 + i);
         ck_hex_values['A' + i] = (int8_t)(10 + i);
     }
-    ck_hex_ready = 1;
 }
 
 static inline void ck_hex32(const uint8_t *raw, uint8_t *out64) {

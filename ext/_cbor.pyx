@@ -70,6 +70,7 @@ cdef extern from "Python.h":
     PyTypeObject_ PyFloat_Type
     PyTypeObject_ PyLong_Type
     PyTypeObject_ PyUnicode_Type
+    PyTypeObject_ PyList_Type
     PyTypeObject_ *Py_TYPE_raw "Py_TYPE"(PyObject *)
     double PyFloat_AS_DOUBLE_raw "PyFloat_AS_DOUBLE"(PyObject *)
     long long PyLong_AsLongLongAndOverflow_raw "PyLong_AsLongLongAndOverflow"(PyObject *, int *)
@@ -105,6 +106,7 @@ cdef extern from "cbor_sort.h":
     const char *ck_utf8(PyObject *, Py_ssize_t *)
     void ck_bytes_truncate(PyObject *, Py_ssize_t) noexcept
     void ck_prefetch(const void *) noexcept
+    void ck_prefetch_list_ahead(PyObject *, Py_ssize_t) noexcept
 
 
 cdef enum:
@@ -154,7 +156,6 @@ cdef enum:
     SCRATCH_KEEP = 16 << 20   # larger scratch buffers are freed after the call
     BIG_WRITE = 1 << 20       # a write this large moves output into the result bytes
     BIG_SLACK = 1 << 16       # room left after it; results within this are not shrunk
-    PREFETCH_AHEAD = 6        # list items whose object header is prefetched ahead
 
 cdef Scratch module_scratch
 module_scratch.mem = NULL
@@ -464,8 +465,8 @@ cdef int enc_list(Out *o, object seq, Py_ssize_t n, bint is_list, int depth) exc
                 raise RuntimeError("list changed size during encoding")
             it = PyList_GET_ITEM_raw(seq, i)
             # the items' headers are the cache misses of big lists: start loading ahead
-            if i + PREFETCH_AHEAD < ln:
-                ck_prefetch(PyList_GET_ITEM_raw(seq, i + PREFETCH_AHEAD))
+            if ln > 4:
+                ck_prefetch_list_ahead(<PyObject *>seq, i)
         else:
             it = PyTuple_GET_ITEM_raw(seq, i)
         t = Py_TYPE_raw(it)
@@ -478,6 +479,9 @@ cdef int enc_list(Out *o, object seq, Py_ssize_t n, bint is_list, int depth) exc
             if p == NULL:
                 text_not_encodable(<object>it)
             put_string(o, 3, p, ln)
+        elif t == &PyList_Type:  # rows of a matrix, coordinate pairs: skip the dispatch
+            item = <object>it
+            enc_list(o, item, PyList_GET_SIZE(item), True, depth + 1)
         else:
             item = <object>it
             enc_any(o, item, depth + 1)

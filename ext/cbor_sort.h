@@ -128,6 +128,29 @@ static inline void ck_bytes_truncate(PyObject *b, Py_ssize_t n) {
 #define ck_prefetch(p) ((void)(p))
 #endif
 
+/* Prefetch for encoding item i of a long list: an item's object header 16 ahead; 10
+ * ahead, if that item is itself a list, its item array; 5 ahead, that list's first two items
+ * (coordinate pairs and similar small rows). Each stage reads only lines requested by an
+ * earlier one, so none of these loads waits on memory. The list is not modified here. */
+static inline void ck_prefetch_list_ahead(PyObject *list, Py_ssize_t i) {
+    PyObject **items = ((PyListObject *)list)->ob_item;
+    Py_ssize_t n = PyList_GET_SIZE(list);
+    PyObject *x;
+    if (i + 16 < n) ck_prefetch(items[i + 16]);
+    if (i + 10 < n) {
+        x = items[i + 10];
+        if (PyList_CheckExact(x)) ck_prefetch(((PyListObject *)x)->ob_item);
+    }
+    if (i + 5 < n) {
+        x = items[i + 5];
+        if (PyList_CheckExact(x) && PyList_GET_SIZE(x) > 0) {
+            PyObject **row = ((PyListObject *)x)->ob_item;
+            ck_prefetch(row[0]);
+            if (PyList_GET_SIZE(x) > 1) ck_prefetch(row[1]);
+        }
+    }
+}
+
 /* Slot hash for the decoder's short text-key cache: length plus the first and last
  * (up to) 8 bytes, loaded as words. Collisions only cost a cache miss (hits are
  * confirmed with memcmp), so speed beats quality here. */

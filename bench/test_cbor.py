@@ -89,12 +89,21 @@ def _prepare(contender: str, name: str, profile: str) -> tuple[Any, bytes]:
     return value, encoded
 
 
+SMALL = 4096  # bytes: timed in fixed batches, see _run
+
+
 def _run(benchmark: Any, group: str, contender: str, fn: Callable[[], object],
          size: int) -> None:
     benchmark.group = group
     benchmark.extra_info["contender"] = contender
     benchmark.extra_info["bytes"] = size
-    benchmark(fn)
+    if size < SMALL:
+        # Sub-microsecond calls: pytest-benchmark's calibration may settle on one call per
+        # round (after a slow first call), and then the timer's own overhead dominates.
+        # Every contender gets the same fixed batch instead.
+        benchmark.pedantic(fn, rounds=200, iterations=500, warmup_rounds=5)
+    else:
+        benchmark(fn)
 
 
 CONTENDERS = ["canonkit-c", "canonkit-py", "cbor2", "cbrrr", "libipld"]

@@ -5,10 +5,11 @@ Same API, same bytes and same errors (class, code, offset) as the pure-Python tw
 ``canonkit._cbor_py``, which is the oracle; differential tests keep them identical.
 Spec: CBOR.md. Layout:
 
-* encoder: one recursive walk (depth bounded by DEFAULT_MAX_DEPTH) writing into a bytes
-  object that grows geometrically and is shrunk once at the end (no final copy); exact-type
-  dispatch first; dicts walked once with PyDict_Next into a C array of entries, sorted
-  only when not already in order.
+* encoder: one recursive walk (depth bounded by DEFAULT_MAX_DEPTH, so at most 512 small
+  C frames) writing into a reusable scratch buffer copied once into the result (a write of
+  1 MiB or more moves the output into a result bytes object sized for it instead); exact-
+  type dispatch first; dicts walked once with PyDict_Next into a C array of entries,
+  sorted only when not already in order.
 * decoder: an iterative loop over a bounds-checked reader with an explicit frame stack
   (no C recursion, so 10**6 nested arrays only cost a depth check); every length is
   compared with the remaining input before anything is allocated.
@@ -39,7 +40,6 @@ cdef extern from "Python.h":
     Py_ssize_t PyBytes_GET_SIZE_raw "PyBytes_GET_SIZE"(PyObject *)
     int _PyBytes_Resize(PyObject **, Py_ssize_t)
     PyObject *PyUnicode_DecodeUTF8_raw "PyUnicode_DecodeUTF8"(const char *, Py_ssize_t, const char *)
-    const char *PyUnicode_AsUTF8AndSize_raw "PyUnicode_AsUTF8AndSize"(PyObject *, Py_ssize_t *)
     bint PyUnicode_IS_ASCII(object)
     bint PyUnicode_IS_COMPACT_ASCII_raw "PyUnicode_IS_COMPACT_ASCII"(PyObject *)
     void *PyUnicode_DATA_raw "PyUnicode_DATA"(PyObject *)
@@ -52,7 +52,6 @@ cdef extern from "Python.h":
     Py_ssize_t PyTuple_GET_SIZE(object)
     PyObject *PyTuple_GET_ITEM_raw "PyTuple_GET_ITEM"(object, Py_ssize_t)
     object PyList_AsTuple(PyObject *)
-    PyObject *PyDict_New_raw "PyDict_New"()
     int PyDict_Next(object, Py_ssize_t *, PyObject **, PyObject **)
     int PyDict_Contains(object, object) except -1
     int PyDict_SetItem_raw "PyDict_SetItem"(PyObject *, PyObject *, PyObject *)
@@ -708,7 +707,8 @@ cdef int enc_any(Out *o, object obj, int depth) except -1:
     if t is float:
         return enc_float(o, PyFloat_AS_DOUBLE(obj))
     if t is bytes:
-        return put_string(o, 2, <const char *><bytes>obj, len(<bytes>obj))
+        return put_string(o, 2, PyBytes_AS_STRING_raw(<PyObject *>obj),
+                          PyBytes_GET_SIZE_raw(<PyObject *>obj))
     if t is tuple:
         return enc_list(o, obj, PyTuple_GET_SIZE(obj), False, depth)
     if t is _FrozenDict:

@@ -92,6 +92,7 @@ cdef extern from "cbor_sort.h":
         PyObject *key
         PyObject *value
     int ck_sort_entries(ck_entry *, Py_ssize_t, int) noexcept
+    void ck_sort_text_cached(ck_entry *, Py_ssize_t, ck_entry *) noexcept
     int ck_cmp_bytes(const ck_entry *, const ck_entry *) noexcept
     void ck_put_be16(uint8_t *, uint16_t) noexcept
     void ck_put_be32(uint8_t *, uint32_t) noexcept
@@ -503,6 +504,7 @@ cdef int enc_dict(Out *o, object d, int depth) except -1:
     cdef PyObject *k
     cdef PyObject *v
     cdef ck_entry small[16]
+    cdef ck_entry tmp[16]  # scratch for the permutation cache (CK_PERM_MAX entries)
     cdef ck_entry *e = small
     cdef bint all_text = True
     check_depth(depth)
@@ -535,7 +537,7 @@ cdef int enc_dict(Out *o, object d, int depth) except -1:
             return enc_map_generic(o, d, depth)
         if i != n:
             raise RuntimeError("dict changed size during encoding")
-        ck_sort_entries(e, n, 0)
+        ck_sort_text_cached(e, n, tmp)
         put_head(o, 5, <uint64_t>n)
         for j in range(n):
             put_string(o, 3, e[j].p, e[j].n)

@@ -71,6 +71,59 @@ static inline int ck_sort_entries(ck_entry *e, Py_ssize_t n, int bytes_order) {
     return 0;
 }
 
+/* Sorted-permutation cache for text-key maps of up to CK_PERM_MAX keys. Records built by
+ * the same code share their key str objects and insertion order, so the order found for
+ * one record applies to the next: the cache is keyed by the key objects' identities in
+ * iteration order. It holds references to those keys, so an address cannot be reused by
+ * another object while its slot refers to it. Only exact str keys ever enter (whose
+ * deallocation runs no Python code). Used with the GIL held. */
+#define CK_PERM_SLOTS 64
+#define CK_PERM_MAX 16
+
+typedef struct {
+    Py_ssize_t n;
+    PyObject *keys[CK_PERM_MAX];
+    unsigned char perm[CK_PERM_MAX]; /* sorted position j holds original entry perm[j] */
+} ck_perm_slot;
+
+static ck_perm_slot ck_perm_cache[CK_PERM_SLOTS];
+
+/* Sort text-key entries (order: UTF-8 length, bytes); tmp has room for CK_PERM_MAX. */
+static inline void ck_sort_text_cached(ck_entry *e, Py_ssize_t n, ck_entry *tmp) {
+    uint64_t h = (uint64_t)n;
+    Py_ssize_t i, j;
+    ck_perm_slot *slot;
+    for (i = 1; i < n && ck_cmp_text(&e[i - 1], &e[i]) < 0; i++) {}
+    if (i >= n) return; /* already in order (the common case for decoded data) */
+    if (n > CK_PERM_MAX) {
+        ck_sort_entries(e, n, 0);
+        return;
+    }
+    for (i = 0; i < n; i++)
+        h = (h ^ ((uint64_t)(uintptr_t)e[i].key >> 4)) * 0x9E3779B97F4A7C15ULL;
+    slot = &ck_perm_cache[(h >> 58) & (CK_PERM_SLOTS - 1)];
+    if (slot->n == n) {
+        for (i = 0; i < n && slot->keys[i] == e[i].key; i++) {}
+        if (i == n) {
+            memcpy(tmp, e, (size_t)n * sizeof(ck_entry));
+            for (j = 0; j < n; j++) e[j] = tmp[slot->perm[j]];
+            return;
+        }
+    }
+    memcpy(tmp, e, (size_t)n * sizeof(ck_entry));
+    ck_sort_entries(e, n, 0);
+    for (i = 0; i < slot->n; i++) Py_DECREF(slot->keys[i]);
+    for (j = 0; j < n; j++) {
+        for (i = 0; tmp[i].key != e[j].key; i++) {} /* keys are distinct objects */
+        slot->perm[j] = (unsigned char)i;
+    }
+    for (i = 0; i < n; i++) {
+        Py_INCREF(tmp[i].key);
+        slot->keys[i] = tmp[i].key;
+    }
+    slot->n = n;
+}
+
 /* Big-endian stores/loads. */
 static inline void ck_put_be16(unsigned char *b, uint16_t v) {
     b[0] = (unsigned char)(v >> 8); b[1] = (unsigned char)v;

@@ -16,7 +16,7 @@ DATA = Path(__file__).parent / "data"
 
 # (name, description)
 DATASETS = {
-    "record": "one 5-key record (~80 B)",
+    "record": "one 5-key record (87 B)",
     "records10k": "10k records of 4-8 keys: name, size, 32-byte sha, children ints, ok bool",
     "blob8m": "an 8 MiB byte string in a one-key map",
     "tree": "a 3-ary tree of depth 8 (9841 maps)",

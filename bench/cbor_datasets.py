@@ -19,7 +19,7 @@ DATASETS = {
     "record": "one 5-key record (87 B)",
     "records10k": "10k records of 4-8 keys: name, size, 32-byte sha, children ints, ok bool",
     "blob8m": "an 8 MiB byte string in a one-key map",
-    "tree": "a 3-ary tree of depth 8 (9841 maps)",
+    "tree": "a 3-ary tree of depth 8 (3280 maps)",
     "ints100k": "100k ints of every head size",
     "texts10k": "10k 100-character non-ASCII strings",
     "twitter": "twitter.json as DAG-CBOR (403 KB)",

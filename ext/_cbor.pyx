@@ -542,9 +542,6 @@ cdef int enc_dict(Out *o, object d, int depth) except -1:
         for j in range(n):
             put_string(o, 3, e[j].p, e[j].n)
             enc_any(o, <object>e[j].value, depth + 1)
-    except errors.CBORError:
-        raise_first_error_in_twin_order(o.profile, d, depth)
-        raise
     finally:
         release_entries(e, i)
         if e != small:
@@ -552,19 +549,20 @@ cdef int enc_dict(Out *o, object d, int depth) except -1:
     return 0
 
 
-cdef int raise_first_error_in_twin_order(int profile, object mapping, int depth) except -1:
-    """Error path only. The fast paths encode values in key order, but the reported error
-    must be the twin's: the first failing key or value in the mapping's iteration order,
-    then duplicate keys. Re-walk the map that way into a throw-away buffer (nested maps
-    too, without re-walking again, so the cost stays linear) and raise what fails first;
-    if nothing does, return and the caller re-raises its own error."""
+cdef int raise_first_error_in_twin_order(int profile, object obj) except -1:
+    """Error path only. The fast paths encode map values in key order, but the reported
+    error must be the twin's: the first failing key or value in each mapping's iteration
+    order, then duplicate keys. Re-walk the whole value once that way into a throw-away
+    buffer and raise what fails first; if nothing does, return and the caller re-raises
+    its own error. Called once, at the top (encode_with): a re-walk per enclosing map
+    made a failure under n nested maps cost O(n^2) walks."""
     cdef Out scratch
     scratch.obj = NULL
     scratch.scratch = NULL
     out_init(&scratch, 256, profile)
     scratch.twin_order = True
     try:
-        enc_map_twin_order(&scratch, mapping, depth)
+        enc_any(&scratch, obj, 0)
     finally:
         out_release(&scratch)
     return 0
@@ -644,9 +642,6 @@ cdef int enc_map_generic(Out *o, object mapping, int depth) except -1:
         for i in range(n):
             put_bytes(o, e[i].p, e[i].n)
             enc_any(o, <object>e[i].value, depth + 1)
-    except errors.CBORError:
-        raise_first_error_in_twin_order(o.profile, mapping, depth)
-        raise
     finally:
         out_release(&keys)
         free(offsets)
@@ -762,6 +757,9 @@ cdef object encode_with(object obj, int profile, Scratch *scratch):
     try:
         enc_any(&o, obj, 0)
         return out_finish(&o)
+    except errors.CBORError:
+        raise_first_error_in_twin_order(profile, obj)
+        raise
     finally:
         out_release(&o)
 

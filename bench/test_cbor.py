@@ -21,26 +21,17 @@ cbrrr's checks DAG-CBOR only. Inputs are built outside the timed call.
 """
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
-
+from backends import backend
 from cbor_datasets import DATASETS, REAL_FILES, TWIN_DATASETS, dataset
 
 CORE_DATASETS = list(DATASETS)
 DAG_DATASETS = ["record", "records10k", "tree", *REAL_FILES]
-
-
-def _canonkit(which: str) -> ModuleType:
-    name = "canonkit._cbor" if which == "c" else "canonkit._cbor_py"
-    try:
-        return importlib.import_module(name)
-    except ImportError as exc:
-        pytest.skip(f"{name}: {exc}")
 
 
 def _peer(name: str) -> ModuleType:
@@ -50,9 +41,9 @@ def _peer(name: str) -> ModuleType:
 def encoder(contender: str, profile: str) -> Callable[[Any], bytes]:
     """The contender's encode function (canonkit under ``profile``)."""
     if contender == "canonkit-c":
-        return _canonkit("c").Encoder(profile=profile).encode  # type: ignore[no-any-return]
+        return backend("cbor", "c").Encoder(profile=profile).encode  # type: ignore[no-any-return]
     if contender == "canonkit-py":
-        return _canonkit("py").Encoder(profile=profile).encode  # type: ignore[no-any-return]
+        return backend("cbor", "py").Encoder(profile=profile).encode  # type: ignore[no-any-return]
     if contender == "cbor2":
         cbor2 = _peer("cbor2")
         return lambda obj: cbor2.dumps(obj, canonical=True)  # type: ignore[no-any-return]
@@ -65,9 +56,9 @@ def encoder(contender: str, profile: str) -> Callable[[Any], bytes]:
 
 def decoder(contender: str, profile: str) -> Callable[[bytes], Any]:
     if contender == "canonkit-c":
-        return _canonkit("c").Decoder(profile=profile).decode  # type: ignore[no-any-return]
+        return backend("cbor", "c").Decoder(profile=profile).decode  # type: ignore[no-any-return]
     if contender == "canonkit-py":
-        return _canonkit("py").Decoder(profile=profile).decode  # type: ignore[no-any-return]
+        return backend("cbor", "py").Decoder(profile=profile).decode  # type: ignore[no-any-return]
     if contender == "cbor2":
         return _peer("cbor2").loads  # type: ignore[no-any-return]
     if contender == "cbrrr":

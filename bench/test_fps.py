@@ -11,14 +11,13 @@ returns new bytes, ``canonkit-py`` is the twin. Inputs are built outside the tim
 from __future__ import annotations
 
 import hashlib
-import importlib
 import random
 from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+from backends import backend
 from bitarray import bitarray
 
 SIZE = 64 << 20
@@ -27,14 +26,6 @@ SPLICE_AT = 8 * 1_000_000 + PHASE
 SPLICE_CUT = 8 * 4096
 PAYLOAD = random.Random(1).randbytes(SIZE)
 INSERT = random.Random(2).randbytes(1 << 20)
-
-
-def _backend(which: str) -> ModuleType:
-    name = "canonkit._fps" if which == "c" else "canonkit._fps_py"
-    try:
-        return importlib.import_module(name)
-    except ImportError as exc:
-        pytest.skip(f"{name}: {exc}")
 
 
 def _bits(data: bytes) -> bitarray:
@@ -65,13 +56,13 @@ SLICE_BITS = (SIZE - 1) * 8  # bits [3, 3 + 8(n-1)): every output byte straddles
                                        "bitarray", "numpy", "memcpy"])
 def test_bit_slice(benchmark: Any, contender: str) -> None:
     if contender == "canonkit-c":
-        fps, out = _backend("c"), bytearray(SIZE - 1)
+        fps, out = backend("fps", "c"), bytearray(SIZE - 1)
         fn = lambda: fps.slice(PAYLOAD, PHASE, SLICE_BITS, "bit", out=out)
     elif contender == "canonkit-c-alloc":
-        fps = _backend("c")
+        fps = backend("fps", "c")
         fn = lambda: fps.slice(PAYLOAD, PHASE, SLICE_BITS, "bit")
     elif contender == "canonkit-py":
-        fps = _backend("py")
+        fps = backend("fps", "py")
         fn = lambda: fps.slice(PAYLOAD, PHASE, SLICE_BITS, "bit")
     elif contender == "bitarray":
         a = _bits(PAYLOAD)
@@ -90,10 +81,10 @@ def test_bit_slice(benchmark: Any, contender: str) -> None:
                                        "bitarray", "numpy+bitarray"])
 def test_bit_reverse(benchmark: Any, contender: str) -> None:
     if contender == "canonkit-c":
-        fps, out = _backend("c"), bytearray(SIZE)
+        fps, out = backend("fps", "c"), bytearray(SIZE)
         fn = lambda: fps.reverse(PAYLOAD, "bit", out=out)
     elif contender in ("canonkit-c-alloc", "canonkit-py"):
-        fps = _backend("c" if contender == "canonkit-c-alloc" else "py")
+        fps = backend("fps", "c" if contender == "canonkit-c-alloc" else "py")
         fn = lambda: fps.reverse(PAYLOAD, "bit")
     elif contender == "bitarray":
         a = _bits(PAYLOAD)
@@ -117,10 +108,10 @@ def test_bit_reverse(benchmark: Any, contender: str) -> None:
 def test_unit_reverse(benchmark: Any, level: str, contender: str) -> None:
     dtype = ">u2" if level == "word" else ">u4"
     if contender == "canonkit-c":
-        fps, out = _backend("c"), bytearray(SIZE)
+        fps, out = backend("fps", "c"), bytearray(SIZE)
         fn = lambda: fps.reverse(PAYLOAD, level, out=out)
     elif contender == "canonkit-c-alloc":
-        fps = _backend("c")
+        fps = backend("fps", "c")
         fn = lambda: fps.reverse(PAYLOAD, level)
     elif contender == "numpy":  # the anchor: frombuffer(...)[::-1] copy
         fn = lambda: np.frombuffer(PAYLOAD, dtype)[::-1].copy()
@@ -142,11 +133,11 @@ SPLICE_OUT = SIZE - SPLICE_CUT // 8 + len(INSERT)
                                        "bitarray", "bitarray-concat"])
 def test_bit_splice(benchmark: Any, contender: str) -> None:
     if contender == "canonkit-c":
-        fps, out = _backend("c"), bytearray(SPLICE_OUT)
+        fps, out = backend("fps", "c"), bytearray(SPLICE_OUT)
         fn = lambda: fps.splice(PAYLOAD, SPLICE_AT, SPLICE_CUT, INSERT, "bit",
                                 out=out)
     elif contender in ("canonkit-c-alloc", "canonkit-py"):
-        fps = _backend("c" if contender == "canonkit-c-alloc" else "py")
+        fps = backend("fps", "c" if contender == "canonkit-c-alloc" else "py")
         fn = lambda: fps.splice(PAYLOAD, SPLICE_AT, SPLICE_CUT, INSERT, "bit")
     elif contender == "bitarray":  # copy, then a resizing slice assignment
         a, ins = _bits(PAYLOAD), _bits(INSERT)
@@ -171,6 +162,6 @@ def test_cid_sha256(benchmark: Any, contender: str) -> None:
             digest.update(PAYLOAD)
             return digest.hexdigest()
     else:
-        fps = _backend("c" if contender == "canonkit-c" else "py")
+        fps = backend("fps", "c" if contender == "canonkit-c" else "py")
         fn = lambda: fps.cid_sha256(PAYLOAD)
     run(benchmark, "cid-sha256-64MiB", contender, fn)

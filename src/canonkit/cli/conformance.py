@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CanonkitError
+from ._common import table_lines
 
 CORPUS_FILES = ("manifest.json", "vectors.json", "negative.json")
 
@@ -105,13 +106,11 @@ def print_table(directory: str, reports: dict[str, Any], disagreements: list[Any
           f"{any_report.cases} negative cases; backends: {', '.join(reports)}")
     if not rows:
         return
-    header = ("backend", "path", "reason", "detail")
-    widths = [max(len(header[i]), *(len(r[i]) for r in rows)) for i in range(3)]
-    line = "  ".join(h.ljust(w) for h, w in zip(header, widths)) + "  detail"
-    print(line)
-    print("-" * min(len(line) + 40, 120))
-    for row in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[3])
+    header, *lines = table_lines(("backend", "path", "reason", "detail"), rows)
+    print(header)
+    print("-" * min(len(header) + 40, 120))
+    for line in lines:
+        print(line)
 
 
 def run_record(args: argparse.Namespace) -> int:

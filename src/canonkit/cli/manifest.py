@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ManifestError
+from ._common import table_lines
 
 
 def register(subparsers: Any) -> None:
@@ -70,11 +71,8 @@ def run_verify(args: argparse.Namespace) -> int:
               f"{len(r['problems'])} problems)")
     if rows:
         print()
-        headers = ("MANIFEST", "CASE", "REASON", "DETAIL")
-        widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers[:3])]
-        print("  ".join(h.ljust(w) for h, w in zip(headers, widths)) + "  " + headers[3])
-        for row in rows:
-            print("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[3])
+        for line in table_lines(("MANIFEST", "CASE", "REASON", "DETAIL"), rows):
+            print(line)
     return 1 if failed else 0
 
 

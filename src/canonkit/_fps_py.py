@@ -93,6 +93,16 @@ def _check_whole_bytes(length: int, bits: int) -> None:
         )
 
 
+def _span(view: memoryview, offset: int, length: int, level: Any) -> tuple[int, int, int]:
+    """(input bits, first bit, bit width) of units ``[offset, offset + length)`` at
+    ``level``, after the level, range and alignment checks (in that order)."""
+    bits = _unit_bits(level)
+    total_bits = view.nbytes * 8
+    _check_range(offset, length, total_bits // bits)
+    _check_whole_bytes(length, bits)
+    return total_bits, offset * bits, length * bits
+
+
 def _deliver(result: bytes, out: memoryview | None) -> bytes | int:
     if out is None:
         return result
@@ -115,11 +125,7 @@ def slice(data: Any, offset: Any, length: Any, level: Any = "byte", *,
     offset = _count(offset, "offset")
     length = _count(length, "length")
     target = _out_buffer(out)
-    bits = _unit_bits(level)
-    total_bits = view.nbytes * 8
-    _check_range(offset, length, total_bits // bits)
-    _check_whole_bytes(length, bits)
-    start, width = offset * bits, length * bits
+    total_bits, start, width = _span(view, offset, length, level)
     value = (_as_int(view) >> (total_bits - start - width)) & ((1 << width) - 1)
     return _deliver(value.to_bytes(width // 8, "big"), target)
 
@@ -165,11 +171,7 @@ def splice(data: Any, offset: Any, length: Any, insert: Any, level: Any = "byte"
     length = _count(length, "length")
     insert_view = _buffer(insert, "insert")
     target = _out_buffer(out)
-    bits = _unit_bits(level)
-    total_bits = view.nbytes * 8
-    _check_range(offset, length, total_bits // bits)
-    _check_whole_bytes(length, bits)
-    start, width = offset * bits, length * bits
+    total_bits, start, width = _span(view, offset, length, level)
     tail_bits = total_bits - start - width
     value = _as_int(view)
     head = value >> (total_bits - start)

@@ -112,6 +112,29 @@ cdef inline bint _overlaps(const uint8_t *a, Py_ssize_t alen, const uint8_t *b,
     return alen > 0 and blen > 0 and a < b + blen and b < a + alen
 
 
+cdef object _destination(Py_ssize_t size, object out, Py_buffer *target, uint8_t **dst):
+    """The call's result and, in ``dst[0]``, where the kernel writes it: a new bytes object
+    of ``size`` bytes, or (``out`` given, held in ``target``) ``size`` itself once ``out``
+    is checked to have exactly ``size`` bytes."""
+    if out is None:
+        result = PyBytes_FromStringAndSize(NULL, size)
+        dst[0] = <uint8_t *>PyBytes_AS_STRING(result)
+        return result
+    if target.len != size:
+        raise FPSArgumentError(
+            f"out has {target.len} bytes, the result has {size}", detail="out")
+    dst[0] = <uint8_t *>target.buf
+    return size
+
+
+cdef uint8_t *_scratch(Py_ssize_t size) except NULL:
+    """A ``size``-byte buffer for a result whose ``out`` overlaps an input (PyMem_Free it)."""
+    cdef uint8_t *p = <uint8_t *>PyMem_Malloc(size)
+    if p == NULL:
+        raise MemoryError()
+    return p
+
+
 cdef int _run(Kind kind, uint8_t *dst, const uint8_t *src, Py_ssize_t n, uint64_t a,
               uint64_t b, const uint8_t *ins, Py_ssize_t m, Py_ssize_t size) except -1 nogil:
     """One kernel call: slice (a = bit offset), reverse (a = unit bytes, b = reverse bits)
@@ -136,19 +159,9 @@ cdef object _produce(Kind kind, Py_buffer *data, uint64_t a, uint64_t b, Py_buff
     cdef uint8_t *dst
     cdef uint8_t *scratch = NULL
     cdef bint release = size >= NOGIL_BYTES
-    if out is None:
-        result = PyBytes_FromStringAndSize(NULL, size)
-        dst = <uint8_t *>PyBytes_AS_STRING(result)
-    else:
-        if target.len != size:
-            raise FPSArgumentError(
-                f"out has {target.len} bytes, the result has {size}", detail="out")
-        result = size
-        dst = <uint8_t *>target.buf
-        if _overlaps(dst, size, src, n) or _overlaps(dst, size, ins_p, m):
-            scratch = <uint8_t *>PyMem_Malloc(size)
-            if scratch == NULL:
-                raise MemoryError()
+    result = _destination(size, out, target, &dst)
+    if out is not None and (_overlaps(dst, size, src, n) or _overlaps(dst, size, ins_p, m)):
+        scratch = _scratch(size)
     try:
         if release:
             with nogil:
@@ -278,22 +291,13 @@ def concat(inputs, *, out=None):
             have_target = True
         if count == 0:
             raise FPSArityError("concat needs at least one input", detail="inputs")
-        if out is None:
-            result = PyBytes_FromStringAndSize(NULL, size)
-            dst = <uint8_t *>PyBytes_AS_STRING(result)
-        else:
-            if target.len != size:
-                raise FPSArgumentError(
-                    f"out has {target.len} bytes, the result has {size}", detail="out")
-            result = size
-            dst = <uint8_t *>target.buf
+        result = _destination(size, out, &target, &dst)
+        if out is not None:
             for i in range(count):
                 overlap = overlap or _overlaps(dst, size, <const uint8_t *>views[i].buf,
                                                views[i].len)
             if overlap:
-                scratch = <uint8_t *>PyMem_Malloc(size)
-                if scratch == NULL:
-                    raise MemoryError()
+                scratch = _scratch(size)
         if size >= NOGIL_BYTES:
             with nogil:
                 _gather(scratch if scratch != NULL else dst, views, count)

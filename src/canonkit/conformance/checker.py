@@ -308,6 +308,17 @@ class _Run:
             good.append(entry)
         return good
 
+    def each(self, rel: str, good: list[dict[str, Any]],
+             check: Callable[[dict[str, Any], str], None]) -> None:
+        """``check(entry, where)`` for every entry of ``rel``; an unexpected exception is
+        that entry's failure, never the end of the run."""
+        for entry in good:
+            where = f"{rel}#{entry['name']}"
+            try:
+                check(entry, where)
+            except Exception as exc:  # noqa: BLE001 -- reported as a failure
+                self.fail(where, "unexpected_error", f"{type(exc).__name__}: {exc}")
+
     # -- the whole directory ---------------------------------------------------------
 
     def all(self) -> None:
@@ -454,12 +465,7 @@ class _Run:
         self.fields_of(doc, VECTORS, ("schema", "vectors"))
         good = self.entries(doc, VECTORS, "vectors", VECTOR_KEYS, VECTOR_KEYS)
         fixtures = {f.name: f for f in OBJECT_FIXTURES}
-        for entry in good:
-            where = f"{VECTORS}#{entry['name']}"
-            try:
-                self.object_vector(entry, where, fixtures)
-            except Exception as exc:  # noqa: BLE001 -- reported as a failure
-                self.fail(where, "unexpected_error", f"{type(exc).__name__}: {exc}")
+        self.each(VECTORS, good, lambda entry, where: self.object_vector(entry, where, fixtures))
         kinds = {entry["kind"] for entry in good}
         for kind in BUILTIN_KINDS:
             if kind.name not in kinds:
@@ -522,12 +528,7 @@ class _Run:
             self.fail(NEGATIVE, "bad_field", f"profile {profile!r} is not one of {PROFILES}")
             return []
         good = self.entries(doc, NEGATIVE, "cases", CASE_KEYS, CASE_KEYS)
-        for entry in good:
-            where = f"{NEGATIVE}#{entry['name']}"
-            try:
-                self.negative_case(entry, where, profile)
-            except Exception as exc:  # noqa: BLE001 -- reported as a failure
-                self.fail(where, "unexpected_error", f"{type(exc).__name__}: {exc}")
+        self.each(NEGATIVE, good, lambda entry, where: self.negative_case(entry, where, profile))
         classes = {entry["class"] for entry in good}
         for cls in NEGATIVE_CLASSES:
             if cls not in classes:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -62,20 +63,21 @@ def test_address_after_a_failed_call_is_unaffected() -> None:
     assert objects.address(HELLO) == HELLO_ADDRESS
 
 
-def test_address_is_safe_across_threads() -> None:
-    items = [i.to_bytes(4, "big") * 50 for i in range(3000)]
-    expected = ["blake3:" + blake3(x).hexdigest() for x in items]
+def _in_four_threads(work: Callable[[], list[str]]) -> list[list[str]]:
+    """What ``work`` returned in each of four threads running it at once."""
     results: list[list[str]] = []
-
-    def work() -> None:
-        results.append([objects.address(x) for x in items])
-
-    threads = [threading.Thread(target=work) for _ in range(4)]
+    threads = [threading.Thread(target=lambda: results.append(work())) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert results == [expected] * 4
+    return results
+
+
+def test_address_is_safe_across_threads() -> None:
+    items = [i.to_bytes(4, "big") * 50 for i in range(3000)]
+    expected = ["blake3:" + blake3(x).hexdigest() for x in items]
+    assert _in_four_threads(lambda: [objects.address(x) for x in items]) == [expected] * 4
 
 
 def test_addresses_batch_equals_one_by_one() -> None:
@@ -88,17 +90,7 @@ def test_addresses_batch_equals_one_by_one() -> None:
 def test_addresses_is_safe_across_threads() -> None:
     items = [i.to_bytes(4, "big") * 50 for i in range(2000)]
     expected = [objects.address(x) for x in items]
-    results: list[list[str]] = []
-
-    def work() -> None:
-        results.append(objects.addresses(items))
-
-    threads = [threading.Thread(target=work) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert results == [expected] * 4
+    assert _in_four_threads(lambda: objects.addresses(items)) == [expected] * 4
 
 
 def test_parse_address() -> None:

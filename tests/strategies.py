@@ -80,35 +80,33 @@ def _hashable(leaves: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     )
 
 
+def _nested(leaves: st.SearchStrategy[Any],
+            key_leaves: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Arrays, maps (keys from ``_hashable(key_leaves)``) and tags over ``leaves``."""
+    return st.recursive(
+        leaves,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=5),
+            st.dictionaries(_hashable(key_leaves), inner, max_size=5),
+            st.builds(Tag, tag_numbers, inner),
+        ),
+        max_leaves=20,
+    )
+
+
 def core_values() -> st.SearchStrategy[Any]:
     # NaN keys are left out: two NaN keys with one payload are a duplicate key
     key_leaves = st.one_of(core_ints, st.floats(allow_nan=False), texts, blobs, st.booleans(),
                            st.none(), simples)
     leaves = st.one_of(core_ints, core_floats, texts, blobs, st.booleans(), st.none(),
                        simples, st.just(UNDEFINED))
-    return st.recursive(
-        leaves,
-        lambda inner: st.one_of(
-            st.lists(inner, max_size=5),
-            st.dictionaries(_hashable(key_leaves), inner, max_size=5),
-            st.builds(Tag, tag_numbers, inner),
-        ),
-        max_leaves=20,
-    )
+    return _nested(leaves, key_leaves)
 
 
 def dcbor_values() -> st.SearchStrategy[Any]:
     key_leaves = st.one_of(dcbor_ints, nfc_texts, blobs, st.booleans(), st.none())
     leaves = st.one_of(dcbor_ints, dcbor_floats, nfc_texts, blobs, st.booleans(), st.none())
-    return st.recursive(
-        leaves,
-        lambda inner: st.one_of(
-            st.lists(inner, max_size=5),
-            st.dictionaries(_hashable(key_leaves), inner, max_size=5),
-            st.builds(Tag, tag_numbers, inner),
-        ),
-        max_leaves=20,
-    )
+    return _nested(leaves, key_leaves)
 
 
 def dag_values(with_links: bool = True) -> st.SearchStrategy[Any]:

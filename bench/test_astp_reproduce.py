@@ -6,7 +6,7 @@ the twin, in the same run.
 
 Both contenders run the same pure-Python package; only the kernel module differs. The twin
 copy of ``canonkit.astp`` is a second import of the package made with extensions disabled
-(``_backend.NO_EXTENSIONS``), so the two live side by side. Datasets (canonkit-episode/1
+(``_backend.import_on_twins``), so the two live side by side. Datasets (canonkit-episode/1
 documents built with ``seal_episode`` outside the timed call):
 
 - ``sav2-1000``: 1000 Segments, 100 SPINE Signals, 7 structural members; sav 2.
@@ -19,9 +19,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -32,28 +30,9 @@ EP = "550e8400-e29b-41d4-a716-446655440000"
 POR = Path(__file__).parent.parent / "tests" / "vectors" / "astp" / "proof-of-record-5.0.0.json"
 
 
-def _twin_package() -> ModuleType:
-    """A second ``canonkit.astp`` whose kernels are the twin's."""
-    saved = {k: v for k, v in sys.modules.items() if k == "canonkit.astp" or k.startswith("canonkit.astp.")}
-    live = dict(_backend.LIVE)
-    for k in saved:
-        del sys.modules[k]
-    _backend.NO_EXTENSIONS = True
-    try:
-        twin = importlib.import_module("canonkit.astp")
-    finally:
-        _backend.NO_EXTENSIONS = False
-        for k in [k for k in sys.modules if k == "canonkit.astp" or k.startswith("canonkit.astp.")]:
-            del sys.modules[k]
-        sys.modules.update(saved)
-        _backend.LIVE.clear()
-        _backend.LIVE.update(live)
-    assert twin.__backend__ == "python"
-    return twin
-
-
 COMPILED = importlib.import_module("canonkit.astp")
-TWIN = _twin_package()
+TWIN = _backend.import_on_twins("canonkit.astp")  # the twin's kernels
+assert TWIN.__backend__ == "python"
 CONTENDERS = {"canonkit-c": COMPILED, "canonkit-py": TWIN}
 
 

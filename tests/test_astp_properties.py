@@ -3,10 +3,7 @@ package run on the compiled kernels vs on the twin (same Reproduction, value for
 from __future__ import annotations
 
 import copy
-import importlib
 import random
-import sys
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -73,23 +70,6 @@ def test_sealed_episodes_reproduce_and_tampering_is_caught(rnd: random.Random, c
     assert astp.reproduce(tampered).outcome == "not_reproducible"
 
 
-def _twin_package() -> ModuleType:
-    """A second import of canonkit.astp bound to the twin kernels (extensions disabled)."""
-    names = [k for k in sys.modules if k == "canonkit.astp" or k.startswith("canonkit.astp.")]
-    saved = {k: sys.modules.pop(k) for k in names}
-    live, no_ext = dict(_backend.LIVE), _backend.NO_EXTENSIONS
-    _backend.NO_EXTENSIONS = True
-    try:
-        return importlib.import_module("canonkit.astp")
-    finally:
-        _backend.NO_EXTENSIONS = no_ext
-        for k in [k for k in sys.modules if k == "canonkit.astp" or k.startswith("canonkit.astp.")]:
-            del sys.modules[k]
-        sys.modules.update(saved)
-        _backend.LIVE.clear()
-        _backend.LIVE.update(live)
-
-
 @settings(max_examples=30, deadline=None)
 @given(st.randoms(use_true_random=False), st.sampled_from(CONSTRUCTIONS))
 def test_compiled_and_twin_packages_agree(rnd: random.Random, construction: tuple) -> None:
@@ -108,4 +88,4 @@ def test_compiled_and_twin_packages_agree(rnd: random.Random, construction: tupl
         assert astp.reproduce(variant).to_json() == twin.reproduce(variant).to_json()
 
 
-TWIN_PACKAGE = _twin_package()
+TWIN_PACKAGE = _backend.import_on_twins("canonkit.astp")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from types import ModuleType
 
 NO_EXTENSIONS = os.environ.get("CANONKIT_NO_EXTENSIONS") == "1"
@@ -29,3 +30,27 @@ def load(name: str) -> ModuleType:
             return module
     LIVE[name] = "python"
     return importlib.import_module(f"canonkit._{name}_py")
+
+
+def import_on_twins(package: str) -> ModuleType:
+    """A second, separate import of ``package`` (e.g. ``"canonkit.astp"``) whose facades
+    bind the pure-Python twins, for running both backends side by side (differential tests,
+    benchmarks). The live import of ``package``, ``LIVE`` and ``NO_EXTENSIONS`` are restored
+    afterwards."""
+    global NO_EXTENSIONS
+
+    def inside(name: str) -> bool:
+        return name == package or name.startswith(package + ".")
+
+    saved = {name: sys.modules.pop(name) for name in [n for n in sys.modules if inside(n)]}
+    live, no_extensions = dict(LIVE), NO_EXTENSIONS
+    NO_EXTENSIONS = True
+    try:
+        return importlib.import_module(package)
+    finally:
+        NO_EXTENSIONS = no_extensions
+        for name in [n for n in sys.modules if inside(n)]:
+            del sys.modules[name]
+        sys.modules.update(saved)
+        LIVE.clear()
+        LIVE.update(live)

@@ -212,22 +212,18 @@ def test_a_negative_case_with_the_wrong_class(corpus: Path, cbor_impl: ModuleTyp
         ("negative.json#duplicate_map_key_int", "family_mismatch")}
 
 
-def test_a_class_without_cases(corpus: Path, cbor_impl: ModuleType) -> None:
-    edit(corpus / "negative.json", lambda doc: doc.update(
-        cases=[c for c in doc["cases"] if c["class"] != "invalid_utf8"]))
+@pytest.mark.parametrize(("file", "array", "field", "family", "reason"), [
+    ("negative.json", "cases", "class", "invalid_utf8", "class_not_covered"),
+    ("vectors.json", "vectors", "kind", "conflict", "kind_not_covered"),
+], ids=["a_class_without_cases", "a_kind_without_vectors"])
+def test_a_family_without_entries(corpus: Path, cbor_impl: ModuleType, file: str, array: str,
+                                  field: str, family: str, reason: str) -> None:
+    edit(corpus / file, lambda doc: doc.update(
+        {array: [e for e in doc[array] if e[field] != family]}))
     edit(corpus / "manifest.json", lambda doc: doc.update(
-        vectors=[v for v in doc["vectors"] if v["family"] != "invalid_utf8"]))
+        vectors=[v for v in doc["vectors"] if v["family"] != family]))
     reseal(corpus)
-    assert found(corpus, cbor_impl) == {("negative.json", "class_not_covered")}
-
-
-def test_a_kind_without_vectors(corpus: Path, cbor_impl: ModuleType) -> None:
-    edit(corpus / "vectors.json", lambda doc: doc.update(
-        vectors=[v for v in doc["vectors"] if v["kind"] != "conflict"]))
-    edit(corpus / "manifest.json", lambda doc: doc.update(
-        vectors=[v for v in doc["vectors"] if v["family"] != "conflict"]))
-    reseal(corpus)
-    assert found(corpus, cbor_impl) == {("vectors.json", "kind_not_covered")}
+    assert found(corpus, cbor_impl) == {(file, reason)}
 
 
 def test_format_version_and_digest_drift(corpus: Path, cbor_impl: ModuleType) -> None:

@@ -72,6 +72,14 @@ cdef int _acquire(object obj, Py_buffer *view, str name, bint writable) except -
     return 0
 
 
+cdef bint _acquire_out(object out, Py_buffer *target) except -1:
+    """Hold ``out`` (if given) in ``target`` as a writable buffer; True if it is held."""
+    if out is None:
+        return False
+    _acquire(out, target, "out", True)
+    return True
+
+
 cdef object _count(object value, str name):
     """An offset or length: an integer 0 <= v < 2**64 (bool is not an integer here)."""
     if type(value) is int and 0 <= value < _LIMIT:  # the common case, no conversion
@@ -187,9 +195,7 @@ def slice(data, offset, length, level="byte", *, out=None):
     try:
         offset = _count(offset, "offset")
         length = _count(length, "length")
-        if out is not None:
-            _acquire(out, &target, "out", True)
-            have_target = True
+        have_target = _acquire_out(out, &target)
         bits = _unit_bits(level)
         _check_slice(offset, length, bits, view.len)
         return _produce(K_SLICE, &view, <uint64_t>(offset * bits), 0, NULL,
@@ -208,9 +214,7 @@ def reverse(data, level=None, *, out=None):
     _acquire(data, &view, "data", False)
     cdef bint have_target = False
     try:
-        if out is not None:
-            _acquire(out, &target, "out", True)
-            have_target = True
+        have_target = _acquire_out(out, &target)
         bits = _unit_bits(level)
         if (view.len * 8) % bits:
             raise FPSMisalignedError(
@@ -238,9 +242,7 @@ def splice(data, offset, length, insert, level="byte", *, out=None):
         length = _count(length, "length")
         _acquire(insert, &ins, "insert", False)
         have_ins = True
-        if out is not None:
-            _acquire(out, &target, "out", True)
-            have_target = True
+        have_target = _acquire_out(out, &target)
         bits = _unit_bits(level)
         _check_slice(offset, length, bits, view.len)
         cut_bits = length * bits
@@ -286,9 +288,7 @@ def concat(inputs, *, out=None):
             _acquire(items[i], &views[i], f"inputs[{i}]", False)
             held += 1
             size += views[i].len
-        if out is not None:
-            _acquire(out, &target, "out", True)
-            have_target = True
+        have_target = _acquire_out(out, &target)
         if count == 0:
             raise FPSArityError("concat needs at least one input", detail="inputs")
         result = _destination(size, out, &target, &dst)

@@ -308,6 +308,14 @@ class _Run:
             good.append(entry)
         return good
 
+    def hex_bytes(self, entry: dict[str, Any], where: str) -> bytes | None:
+        """The bytes of ``entry["hex"]``, or None once reported as not lowercase hex pairs."""
+        text = entry["hex"]
+        if not _HEX.fullmatch(text):
+            self.fail(where, "bad_field", "hex must be lowercase hex digits in pairs")
+            return None
+        return bytes.fromhex(text)
+
     def each(self, rel: str, good: list[dict[str, Any]],
              check: Callable[[dict[str, Any], str], None]) -> None:
         """``check(entry, where)`` for every entry of ``rel``; an unexpected exception is
@@ -475,11 +483,10 @@ class _Run:
     def object_vector(self, entry: dict[str, Any], where: str,
                       fixtures: Mapping[str, Any]) -> None:
         self.vectors += 1
-        kind, text = entry["kind"], entry["hex"]
-        if not _HEX.fullmatch(text):
-            self.fail(where, "bad_field", "hex must be lowercase hex digits in pairs")
+        kind = entry["kind"]
+        data = self.hex_bytes(entry, where)
+        if data is None:
             return
-        data = bytes.fromhex(text)
         if not (entry["address"].startswith(PREFIX) and len(entry["address"]) == 71
                 and _SHA256.fullmatch(entry["address"][len(PREFIX):])):
             self.fail(where, "bad_field", f"address {entry['address']!r} is not "
@@ -537,16 +544,16 @@ class _Run:
 
     def negative_case(self, entry: dict[str, Any], where: str, profile: str) -> None:
         self.cases += 1
-        cls, text = entry["class"], entry["hex"]
-        if not _HEX.fullmatch(text):
-            self.fail(where, "bad_field", "hex must be lowercase hex digits in pairs")
+        cls = entry["class"]
+        data = self.hex_bytes(entry, where)
+        if data is None:
             return
         known = errors.CODES.get(cls)
         if known is None or not issubclass(known, errors.DecodeError):
             self.fail(where, "unknown_class", cls)
             return
         try:
-            self.cbor.decode(bytes.fromhex(text), profile=profile)
+            self.cbor.decode(data, profile=profile)
         except errors.CanonkitError as exc:
             if exc.code != cls:
                 self.fail(where, "wrong_class", f"expected {cls}, got {exc.code}")

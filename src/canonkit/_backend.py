@@ -43,7 +43,8 @@ def import_on_twins(package: str) -> ModuleType:
         return name == package or name.startswith(package + ".")
 
     saved = {name: sys.modules.pop(name) for name in [n for n in sys.modules if inside(n)]}
-    live, no_extensions = dict(LIVE), NO_EXTENSIONS
+    live, why_not, no_extensions = dict(LIVE), dict(WHY_NOT_COMPILED), NO_EXTENSIONS
+    parent_name, _, child = package.rpartition(".")
     NO_EXTENSIONS = True
     try:
         return importlib.import_module(package)
@@ -52,5 +53,15 @@ def import_on_twins(package: str) -> ModuleType:
         for name in [n for n in sys.modules if inside(n)]:
             del sys.modules[name]
         sys.modules.update(saved)
+        # the import also bound the twin copy as an attribute of the parent package, where
+        # a later `from canonkit import astp` would find it: point it back at the live one
+        parent = sys.modules.get(parent_name)
+        if parent is not None:
+            if package in saved:
+                setattr(parent, child, saved[package])
+            elif hasattr(parent, child):
+                delattr(parent, child)
         LIVE.clear()
         LIVE.update(live)
+        WHY_NOT_COMPILED.clear()
+        WHY_NOT_COMPILED.update(why_not)

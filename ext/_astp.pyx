@@ -7,6 +7,9 @@ Mirrors the kernel API of the pure-Python twin ``canonkit._astp_py`` name for na
 """
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.exc cimport PyErr_CheckSignals
+from cpython.dict cimport PyDict_GetItem
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.ref cimport PyObject
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdint cimport uint8_t
@@ -31,7 +34,7 @@ __all__ = [
     "hash_bytes",
     "hash_fields", "hash_hex", "hash_set_v1", "hash_set_v2", "inclusion_proof_v1",
     "inclusion_proof_v2", "leaf_hash_v1", "leaf_hash_v2", "merkle_root_v1", "merkle_root_v2",
-    "search_orders", "sha3_256", "spine_root", "verify_inclusion_proof_v1",
+    "read_segments", "search_orders", "sha3_256", "spine_root", "verify_inclusion_proof_v1",
     "timestamp_ms", "uuid_bytes", "verify_inclusion_proof_v2",
 ]
 
@@ -1101,3 +1104,168 @@ def leaf_hash_v1(node_id, node_type, schema_version, sequence_index, content_has
                 + PyBytes_FromStringAndSize(<char *>raw, 32)
                 + _u64be(<unsigned long long>sealed_at_ms) + parent)
     return sha3_256(preimage).hex()
+
+
+
+# --- Episode segments: the document reader's fast path ------------------------------------
+# One call reads the run of canonical segment items of a document with C-level dict access
+# and character checks; the first item outside the canonical shape is left to the reader
+# (which raises its own InvalidRecordError or reads it). Same contract as the twin.
+
+cdef object _fromisoformat = datetime.fromisoformat
+cdef str _K_CONTENT = "content_hash"
+cdef str _K_TIER = "retention_tier"
+cdef str _K_CREATED = "created_at"
+cdef str _K_HV = "hash_version"
+cdef str _K_LEAF = "leaf_hash"
+cdef str _K_SEQ = "sequence_index"
+cdef str _K_LEAF_INDEX = "leaf_index"
+cdef str _K_NODE_ID = "node_id"
+cdef str _K_NODE_TYPE = "node_type"
+cdef str _K_SCHEMA = "schema_version"
+cdef str _K_PARENT = "parent_node_id"
+cdef str _EPHEMERAL = "EPHEMERAL"
+cdef str _SEGMENT = "segment"
+
+
+cdef inline int _hexchar(unsigned char c) noexcept:
+    """0 for 0-9 a-f, 1 for A-F, -1 otherwise."""
+    if (c >= 48 and c <= 57) or (c >= 97 and c <= 102):
+        return 0
+    if c >= 65 and c <= 70:
+        return 1
+    return -1
+
+
+cdef object _seg_hex(object value):
+    """Lowercase text of an exact 64-hex-character ``str``; None for anything else."""
+    if type(value) is not str or not PyUnicode_IS_ASCII(value) or PyUnicode_GET_LENGTH(value) != 64:
+        return None
+    cdef const unsigned char *p = <const unsigned char *>PyUnicode_DATA(value)
+    cdef int upper = 0, k, r
+    for k in range(64):
+        r = _hexchar(p[k])
+        if r < 0:
+            return None
+        upper |= r
+    return value.lower() if upper else value
+
+
+cdef object _seg_uuid(object value):
+    """Lowercase text of an exact 8-4-4-4-12 hex ``str``; None for anything else."""
+    if type(value) is not str or not PyUnicode_IS_ASCII(value) or PyUnicode_GET_LENGTH(value) != 36:
+        return None
+    cdef const unsigned char *p = <const unsigned char *>PyUnicode_DATA(value)
+    cdef int upper = 0, k, r
+    for k in range(36):
+        if k == 8 or k == 13 or k == 18 or k == 23:
+            if p[k] != 45:
+                return None
+            continue
+        r = _hexchar(p[k])
+        if r < 0:
+            return None
+        upper |= r
+    return value.lower() if upper else value
+
+
+cdef inline bint _seg_uint(object value) except -1:
+    return type(value) is int and value >= 0
+
+
+cdef inline object _get(dict item, str key):
+    """The value, or None when absent (as ``dict.get``)."""
+    cdef PyObject *ref = PyDict_GetItem(item, key)
+    return None if ref == NULL else <object>ref
+
+
+def read_segments(items, Py_ssize_t start, segment_type, list segments, list excluded, *,
+                  closed_at=None, bint proof_of_record=False):
+    """Read ``items[start:]`` (the stored segments of an Episode document) while each item is
+    in the canonical shape, appending ``segment_type(...)`` to ``segments`` (content hashes of
+    EPHEMERAL segments to ``excluded``); return ``(stop, late)``. docs/astp-kernel-api.md."""
+    cdef bint late = False
+    cdef Py_ssize_t stop, n
+    cdef dict item
+    cdef PyObject *ref
+    cdef object obj, index, content, tier, created, hv, leaf, node_id, node_type, schema, parent
+    if type(items) is not list:
+        return start, late
+    n = PyList_GET_SIZE(items)
+    for stop in range(start, n):
+        obj = <object>PyList_GET_ITEM(items, stop)
+        if type(obj) is not dict:
+            return stop, late
+        item = <dict>obj
+        tier = created = hv = leaf = None
+        if proof_of_record:
+            ref = PyDict_GetItem(item, _K_SEQ)
+            if ref == NULL:
+                ref = PyDict_GetItem(item, _K_LEAF_INDEX)
+            if ref == NULL or not _seg_uint(<object>ref):
+                return stop, late
+            index = <object>ref
+            content = _seg_hex(_get(item, _K_CONTENT))
+            if content is None:
+                return stop, late
+        else:
+            tier = _get(item, _K_TIER)
+            if tier is not None and type(tier) is not str:
+                return stop, late
+            content = _seg_hex(_get(item, _K_CONTENT))
+            if content is None:
+                return stop, late
+            created = _get(item, _K_CREATED)
+            if created is not None:
+                if type(created) is not str:
+                    return stop, late
+                try:
+                    created = _fromisoformat(created)
+                except ValueError:
+                    return stop, late
+                if created.tzinfo is None:
+                    return stop, late
+            if tier is not None and <str>tier == _EPHEMERAL:
+                if closed_at is not None and created is not None and created > closed_at:
+                    late = True
+                excluded.append(content)
+                continue
+            hv = _get(item, _K_HV)
+            if hv is not None and not _seg_uint(hv):
+                return stop, late
+            leaf = _get(item, _K_LEAF)
+            if leaf is not None:
+                leaf = _seg_hex(leaf)
+                if leaf is None:
+                    return stop, late
+            ref = PyDict_GetItem(item, _K_SEQ)
+            if ref == NULL or not _seg_uint(<object>ref):
+                return stop, late
+            index = <object>ref
+        # the leaf-hash fields, with the reader's defaults for absent keys
+        ref = PyDict_GetItem(item, _K_NODE_ID)
+        node_id = None
+        if ref != NULL:
+            node_id = _seg_uuid(<object>ref)
+            if node_id is None:
+                return stop, late
+        ref = PyDict_GetItem(item, _K_NODE_TYPE)
+        node_type = _SEGMENT if ref == NULL else <object>ref
+        if type(node_type) is not str:
+            return stop, late
+        ref = PyDict_GetItem(item, _K_SCHEMA)
+        schema = None
+        if ref != NULL:
+            schema = <object>ref
+            if type(schema) is not str:
+                return stop, late
+        parent = _get(item, _K_PARENT)
+        if parent is not None:
+            parent = _seg_uuid(parent)
+            if parent is None:
+                return stop, late
+        if closed_at is not None and created is not None and created > closed_at:
+            late = True
+        segments.append(segment_type(index, content, node_id, node_type, schema, parent, tier,
+                                     created, hv, leaf))
+    return n, late

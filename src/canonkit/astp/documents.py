@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from canonkit.astp._kernel import K
 from canonkit.astp.encoding import hash_hex, is_uuid_text, uuid_text
 from canonkit.astp.structural import member_hash
 from canonkit.errors import ASTPError, InvalidRecordError
@@ -230,14 +231,21 @@ def _read_proof_of_record(doc: Mapping[str, Any]) -> Episode:
     entries: list[Mapping[str, Any]] = []
     if profile == "full":
         stored = _obj(stored, "stored")
-        for i, item in enumerate(_list(_get(stored, "segments", "stored"), "stored.segments")):
+        items = _list(_get(stored, "segments", "stored"), "stored.segments")
+        i = 0
+        while i < len(items):
+            # the kernel reads the run of canonical items; the first other one is judged here
+            i, _ = K.read_segments(items, i, Segment, segments, excluded, proof_of_record=True)
+            if i == len(items):
+                break
             p = f"stored.segments[{i}]"
-            item = _obj(item, p)
+            item = _obj(items[i], p)
             key = "sequence_index" if "sequence_index" in item else "leaf_index"
             index = _int(_get(item, key, p), ("stored.segments", i, key))
             content = _digest(_get(item, "content_hash", p), ("stored.segments", i, "content_hash"))
             segments.append(Segment(sequence_index=index, content_hash=content,
                                     **_leaf_fields(item, "stored.segments", i)))
+            i += 1
         segments = _sort_segments(segments, "stored.segments")
         for name, target in (("signal_content_hashes", None), ("excluded_content_hashes", excluded),
                              ("structural_member_hashes", members)):
@@ -274,9 +282,17 @@ def _read_episode_doc(doc: Mapping[str, Any]) -> Episode:
     segments: list[Segment] = []
     excluded: list[str] = []
     flags: set[str] = set()
-    for i, item in enumerate(_list(_get(doc, "segments", ""), "segments")):
+    items = _list(_get(doc, "segments", ""), "segments")
+    i = -1
+    while i + 1 < len(items):
+        # the kernel reads the run of canonical items; the first other one is judged here
+        i, late = K.read_segments(items, i + 1, Segment, segments, excluded, closed_at=closed_at)
+        if late:
+            flags.add("post_closure_append")
+        if i == len(items):
+            break
         p = ("segments", i, None)
-        item = _obj(item, p)
+        item = _obj(items[i], p)
         tier = _text(item.get("retention_tier"), (p[0], i, "retention_tier"), nullable=True)
         content = _digest(_get(item, "content_hash", p), (p[0], i, "content_hash"))
         created_at = parse_instant(item.get("created_at"), (p[0], i, "created_at"))

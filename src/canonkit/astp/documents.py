@@ -196,6 +196,9 @@ def _seal(raw: Any, path: str, annotation: Any) -> Seal:
 
 
 def _sort_segments(segments: list[Segment], path: str) -> list[Segment]:
+    indexes = [s.sequence_index for s in segments]
+    if all(map(int.__lt__, indexes, indexes[1:])):
+        return segments  # already strictly ascending: distinct and in order (the common case)
     seen: set[int] = set()
     for s in segments:
         if s.sequence_index in seen:

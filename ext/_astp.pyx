@@ -1060,10 +1060,111 @@ def hash_set_v1(prefix, members) -> str:
 
 # --- §4 leaf hashes ----------------------------------------------------------------------
 
+cdef inline int _nibble(unsigned char c) noexcept:
+    if c >= 48 and c <= 57:
+        return c - 48
+    if c >= 97 and c <= 102:
+        return c - 87
+    if c >= 65 and c <= 70:
+        return c - 55
+    return -1
+
+
+cdef int _fast_uuid(object value, uint8_t *out) noexcept:
+    """1 and out[16] filled when value is an exact ``str`` of 8-4-4-4-12 ASCII hex, else 0."""
+    if type(value) is not str or not PyUnicode_IS_ASCII(value) or PyUnicode_GET_LENGTH(value) != 36:
+        return 0
+    cdef const unsigned char *p = <const unsigned char *>PyUnicode_DATA(value)
+    cdef int k = 0, j = 0, hi, lo
+    while k < 36:
+        if k == 8 or k == 13 or k == 18 or k == 23:
+            if p[k] != 45:
+                return 0
+            k += 1
+            continue
+        hi = _nibble(p[k])
+        lo = _nibble(p[k + 1])
+        if hi < 0 or lo < 0:
+            return 0
+        out[j] = <uint8_t>((hi << 4) | lo)
+        j += 1
+        k += 2
+    return 1
+
+
+cdef inline Py_ssize_t _fast_string(object value, uint8_t *out, Py_ssize_t room) noexcept:
+    """STRING field of an exact ASCII ``str`` (NFC-invariant) into out; its size, or -1."""
+    if type(value) is not str or not PyUnicode_IS_ASCII(value):
+        return -1
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(value)
+    if n + 5 > room:
+        return -1
+    out[0] = 0x02
+    out[1] = <uint8_t>(n >> 24)
+    out[2] = <uint8_t>(n >> 16)
+    out[3] = <uint8_t>(n >> 8)
+    out[4] = <uint8_t>n
+    memcpy(out + 5, PyUnicode_DATA(value), n)
+    return n + 5
+
+
+cdef enum:
+    FAST_LEAF_ROOM = 1024
+
+
+cdef Py_ssize_t _fast_leaf_v2(object node_id, object node_type, object schema_version,
+                              object sequence_index, object content_hash, object parent_node_id,
+                              uint8_t *buf) except -1:
+    """The v2 leaf preimage of canonical inputs (UUID text, ASCII text, exact int, 64-hex
+    digest) into buf[FAST_LEAF_ROOM]; its length, or 0 when the general path must decide."""
+    cdef Py_ssize_t n = 13, w
+    cdef unsigned long long v
+    cdef int k
+    memcpy(buf, b"LEAF_HASH:v2:", 13)
+    buf[n] = 0x04
+    if not _fast_uuid(node_id, buf + n + 1):
+        return 0
+    n += 17
+    w = _fast_string(node_type, buf + n, FAST_LEAF_ROOM - 100 - n)
+    if w < 0:
+        return 0
+    n += w
+    w = _fast_string(schema_version, buf + n, FAST_LEAF_ROOM - 100 - n)
+    if w < 0:
+        return 0
+    n += w
+    if type(sequence_index) is not int or sequence_index < 0 or sequence_index >= _U64:
+        return 0
+    v = <unsigned long long>sequence_index
+    buf[n] = 0x03
+    for k in range(8):
+        buf[n + 1 + k] = <uint8_t>(v >> (56 - 8 * k))
+    n += 9
+    if (type(content_hash) is not str or not PyUnicode_IS_ASCII(content_hash)
+            or PyUnicode_GET_LENGTH(content_hash) != 64
+            or ck_unhex32(<const uint8_t *>PyUnicode_DATA(content_hash), buf + n + 1) != 0):
+        return 0
+    buf[n] = 0x06
+    n += 33
+    if parent_node_id is None:
+        buf[n] = 0x00
+        return n + 1
+    buf[n] = 0x04
+    if not _fast_uuid(parent_node_id, buf + n + 1):
+        return 0
+    return n + 17
+
+
 def leaf_hash_v2(node_id, node_type, schema_version, sequence_index, content_hash,
                  parent_node_id) -> str:
     """``hash_version`` 2 leaf hash (ASTP.md §4.1) as hex; ``parent_node_id`` None -> NULL."""
     cdef uint8_t raw[33]
+    cdef uint8_t buf[FAST_LEAF_ROOM]
+    cdef Py_ssize_t size = _fast_leaf_v2(node_id, node_type, schema_version, sequence_index,
+                                         content_hash, parent_node_id, buf)
+    if size > 0:  # canonical inputs: one C preimage and one hash
+        ck_sha3_256(buf, <size_t>size, raw)
+        return _hex_of(raw)
     if content_hash is None:  # as encode_field("HASH", None): a refused None, not a bad digest
         raise InvalidFieldError("None for non-nullable field kind 'HASH'")
     parts = [b"LEAF_HASH:v2:\x04", uuid_bytes(node_id), _enc_string(node_type),

@@ -147,3 +147,26 @@ def test_reader_with_kernel_equals_reader_alone(items: list[Any], por: bool, clo
         assert read(py, doc, mp) == alone
     finally:
         mp.undo()
+
+
+# --- leaf_hash_v2: the compiled C preimage for canonical inputs == the twin ------------------
+
+texts = st.sampled_from(["segment", "tool_call", "", "1.0.0", "caf\u00e9", "cafe\u0301", "\U0001f600", "x" * 600,
+                         "x" * 1100]) | st.text(max_size=12)
+
+
+@EXAMPLES
+@given(st.one_of(uuid_text, junk), texts | junk, texts | junk,
+       st.sampled_from([0, 1, 2**63, 2**64 - 1, 2**64, -1, True, 3.0]) | st.integers(0, 10**6),
+       st.one_of(hex64, junk), st.one_of(st.none(), uuid_text, junk))
+def test_leaf_hash_v2_differential(node_id: Any, node_type: Any, schema: Any, index: Any, content: Any,
+                                   parent: Any) -> None:
+    c, py = backend_pair("astp")
+    args = (node_id, node_type, schema, index, content, parent)
+    outcomes = []
+    for impl in (c, py):
+        try:
+            outcomes.append(impl.leaf_hash_v2(*args))
+        except Exception as exc:  # the same class is the contract
+            outcomes.append(type(exc))
+    assert outcomes[0] == outcomes[1]

@@ -1,7 +1,8 @@
 """Execution engines: in-process, a local process pool, or Dask.
 
-Each engine maps ``verify_batch`` over a stream of batches and yields the results in
-input order. At most ``window`` batches are in flight, so memory stays bounded however
+Each engine maps ``ranges.verify_unit`` over a stream of units (batches of documents, or
+descriptors of seekable inputs that the workers read themselves) and yields the results
+in input order. At most ``window`` batches are in flight, so memory stays bounded however
 large the corpus; completion order never shows in the output.
 """
 from __future__ import annotations
@@ -13,10 +14,10 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .worker import Task, Verdict, verify_batch
+from .ranges import verify_unit
 
 ENGINES = ("local", "dask")
-Batch = list[Task]
+Batch = tuple[Any, ...]  # a ranges.Unit
 
 
 def default_jobs() -> int:
@@ -30,6 +31,9 @@ class Engine:
     """Base: ``map(batches)`` yields each batch's verdicts in input order."""
 
     jobs = 1
+    # whether the workers can open the parent's files (then they read seekable inputs
+    # themselves from descriptors, see ranges.py)
+    reads_files = False
 
     def __enter__(self) -> Engine:
         return self
@@ -40,16 +44,16 @@ class Engine:
     def close(self) -> None:
         pass
 
-    def map(self, batches: Iterable[Batch], search_cap: int) -> Iterator[list[Verdict]]:
+    def map(self, batches: Iterable[Batch], search_cap: int) -> Iterator[Any]:
         raise NotImplementedError
 
 
 class InProcessEngine(Engine):
     """``--jobs 1``: no pool at all (also the engine the benchmarks time on one worker)."""
 
-    def map(self, batches: Iterable[Batch], search_cap: int) -> Iterator[list[Verdict]]:
+    def map(self, batches: Iterable[Batch], search_cap: int) -> Iterator[Any]:
         for batch in batches:
-            yield verify_batch(batch, search_cap)
+            yield verify_unit(batch, search_cap)
 
 
 def _ordered(submit: Any, batches: Iterable[Batch], window: int) -> Iterator[Any]:
@@ -71,6 +75,7 @@ class LocalPoolEngine(Engine):
         from concurrent.futures import ProcessPoolExecutor
 
         self.jobs = jobs
+        self.reads_files = True
         method = "forkserver" if sys.platform.startswith("linux") else "spawn"
         self._pool = ProcessPoolExecutor(
             max_workers=jobs, mp_context=multiprocessing.get_context(method)
@@ -79,9 +84,9 @@ class LocalPoolEngine(Engine):
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
-    def map(self, batches: Iterable[Batch], search_cap: int) -> Iterator[list[Verdict]]:
+    def map(self, batches: Iterable[Batch], search_cap: int) -> Iterator[Any]:
         def submit(batch: Batch) -> Any:
-            return self._pool.submit(verify_batch, batch, search_cap)
+            return self._pool.submit(verify_unit, batch, search_cap)
 
         yield from _ordered(submit, batches, window=3 * self.jobs)
 
@@ -111,15 +116,17 @@ class DaskEngine(Engine):
             self._client = Client(address)
         workers = self._client.scheduler_info().get("workers", {})
         self.jobs = max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
+        # a cluster of our own runs on this machine; a remote one may not see our files
+        self.reads_files = self._cluster is not None
 
     def close(self) -> None:
         self._client.close()
         if self._cluster is not None:
             self._cluster.close()
 
-    def map(self, batches: Iterable[Batch], search_cap: int) -> Iterator[list[Verdict]]:
+    def map(self, batches: Iterable[Batch], search_cap: int) -> Iterator[Any]:
         def submit(batch: Batch) -> Any:
-            return self._client.submit(verify_batch, batch, search_cap, pure=False)
+            return self._client.submit(verify_unit, batch, search_cap, pure=False)
 
         yield from _ordered(submit, batches, window=3 * self.jobs)
 

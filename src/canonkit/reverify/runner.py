@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from . import ranges
 from .engines import Engine, make_engine
 from .output import AtomicLines, annotation
 from .progress import Progress
@@ -20,6 +21,10 @@ from .summary import Summary
 DEFAULT_SEARCH_CAP = 40320  # 8!: one full tied group of the largest size the spec names
 DEFAULT_BATCH_SIZE = 64
 DEFAULT_BATCH_BYTES = 8 * 1024 * 1024
+# Workers that can open the parent's files read plain JSON lines and .json documents
+# themselves from descriptors (ranges.py); False ships every document's bytes.
+SEEKABLE_RANGES = True
+Unit = tuple[Any, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,22 +99,82 @@ class Run:
         self._started = True
         return self._execute()
 
-    def _batches(self, meta: deque[tuple[int, int, int]]) -> Iterator[list[Any]]:
+    def _item_batches(self, files: Sequence[str], meta: deque[Any]) -> Iterator[Unit]:
+        """Documents read by the parent, shipped in batches."""
         batch: list[Any] = []
         size = doc_bytes = disk = 0
         item: Item
-        for item in iter_items(self.files):
+        for item in iter_items(files):
             batch.append((item.kind, item.payload, item.source))
             size += len(item.payload)
             doc_bytes += len(item.payload) if item.kind != "error" else 0
             disk += item.disk_bytes
             if len(batch) >= self._batch_size or size >= self._batch_bytes:
-                meta.append((len(batch), doc_bytes, disk))
-                yield batch
+                meta.append(("items", len(batch), doc_bytes, disk))
+                yield ("items", batch)
                 batch, size, doc_bytes, disk = [], 0, 0, 0
         if batch:
-            meta.append((len(batch), doc_bytes, disk))
-            yield batch
+            meta.append(("items", len(batch), doc_bytes, disk))
+            yield ("items", batch)
+
+    def _line_ranges(self, path: str, workers: int, meta: deque[Any]) -> Iterator[Unit]:
+        """A plain JSON lines file as byte ranges the workers read themselves; shipped as
+        bytes when the parent cannot open it (the reader then reports why)."""
+        try:
+            size = os.path.getsize(path)
+            plan = ranges.plan_ranges(path, ranges.chunk_bytes_for(size, workers,
+                                                                   self._batch_bytes))
+            first = next(plan, None)
+        except OSError:
+            yield from self._item_batches([path], meta)
+            return
+        open_path = os.path.abspath(path)  # a worker's working directory may differ
+        is_first = True
+        span = first
+        while span is not None:
+            meta.append(("lines", is_first))
+            yield ("lines", path, open_path, span[0], span[1])
+            is_first = False
+            span = next(plan, None)
+
+    def _json_groups(self, files: Sequence[str], meta: deque[Any]) -> Iterator[Unit]:
+        group: list[tuple[str, str]] = []
+        size = 0
+        for path in files:
+            group.append((path, os.path.abspath(path)))
+            try:
+                size += os.path.getsize(path)
+            except OSError:  # reported by the worker
+                pass
+            if len(group) >= self._batch_size or size >= self._batch_bytes:
+                meta.append(("json",))
+                yield ("json", group)
+                group, size = [], 0
+        if group:
+            meta.append(("json",))
+            yield ("json", group)
+
+    def _units(self, engine: Engine, meta: deque[Any]) -> Iterator[Unit]:
+        """The work, in input order: descriptors of seekable inputs when the engine's
+        workers can read the parent's files, documents otherwise."""
+        if not (SEEKABLE_RANGES and engine.reads_files):
+            yield from self._item_batches(self.files, meta)
+            return
+        i = 0
+        files = self.files
+        while i < len(files):
+            kind = ranges.seekable_kind(files[i])
+            j = i + 1
+            if kind != "lines":  # a run of files of the same kind, one stream of units
+                while j < len(files) and ranges.seekable_kind(files[j]) == kind:
+                    j += 1
+            if kind == "lines":
+                yield from self._line_ranges(files[i], engine.jobs, meta)
+            elif kind == "json":
+                yield from self._json_groups(files[i:j], meta)
+            else:
+                yield from self._item_batches(files[i:j], meta)
+            i = j
 
     def _execute(self) -> Iterator[Result]:
         summary = self._summary
@@ -119,13 +184,25 @@ class Run:
             AtomicLines(self._annotations_path) if self._annotations_path is not None else None
         )
         progress = Progress(total_disk_bytes(self.files), self._progress_enabled)
-        meta: deque[tuple[int, int, int]] = deque()
+        meta: deque[Any] = deque()
         engine: Engine | None = None
         ok = False
         try:
             engine = make_engine(self._engine_name, self._jobs, self._scheduler)
-            for verdicts in engine.map(self._batches(meta), self.search_cap):
-                count, doc_bytes, disk = meta.popleft()
+            line_base = 0
+            for result in engine.map(self._units(engine, meta), self.search_cap):
+                kind, *info = meta.popleft()
+                if kind == "items":
+                    verdicts = result
+                    count, doc_bytes, disk = info
+                else:
+                    verdicts, fixups, lines, doc_bytes, disk = result
+                    count = len(verdicts)
+                    if kind == "lines":
+                        if info[0]:
+                            line_base = 0
+                        verdicts = ranges.renumber(verdicts, fixups, line_base)
+                        line_base += lines
                 summary.document_bytes += doc_bytes
                 for line, outcome, episode_id, order in verdicts:
                     summary.add(outcome)

@@ -7,6 +7,7 @@ Mirrors the kernel API of the pure-Python twin ``canonkit._astp_py`` name for na
 """
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.exc cimport PyErr_CheckSignals
+from cpython.datetime cimport datetime_new, import_datetime
 from cpython.dict cimport PyDict_GetItem
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.ref cimport PyObject
@@ -22,7 +23,7 @@ import re
 import struct
 import unicodedata
 import uuid as _uuid
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from canonkit.errors import (
     EmptyTreeError, InvalidFieldError, InvalidHashError, UnknownIdentifierError,
@@ -86,6 +87,7 @@ cdef extern from "keccak.h" nogil:
 
 
 ck_hex_tables_init()
+import_datetime()
 
 
 def _keccak_lanes() -> tuple:
@@ -1214,6 +1216,65 @@ def leaf_hash_v1(node_id, node_type, schema_version, sequence_index, content_has
 # (which raises its own InvalidRecordError or reads it). Same contract as the twin.
 
 cdef object _fromisoformat = datetime.fromisoformat
+cdef object _UTC = timezone.utc
+cdef dict _OFFSETS = {}   # offset in minutes -> timezone, as fromisoformat builds them
+
+
+cdef inline int _digits(const unsigned char *p, int n) noexcept:
+    cdef int v = 0, k
+    for k in range(n):
+        if p[k] < 48 or p[k] > 57:
+            return -1
+        v = v * 10 + (p[k] - 48)
+    return v
+
+
+cdef object _fast_instant(str text):
+    """``datetime.fromisoformat(text)`` for the common shape
+    ``YYYY-MM-DDTHH:MM:SS[.fff|.ffffff](Z|+HH:MM|-HH:MM)``; None for any other text (the
+    caller then asks ``fromisoformat`` itself)."""
+    if not PyUnicode_IS_ASCII(text):
+        return None
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), pos = 19
+    if n < 20:
+        return None
+    cdef const unsigned char *p = <const unsigned char *>PyUnicode_DATA(text)
+    if p[4] != 45 or p[7] != 45 or p[10] != 84 or p[13] != 58 or p[16] != 58:
+        return None
+    cdef int year = _digits(p, 4), month = _digits(p + 5, 2), day = _digits(p + 8, 2)
+    cdef int hour = _digits(p + 11, 2), minute = _digits(p + 14, 2), second = _digits(p + 17, 2)
+    cdef int us = 0, sign, hh, mm, offset
+    if year < 0 or month < 0 or day < 0 or hour < 0 or minute < 0 or second < 0:
+        return None
+    if p[19] == 46:  # '.': exactly 3 or 6 digits
+        if n >= 26 and _digits(p + 20, 6) >= 0:
+            us = _digits(p + 20, 6)
+            pos = 26
+        elif n >= 23 and _digits(p + 20, 3) >= 0 and (n == 23 or _digits(p + 23, 1) < 0):
+            us = _digits(p + 20, 3) * 1000
+            pos = 23
+        else:
+            return None
+    if n - pos == 1 and p[pos] == 90:  # 'Z'
+        tz = _UTC
+    elif n - pos == 6 and (p[pos] == 43 or p[pos] == 45) and p[pos + 3] == 58:
+        hh = _digits(p + pos + 1, 2)
+        mm = _digits(p + pos + 4, 2)
+        if hh < 0 or mm < 0 or hh > 23 or mm > 59:
+            return None
+        offset = (hh * 60 + mm) * (-1 if p[pos] == 45 else 1)
+        if offset == 0:
+            tz = _UTC
+        else:
+            tz = _OFFSETS.get(offset)
+            if tz is None:
+                tz = _OFFSETS[offset] = timezone(timedelta(minutes=offset))
+    else:
+        return None
+    try:
+        return datetime_new(year, month, day, hour, minute, second, us, tz)
+    except ValueError:  # out-of-range fields: fromisoformat decides
+        return None
 cdef str _K_CONTENT = "content_hash"
 cdef str _K_TIER = "retention_tier"
 cdef str _K_CREATED = "created_at"
@@ -1289,7 +1350,7 @@ def read_segments(items, Py_ssize_t start, segment_type, list segments, list exc
     cdef Py_ssize_t stop, n
     cdef dict item
     cdef PyObject *ref
-    cdef object obj, index, content, tier, created, hv, leaf, node_id, node_type, schema, parent
+    cdef object obj, index, content, tier, created, instant, hv, leaf, node_id, node_type, schema, parent
     if type(items) is not list:
         return start, late
     n = PyList_GET_SIZE(items)
@@ -1320,12 +1381,15 @@ def read_segments(items, Py_ssize_t start, segment_type, list segments, list exc
             if created is not None:
                 if type(created) is not str:
                     return stop, late
-                try:
-                    created = _fromisoformat(created)
-                except ValueError:
-                    return stop, late
-                if created.tzinfo is None:
-                    return stop, late
+                instant = _fast_instant(<str>created)
+                if instant is None:
+                    try:
+                        instant = _fromisoformat(created)
+                    except ValueError:
+                        return stop, late
+                    if instant.tzinfo is None:
+                        return stop, late
+                created = instant
             if tier is not None and <str>tier == _EPHEMERAL:
                 if closed_at is not None and created is not None and created > closed_at:
                     late = True

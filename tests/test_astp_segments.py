@@ -170,3 +170,26 @@ def test_leaf_hash_v2_differential(node_id: Any, node_type: Any, schema: Any, in
         except Exception as exc:  # the same class is the contract
             outcomes.append(type(exc))
     assert outcomes[0] == outcomes[1]
+
+
+# --- created_at: the compiled parse of the common shape == datetime.fromisoformat ---------------
+
+instant_texts = st.builds(
+    lambda y, mo, d, h, mi, s, frac, tz: f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}{frac}{tz}",
+    st.integers(0, 9999), st.integers(0, 13), st.integers(0, 32), st.integers(0, 25), st.integers(0, 60),
+    st.integers(0, 61), st.sampled_from(["", ".1", ".12", ".123", ".1234", ".123456", ".1234567", "."]),
+    st.sampled_from(["Z", "z", "", "+00:00", "-00:00", "+05:30", "-11:59", "+23:59", "+24:00", "+05:60",
+                     "+0530", "+05", "+05:30:00", " +05:30"]))
+
+
+@EXAMPLES
+@given(st.lists(instant_texts | instants, min_size=1, max_size=6))
+@example(["2026-10-01T13:27:47.749+00:00", "2024-02-29T00:00:00Z", "2023-02-29T00:00:00Z"])
+def test_created_at_parse_differential(texts: list[str]) -> None:
+    c, py = backend_pair("astp")
+    items = [{"content_hash": "0" * 64, "sequence_index": i, "created_at": t} for i, t in enumerate(texts)]
+    got = []
+    for impl in (c, py):
+        stop, _, segments, _ = run(impl, items, 0, None, False)
+        got.append((stop, [(s[7], s[7].utcoffset(), s[7].tzinfo) for s in segments]))
+    assert got[0] == got[1]

@@ -131,7 +131,7 @@ def test_dask_engine_connects_to_a_scheduler(everything: tuple[Path, Path],
     remote = tmp_path / "remote.jsonl"
     list(reverify.run([out], jobs=2, report=local))
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=":0") as cluster:
         run = reverify.run([out], engine="dask", scheduler=cluster.scheduler_address,
                            batch_size=4, report=remote)
         check_against(list(run), answers(ans))

@@ -108,7 +108,9 @@ class DaskEngine(Engine):
                 n_workers=jobs or default_jobs(),
                 threads_per_worker=1,
                 processes=True,
-                dashboard_address=None,
+                # not None: the scheduler's HTTP server then still takes the default port
+                # 8787 and fails if anything holds it; ":0" picks a free port
+                dashboard_address=":0",
                 silence_logs=40,  # logging.ERROR: keep the terminal for the summary
             )
             self._client = Client(self._cluster)

@@ -1275,6 +1275,9 @@ cdef object _fast_instant(str text):
         return datetime_new(year, month, day, hour, minute, second, us, tz)
     except ValueError:  # out-of-range fields: fromisoformat decides
         return None
+
+
+# the dict keys read_segments looks up, interned once
 cdef str _K_CONTENT = "content_hash"
 cdef str _K_TIER = "retention_tier"
 cdef str _K_CREATED = "created_at"

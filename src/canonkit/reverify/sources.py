@@ -147,9 +147,9 @@ def _open_lines(path: str) -> tuple[BinaryIO, _CountingReader]:
         reader = zstandard.ZstdDecompressor().stream_reader(
             io.BufferedReader(counter, _CHUNK), read_across_frames=True
         )
-        stream = io.BufferedReader(reader, _CHUNK)  # type: ignore[arg-type]
+        stream = io.BufferedReader(reader, _CHUNK)
     else:
-        stream = io.BufferedReader(counter, _CHUNK)  # type: ignore[assignment]
+        stream = io.BufferedReader(counter, _CHUNK)
     return stream, counter
 
 
@@ -180,9 +180,9 @@ def _read_jsonl(path: str) -> Iterator[Item]:
             try:
                 line = stream.readline(MAX_DOCUMENT_BYTES + 1)
             except broken as exc:
-                source = {"file": path, "line": line_no + 1}
                 reason = f"input stream broken: {type(exc).__name__}: {exc}"
-                yield Item("error", reason.encode(), source, counter.count - last)
+                yield Item("error", reason.encode(), {"file": path, "line": line_no + 1},
+                           counter.count - last)
                 return
             if not line:
                 return

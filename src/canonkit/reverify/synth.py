@@ -376,7 +376,9 @@ class _Maker:
         spine_algorithm_version."""
         kind = variant % self.nr_variants
         if kind in (0, 1):
-            space = lambda gs: math.prod(math.factorial(g) for g in gs)  # noqa: E731
+            def space(gs: list[int]) -> int:
+                return math.prod(math.factorial(g) for g in gs)
+
             if kind == 0:  # one group too large to search at all
                 groups = [9]
                 while space(groups) <= self.cap:

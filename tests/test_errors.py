@@ -28,6 +28,11 @@ FROZEN = {
     "unknown_kind": "UnknownKindError",
     "unsupported_version": "UnsupportedVersionError",
     "schema_violation": "SchemaViolationError",
+    "not_regular_file": "NotRegularFileError",
+    "invalid_output_path": "OutputPathError",
+    "file_too_large": "FileTooLargeError",
+    "invalid_json": "InvalidJSONError",
+    "duplicate_json_key": "DuplicateJSONKeyError",
 }
 
 

@@ -10,7 +10,6 @@ programs; ``detail`` is for people.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -21,6 +20,8 @@ from typing import Any
 
 from .. import errors
 from .._cbor_types import PROFILES
+from .._files import loads_json, open_regular, read_regular
+from ..errors import FileTooLargeError, InvalidJSONError
 from ..objects import BUILTIN_KINDS, ObjectCodec, address
 from ..objects.hashing import PREFIX
 from .fixtures import NEGATIVE_CLASSES, OBJECT_FIXTURES, REQUIREMENTS
@@ -156,21 +157,6 @@ def compare_reports(reports: Mapping[str, Report]) -> list[Failure]:
     return out
 
 
-def _loads_strict(data: bytes) -> Any:
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in items:
-            if key in out:
-                raise ValueError(f"duplicate key {key!r}")
-            out[key] = value
-        return out
-
-    def constant(name: str) -> Any:
-        raise ValueError(f"{name} is not JSON")
-
-    return json.loads(data.decode("utf-8"), object_pairs_hook=pairs, parse_constant=constant)
-
-
 def _first_difference(a: bytes, b: bytes) -> str:
     for i, (x, y) in enumerate(zip(a, b)):
         if x != y:
@@ -208,36 +194,36 @@ class _Run:
             return None
         return path
 
+    def unreadable(self, rel: str, exc: Exception) -> None:
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        self.fail(rel, "file_unreadable", f"{type(exc).__name__}: {detail}")
+
     def read(self, rel: str) -> bytes | None:
-        """A corpus JSON file's bytes (at most ``MAX_JSON_BYTES``: never an unbounded read)."""
+        """A corpus JSON file's bytes: a regular file (a FIFO or device is refused, never
+        opened blocking) of at most ``MAX_JSON_BYTES`` (never an unbounded read)."""
         path = self.locate(rel)
         if path is None:
             return None
         try:
-            with path.open("rb") as fh:
-                data = fh.read(MAX_JSON_BYTES + 1)
-        except OSError as exc:
-            self.fail(rel, "file_unreadable", f"{type(exc).__name__}: {exc.strerror or exc}")
+            return read_regular(path, max_bytes=MAX_JSON_BYTES)
+        except (OSError, FileTooLargeError) as exc:
+            self.unreadable(rel, exc)
             return None
-        if len(data) > MAX_JSON_BYTES:
-            self.fail(rel, "file_unreadable", f"larger than the {MAX_JSON_BYTES}-byte limit")
-            return None
-        return data
 
     def measure(self, rel: str) -> tuple[int, str] | None:
-        """(size, sha256 hex) of a listed file, streamed in 1 MiB blocks."""
+        """(size, sha256 hex) of a listed regular file, streamed in 1 MiB blocks."""
         path = self.locate(rel)
         if path is None:
             return None
         digest = hashlib.sha256()
         size = 0
         try:
-            with path.open("rb") as fh:
+            with open_regular(path) as fh:
                 while block := fh.read(1 << 20):
                     digest.update(block)
                     size += len(block)
         except OSError as exc:
-            self.fail(rel, "file_unreadable", f"{type(exc).__name__}: {exc.strerror or exc}")
+            self.unreadable(rel, exc)
             return None
         return size, digest.hexdigest()
 
@@ -246,9 +232,9 @@ class _Run:
         if data is None:
             return None
         try:
-            doc = _loads_strict(data)
-        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-            self.fail(rel, "invalid_json", f"{type(exc).__name__}: {exc}")
+            doc = loads_json(data, source=rel)
+        except InvalidJSONError as exc:
+            self.fail(rel, "invalid_json", f"{exc.code}: {exc}")
             return None
         if not isinstance(doc, dict):
             self.fail(rel, "unknown_schema", f"top level is {type(doc).__name__}, not an object")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path, PurePosixPath
 
+from .._files import open_regular
 from ._model import Problem
 
 _CHUNK = 1 << 20
@@ -29,8 +30,10 @@ def resolve_artifact(base: Path, relative: str, case: str, name: str = "artifact
     if target != root and root not in target.parents:
         return Problem(case, "artifact_escapes",
                        f"{name} {relative!r} resolves outside the manifest's directory")
-    if not target.is_file():
+    if not target.exists():
         return Problem(case, "missing_artifact", f"{name} {relative!r} does not exist")
+    if not target.is_file():  # a FIFO, socket, device or directory is never opened
+        return Problem(case, "missing_artifact", f"{name} {relative!r} is not a regular file")
     return target
 
 
@@ -38,7 +41,7 @@ def sha256_file(path: Path) -> tuple[int, str]:
     """(size, lowercase hex SHA-256) of a file, read in 1 MiB chunks."""
     digest = hashlib.sha256()
     size = 0
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         while chunk := handle.read(_CHUNK):
             digest.update(chunk)
             size += len(chunk)

@@ -51,13 +51,14 @@ class Manifest:
     """A parsed manifest: the raw JSON document plus where it came from.
 
     ``base`` is the directory artifact paths are relative to (the manifest file's
-    directory); ``duplicate_keys`` lists JSON objects that repeated a key (JSON parsers
-    keep only the last value, so this is recorded while parsing)."""
+    directory); ``duplicate_keys`` lists the keys JSON objects repeated, with the byte
+    offset of each repeat (JSON parsers keep only the last value, so this is recorded
+    while parsing)."""
 
     document: dict[str, Any]
     base: Path = field(default_factory=Path)
     path: Path | None = None
-    duplicate_keys: list[str] = field(default_factory=list)
+    duplicate_keys: list[tuple[str, int | None]] = field(default_factory=list)
 
     @property
     def schema(self) -> Any:

@@ -40,8 +40,9 @@ def verify_manifest(manifest: Manifest, *, fps: Any = None,
 
         fps = live
     document = manifest.document
-    problems = [Problem(None, "duplicate_key", f"a JSON object repeats key {key!r}")
-                for key in manifest.duplicate_keys]
+    problems = [Problem(None, "duplicate_key", f"a JSON object repeats key {key!r}"
+                        + (f" (at byte {offset})" if offset is not None else ""))
+                for key, offset in manifest.duplicate_keys]
     name = document.get("schema")
     schema = SCHEMAS.get(name) if isinstance(name, str) else None
     if schema is None or (expect is not None and schema.name != expect):

@@ -28,10 +28,16 @@ FROZEN = {
     "unknown_kind": "UnknownKindError",
     "unsupported_version": "UnsupportedVersionError",
     "schema_violation": "SchemaViolationError",
+    "invalid_json": "InvalidJSONError",
+    "non_canonical_json": "NonCanonicalJSONError",
+    "reserved_namespace": "ReservedNamespaceError",
+    "unknown_multicodec": "UnknownMulticodecError",
+    "unsupported_hash": "UnsupportedHashError",
+    "missing_dependency": "MissingDependencyError",
     "not_regular_file": "NotRegularFileError",
     "invalid_output_path": "OutputPathError",
     "file_too_large": "FileTooLargeError",
-    "invalid_json": "InvalidJSONError",
+    "invalid_json_input": "JSONInputError",
     "duplicate_json_key": "DuplicateJSONKeyError",
 }
 

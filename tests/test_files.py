@@ -25,7 +25,7 @@ from canonkit.errors import (
     CanonkitError,
     DuplicateJSONKeyError,
     FileTooLargeError,
-    InvalidJSONError,
+    JSONInputError,
     NotRegularFileError,
     OutputPathError,
 )
@@ -125,7 +125,7 @@ def test_duplicate_keys_are_refused_with_their_offset(text: str, offset: int, ke
     data = text.encode()
     with pytest.raises(DuplicateJSONKeyError) as info:
         _files.loads_json(data, source="doc.json")
-    assert info.value.code == "duplicate_json_key" and isinstance(info.value, InvalidJSONError)
+    assert info.value.code == "duplicate_json_key" and isinstance(info.value, JSONInputError)
     assert info.value.detail == key and info.value.offset == offset
     assert data[offset:offset + 1] == b'"'
     assert "doc.json" in str(info.value) and f"offset {offset}" in str(info.value)
@@ -148,9 +148,9 @@ def test_duplicates_can_be_noted_instead() -> None:
     ('[{"b": -Infinity}]', 7, "-Infinity"),
 ])
 def test_nan_and_infinity_are_refused(text: str, offset: int, detail: str) -> None:
-    with pytest.raises(InvalidJSONError) as info:
+    with pytest.raises(JSONInputError) as info:
         _files.loads_json(text.encode())
-    assert type(info.value) is InvalidJSONError
+    assert type(info.value) is JSONInputError
     assert (info.value.offset, info.value.detail) == (offset, detail)
     assert f"JSON has no {detail}" in str(info.value)
 
@@ -160,7 +160,7 @@ def test_integers_are_bounded_before_conversion() -> None:
     assert _files.loads_json(b"[" + b"9" * limit + b"]") == [int("9" * limit)]
     assert _files.loads_json(b"-" + b"9" * limit) == -int("9" * limit)
     for text in (b'{"n": ' + b"1" * (limit + 1) + b"}", b'[0, -' + b"7" * 100_000 + b"]"):
-        with pytest.raises(InvalidJSONError) as info:
+        with pytest.raises(JSONInputError) as info:
             _files.loads_json(text)
         assert info.value.offset == text.index(b"1" if b"1" in text else b"-")
         assert "more than 4300 digits" in str(info.value)
@@ -172,7 +172,7 @@ def test_an_integer_bounded_even_with_the_interpreter_limit_lifted() -> None:
     old = sys.get_int_max_str_digits()
     sys.set_int_max_str_digits(0)
     try:
-        with pytest.raises(InvalidJSONError):
+        with pytest.raises(JSONInputError):
             _files.loads_json(b"1" * 1_000_000)
     finally:
         sys.set_int_max_str_digits(old)
@@ -183,13 +183,13 @@ def test_an_integer_bounded_even_with_the_interpreter_limit_lifted() -> None:
     (b"\xef\xbb\xbf{}", 0), (b'["\xc3\xa9", x]', 7), (b"{} {}", 3),
 ])
 def test_syntax_and_encoding_errors_carry_byte_offsets(data: bytes, offset: int) -> None:
-    with pytest.raises(InvalidJSONError) as info:
+    with pytest.raises(JSONInputError) as info:
         _files.loads_json(data)
-    assert info.value.code == "invalid_json" and info.value.offset == offset
+    assert info.value.code == "invalid_json_input" and info.value.offset == offset
 
 
 def test_deep_nesting_is_an_invalid_json_error() -> None:
-    with pytest.raises(InvalidJSONError, match="nested too deeply"):
+    with pytest.raises(JSONInputError, match="nested too deeply"):
         _files.loads_json(b"[" * 100_000 + b"]" * 100_000)
     # the locator is iterative: a repeat after deep (but parseable) nesting is located
     deep = b'{"k": ' + b"[" * 500 + b"]" * 500 + b', "k": 1}'

@@ -13,7 +13,7 @@
   it is none of the run's inputs.
 - **JSON is strict.** :func:`loads_json` accepts UTF-8 JSON only: no ``NaN``/``Infinity``,
   no repeated object key, no integer longer than ``MAX_INTEGER_DIGITS`` digits (bounded
-  before conversion); every refusal is an :class:`InvalidJSONError` with the offset.
+  before conversion); every refusal is an :class:`JSONInputError` with the offset.
 - **JSON lines.** :class:`JSONLines` splits a stream into numbered lines. Line numbers
   count every physical line. A *blank* line — nothing but JSON whitespace (space, tab,
   CR) before its newline — holds no document: it is yielded as ``b""`` so callers can
@@ -37,7 +37,7 @@ from typing import Any, BinaryIO
 from .errors import (
     DuplicateJSONKeyError,
     FileTooLargeError,
-    InvalidJSONError,
+    JSONInputError,
     NotRegularFileError,
     OutputPathError,
 )
@@ -236,7 +236,7 @@ def _loads(data: bytes | bytearray | memoryview | str, source: str,
         try:
             text = bytes(data).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise InvalidJSONError(f"{source}: not UTF-8 (byte {exc.start})",
+            raise JSONInputError(f"{source}: not UTF-8 (byte {exc.start})",
                                    offset=exc.start, detail="utf-8") from None
     try:
         return text, was_bytes, json.loads(text, object_pairs_hook=pairs,
@@ -251,20 +251,20 @@ def _loads(data: bytes | bytearray | memoryview | str, source: str,
             raise DuplicateJSONKeyError(f"{source}: duplicate object key {found.token!r}{at}",
                                         offset=offset, detail=found.token) from None
         if found.what == "constant":
-            raise InvalidJSONError(f"{source}: JSON has no {found.token}{at}",
+            raise JSONInputError(f"{source}: JSON has no {found.token}{at}",
                                    offset=offset, detail=found.token) from None
-        raise InvalidJSONError(f"{source}: an integer of more than {MAX_INTEGER_DIGITS} "
+        raise JSONInputError(f"{source}: an integer of more than {MAX_INTEGER_DIGITS} "
                                f"digits{at}", offset=offset, detail="number") from None
     except json.JSONDecodeError as exc:
         offset = _byte_offset(text, exc.pos, was_bytes)
-        raise InvalidJSONError(f"{source}: not JSON: {exc.msg} at offset {offset} "
+        raise JSONInputError(f"{source}: not JSON: {exc.msg} at offset {offset} "
                                f"(line {exc.lineno} column {exc.colno})",
                                offset=offset, detail=exc.msg) from None
     except RecursionError:
-        raise InvalidJSONError(f"{source}: JSON nested too deeply",
+        raise JSONInputError(f"{source}: JSON nested too deeply",
                                detail="depth") from None
     except ValueError as exc:  # e.g. an integer over a lowered sys int-string limit
-        raise InvalidJSONError(f"{source}: {exc}", detail=str(exc)) from None
+        raise JSONInputError(f"{source}: {exc}", detail=str(exc)) from None
 
 
 def _no_repeats(items: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -279,7 +279,7 @@ def _no_repeats(items: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def loads_json(data: bytes | bytearray | memoryview | str, *, source: str = "<json>") -> Any:
-    """Parse strict JSON (UTF-8 when given bytes). InvalidJSONError — its subclass
+    """Parse strict JSON (UTF-8 when given bytes). JSONInputError — its subclass
     DuplicateJSONKeyError for a repeated key — names ``source`` and carries the offset
     (in bytes for bytes input, in characters for text)."""
     return _loads(data, source, _no_repeats)[2]

@@ -11,7 +11,7 @@ import unicodedata
 from typing import Any
 
 from canonkit._files import loads_json
-from canonkit.errors import InvalidFieldError, InvalidJSONError
+from canonkit.errors import InvalidFieldError, JSONInputError
 
 __all__ = ["canonical_json", "canonical_json_bytes", "es_number", "parse_canonical"]
 
@@ -125,7 +125,7 @@ def parse_canonical(text: str | bytes) -> Any:
             raise InvalidFieldError(f"canonical JSON is not UTF-8 at byte {exc.start}") from None
     try:
         value = loads_json(text, source="canonical JSON")
-    except InvalidJSONError as exc:
+    except JSONInputError as exc:
         raise InvalidFieldError(str(exc), offset=exc.offset) from None
     canonical = canonical_json(value)
     if canonical != text:

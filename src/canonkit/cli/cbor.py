@@ -9,7 +9,7 @@ from typing import Any
 
 from .._cbor_types import PROFILES
 from .._files import loads_json, read_regular, write_atomic
-from ..errors import CanonkitError, InvalidJSONError
+from ..errors import CanonkitError, JSONInputError
 from ._cbor_json import JSONFormError, from_json, to_json
 
 __all__ = ["register"]
@@ -38,7 +38,7 @@ def _write_atomically(path: str, data: bytes, source: str) -> None:
     write_atomic(path, data, inputs=[] if source == "-" else [source])
 
 
-def _json_problem(exc: InvalidJSONError) -> str:
+def _json_problem(exc: JSONInputError) -> str:
     if exc.detail in ("NaN", "Infinity", "-Infinity"):
         return f"{exc}; write {{\"$float\": \"{exc.detail}\"}}"
     return str(exc)
@@ -64,7 +64,7 @@ def _encode(args: argparse.Namespace) -> int:
         data = cbor.encode(from_json(document), profile=args.profile)
     except OSError as exc:
         return _fail("encode", str(exc))
-    except InvalidJSONError as exc:
+    except JSONInputError as exc:
         return _fail("encode", f"bad JSON input: {_json_problem(exc)}")
     except JSONFormError as exc:
         return _fail("encode", f"bad JSON input: {exc}")

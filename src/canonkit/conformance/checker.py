@@ -21,7 +21,7 @@ from typing import Any
 from .. import errors
 from .._cbor_types import PROFILES
 from .._files import loads_json, open_regular, read_regular
-from ..errors import FileTooLargeError, InvalidJSONError
+from ..errors import FileTooLargeError, JSONInputError
 from ..objects import BUILTIN_KINDS, ObjectCodec, address
 from ..objects.hashing import PREFIX
 from .fixtures import NEGATIVE_CLASSES, OBJECT_FIXTURES, REQUIREMENTS
@@ -233,7 +233,7 @@ class _Run:
             return None
         try:
             doc = loads_json(data, source=rel)
-        except InvalidJSONError as exc:
+        except JSONInputError as exc:
             self.fail(rel, "invalid_json", f"{exc.code}: {exc}")
             return None
         if not isinstance(doc, dict):

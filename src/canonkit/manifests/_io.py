@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .._files import loads_json_noting_duplicates, read_regular, write_atomic
-from ..errors import FileTooLargeError, InvalidJSONError, ManifestError
+from ..errors import FileTooLargeError, JSONInputError, ManifestError
 from ._model import Manifest
 from .schemas import SCHEMAS, Schema
 
@@ -23,7 +23,7 @@ def loads(data: bytes | str, *, base: Path | str = ".", path: Path | None = None
     where = str(path) if path is not None else "<manifest>"
     try:
         document, repeated = loads_json_noting_duplicates(data, source=where)
-    except InvalidJSONError as exc:
+    except JSONInputError as exc:
         raise ManifestError(str(exc), offset=exc.offset, detail=exc.code) from None
     if not isinstance(document, dict):
         raise ManifestError(f"{where}: the top level must be a JSON object, "

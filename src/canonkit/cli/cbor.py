@@ -11,6 +11,7 @@ from .._cbor_types import PROFILES
 from .._files import loads_json, read_regular, write_atomic
 from ..errors import CanonkitError, JSONInputError
 from ._cbor_json import JSONFormError, from_json, to_json
+from ._common import EXIT_FAILURES, EXIT_OK, report_os_error, worst
 
 __all__ = ["register"]
 
@@ -63,7 +64,7 @@ def _encode(args: argparse.Namespace) -> int:
         document = loads_json(_read(args.file), source=args.file)
         data = cbor.encode(from_json(document), profile=args.profile)
     except OSError as exc:
-        return _fail("encode", str(exc))
+        return report_os_error("cbor encode", exc)
     except JSONInputError as exc:
         return _fail("encode", f"bad JSON input: {_json_problem(exc)}")
     except JSONFormError as exc:
@@ -73,7 +74,7 @@ def _encode(args: argparse.Namespace) -> int:
     try:
         _write_atomically(args.output, data, args.file)
     except OSError as exc:
-        return _fail("encode", str(exc))
+        return report_os_error("cbor encode", exc)
     return 0
 
 
@@ -89,7 +90,7 @@ def _decode(args: argparse.Namespace) -> int:
             text = json.dumps(to_json(value), ensure_ascii=False, indent=args.indent,
                               allow_nan=False)
     except OSError as exc:
-        return _fail("decode", str(exc))
+        return report_os_error("cbor decode", exc)
     except CanonkitError as exc:
         return _fail("decode", _describe(exc))
     sys.stdout.write(text + "\n")
@@ -100,19 +101,19 @@ def _check(args: argparse.Namespace) -> int:
     from .. import cbor
 
     decoder = cbor.Decoder(profile=args.profile)
-    failed = False
+    statuses = []
     for path in args.files:
         try:
             decoder.decode(_read(path))
-        except OSError as exc:
-            print(f"{path}: unreadable: {exc.strerror or exc}")
-            failed = True
+        except OSError as exc:  # not a check result: the run is incomplete
+            statuses.append(report_os_error("cbor check", exc))
         except CanonkitError as exc:
             print(f"{path}: {_describe(exc)}")
-            failed = True
+            statuses.append(EXIT_FAILURES)
         else:
             print(f"{path}: ok")
-    return 1 if failed else 0
+            statuses.append(EXIT_OK)
+    return worst(statuses)
 
 
 def register(subparsers: Any) -> None:
@@ -152,7 +153,7 @@ def register(subparsers: Any) -> None:
     chk = commands.add_parser(
         "check", help="strictly validate CBOR files",
         description="Print 'FILE: ok' or 'FILE: <code> at offset N: <message>' per file "
-        "(the first violation); exit status 1 if any file fails.")
+        "(the first violation); exit status 1 if any file fails, 2 if any cannot be read.")
     chk.add_argument("files", nargs="+", metavar="FILE", help="CBOR files (- for stdin)")
     profile_option(chk)
     chk.set_defaults(func=_check)

@@ -9,6 +9,7 @@ from typing import Any
 
 from .._files import read_regular, validate_output_path, write_atomic
 from ..errors import FPSError
+from ._common import report_os_error
 
 
 def register(subparsers: Any) -> None:
@@ -62,15 +63,13 @@ def run_op(args: argparse.Namespace) -> int:
         print(f"{exc.code}: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:
-        print(f"canonkit fps run: {exc}", file=sys.stderr)
-        return 1
+        return report_os_error("fps run", exc)
     cid = fps.cid_sha256(output)
     if args.output is not None:
         try:
             write_atomic(args.output, output, inputs=files)
         except OSError as exc:
-            print(f"canonkit fps run: {exc}", file=sys.stderr)
-            return 1
+            return report_os_error("fps run", exc)
     if args.json:
         case = {"op": args.op, **fields, "output": output.hex(), "cid_sha256": cid}
         if args.output is not None:

@@ -38,8 +38,10 @@ def read(path: Path | str) -> Manifest:
     try:
         data = read_regular(path, max_bytes=MAX_MANIFEST_BYTES)
     except (OSError, FileTooLargeError) as exc:
+        # chained: a caller can tell "could not read" (an I/O failure, a FIFO) from
+        # "not a manifest" (too large, not JSON)
         detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ManifestError(f"{path}: cannot read: {detail}") from None
+        raise ManifestError(f"{path}: cannot read: {detail}") from exc
     return loads(data, base=path.parent, path=path)
 
 

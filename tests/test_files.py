@@ -457,3 +457,25 @@ def test_write_exclusive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     with pytest.raises(OSError):
         _files.write_exclusive(tmp_path / "other", b"abc")
     assert _names(tmp_path) == ["new"]
+
+
+# --- numbers -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("0", 0), ("7", 7), (str(2**64 - 1), 2**64 - 1), (str(2**64), None), ("01", None),
+    ("-1", None), ("1e3", None), (" 1", None), ("", None), ("9" * 5000, None),
+    ("١", None),  # a non-ASCII digit: int() would take it
+])
+def test_decimal_uint64(text: str, value: int | None) -> None:
+    assert _files.decimal_uint64(text) == value
+
+
+def test_long_integers_are_kept_unconverted_when_noting() -> None:
+    digits = "8" * 5000
+    value, repeats = _files.loads_json_noting_duplicates(f'{{"n": -{digits}, "m": 1}}')
+    assert repeats == [] and value["m"] == 1
+    kept = value["n"]
+    assert isinstance(kept, _files.LongInteger) and kept.digits == "-" + digits
+    assert len(kept) == 5000 and repr(kept) == "<integer of 5000 digits>"
+    assert kept == _files.LongInteger("-" + digits) and kept != -int("8" * 10)

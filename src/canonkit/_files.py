@@ -13,7 +13,8 @@
   it is none of the run's inputs.
 - **JSON is strict.** :func:`loads_json` accepts UTF-8 JSON only: no ``NaN``/``Infinity``,
   no repeated object key, no integer longer than ``MAX_INTEGER_DIGITS`` digits (bounded
-  before conversion); every refusal is an :class:`JSONInputError` with the offset.
+  before conversion); every refusal is a :class:`JSONInputError` with the offset.
+  Numbers written as decimal strings are bounded the same way (:func:`decimal_uint64`).
 - **JSON lines.** :class:`JSONLines` splits a stream into numbered lines. Line numbers
   count every physical line. A *blank* line — nothing but JSON whitespace (space, tab,
   CR) before its newline — holds no document: it is yielded as ``b""`` so callers can
@@ -42,8 +43,8 @@ from .errors import (
     OutputPathError,
 )
 
-__all__ = ["MAX_INTEGER_DIGITS", "AtomicWriter", "JSONLines", "check_regular",
-           "fsync_directory", "loads_json", "loads_json_noting_duplicates",
+__all__ = ["MAX_INTEGER_DIGITS", "UINT64_LIMIT", "AtomicWriter", "JSONLines", "LongInteger",
+           "check_regular", "decimal_uint64", "fsync_directory", "loads_json", "loads_json_noting_duplicates",
            "open_regular", "read_json", "read_regular", "validate_output_path",
            "write_atomic", "write_exclusive"]
 
@@ -124,6 +125,43 @@ def read_regular(path: PathLike, *, max_bytes: int | None = None) -> bytes:
 _WS = re.compile(r"[ \t\n\r]*")
 
 
+UINT64_LIMIT = 1 << 64
+_DECIMAL = re.compile(r"0|[1-9][0-9]*")
+
+
+def decimal_uint64(text: str) -> int | None:
+    """The value of ``text`` if it is a canonical decimal string (digits only, no leading
+    zero) below 2**64, else None. The length is checked before ``int()``, so a
+    5000-digit string costs nothing and raises nothing."""
+    if len(text) > 20 or not _DECIMAL.fullmatch(text):
+        return None
+    value = int(text)
+    return value if value < UINT64_LIMIT else None
+
+
+class LongInteger:
+    """A JSON integer of more than ``MAX_INTEGER_DIGITS`` digits, never converted: what
+    :func:`loads_json_noting_duplicates` leaves in its place for a caller that reports
+    such a value per field instead of refusing the whole document."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, digits: str) -> None:
+        self.digits = digits
+
+    def __len__(self) -> int:
+        return len(self.digits) - self.digits.startswith("-")
+
+    def __repr__(self) -> str:
+        return f"<integer of {len(self)} digits>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LongInteger) and other.digits == self.digits
+
+    def __hash__(self) -> int:
+        return hash(self.digits)
+
+
 class _Found(Exception):
     """Raised inside json.loads hooks to stop at the first problem; located afterwards."""
 
@@ -136,6 +174,12 @@ class _Found(Exception):
 def _bounded_int(digits: str) -> int:
     if len(digits) - digits.startswith("-") > MAX_INTEGER_DIGITS:
         raise _Found("number", digits)
+    return int(digits)
+
+
+def _int_or_long(digits: str) -> int | LongInteger:
+    if len(digits) - digits.startswith("-") > MAX_INTEGER_DIGITS:
+        return LongInteger(digits)
     return int(digits)
 
 
@@ -228,7 +272,7 @@ def _byte_offset(text: str, pos: int | None, was_bytes: bool) -> int | None:
 
 
 def _loads(data: bytes | bytearray | memoryview | str, source: str,
-           pairs: Any) -> tuple[str, bool, Any]:
+           pairs: Any, parse_int: Any = _bounded_int) -> tuple[str, bool, Any]:
     was_bytes = not isinstance(data, str)
     if isinstance(data, str):
         text = data
@@ -241,7 +285,7 @@ def _loads(data: bytes | bytearray | memoryview | str, source: str,
     try:
         return text, was_bytes, json.loads(text, object_pairs_hook=pairs,
                                            parse_constant=_refuse_constant,
-                                           parse_int=_bounded_int)
+                                           parse_int=parse_int)
     except _Found as found:
         where = _scan(text)
         pos = where[2] if where is not None else None
@@ -288,9 +332,11 @@ def loads_json(data: bytes | bytearray | memoryview | str, *, source: str = "<js
 def loads_json_noting_duplicates(data: bytes | bytearray | memoryview | str, *,
                                  source: str = "<json>"
                                  ) -> tuple[Any, list[tuple[str, int | None]]]:
-    """Like :func:`loads_json`, but a repeated key is not an error: the value keeps the
-    last one (as JSON parsers do) and the repeats come back as ``(key, offset)`` pairs,
-    in document order, for a caller that reports them and goes on."""
+    """Like :func:`loads_json`, for a caller that reports problems per value and goes on:
+    a repeated key is not an error (the value keeps the last one, as JSON parsers do; the
+    repeats come back as ``(key, offset)`` pairs in document order), and an integer of
+    more than ``MAX_INTEGER_DIGITS`` digits is left unconverted as a
+    :class:`LongInteger`."""
     repeated: list[str] = []
 
     def noting(items: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -299,7 +345,7 @@ def loads_json_noting_duplicates(data: bytes | bytearray | memoryview | str, *,
             repeated.append("")
         return out
 
-    text, was_bytes, value = _loads(data, source, noting)
+    text, was_bytes, value = _loads(data, source, noting, _int_or_long)
     if not repeated:
         return value, []
     keep: list[tuple[str, int]] = []

@@ -84,7 +84,12 @@ def dumps(manifest: Manifest | dict[str, Any]) -> bytes:
     ordered[schema.array] = [
         _canonical_entry(schema, e) for e in sorted(entries, key=lambda e: e["id"])
     ]
-    return (json.dumps(ordered, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    return (json.dumps(ordered, indent=2, ensure_ascii=False, default=_unwritable)
+            + "\n").encode("utf-8")
+
+
+def _unwritable(value: Any) -> Any:
+    raise ManifestError(f"cannot write {value!r}: not a manifest value")
 
 
 def write(manifest: Manifest | dict[str, Any], path: Path | str) -> None:

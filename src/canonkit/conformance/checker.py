@@ -184,12 +184,17 @@ class _Run:
         """The file ``rel`` if it is a regular file inside the corpus (no symlink on the
         way); otherwise reports why and returns None."""
         path = self.root / rel
-        if path.is_symlink() or any((self.root / p).is_symlink()
-                                    for p in Path(rel).parents if str(p) != "."):
-            self.fail(rel, "bad_path", "is or passes through a symlink")
-            return None
-        if not path.exists():
+        try:
+            if path.is_symlink() or any((self.root / p).is_symlink()
+                                        for p in Path(rel).parents if str(p) != "."):
+                self.fail(rel, "bad_path", "is or passes through a symlink")
+                return None
+            path.lstat()
+        except (FileNotFoundError, NotADirectoryError):
             self.fail(rel, "file_missing")
+            return None
+        except OSError as exc:  # a directory on the way that may not be searched
+            self.unreadable(rel, exc)
             return None
         return path
 
@@ -400,7 +405,12 @@ class _Run:
     def unlisted_files(self, have_manifest: bool) -> None:
         if not have_manifest:
             return  # the missing manifest is already the failure
-        for dirpath, dirnames, filenames in os.walk(self.root):
+        def unreadable_directory(exc: OSError) -> None:  # never skipped silently
+            where = Path(exc.filename or self.root)
+            rel = where.relative_to(self.root).as_posix() if where != self.root else "."
+            self.unreadable(rel, exc)
+
+        for dirpath, dirnames, filenames in os.walk(self.root, onerror=unreadable_directory):
             dirnames.sort()
             for name in dirnames:  # os.walk does not descend into these: report them
                 if (Path(dirpath) / name).is_symlink():

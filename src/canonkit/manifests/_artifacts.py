@@ -3,6 +3,7 @@ chunks (never read whole just to hash)."""
 from __future__ import annotations
 
 import hashlib
+import stat
 from pathlib import Path, PurePosixPath
 
 from .._files import open_regular
@@ -30,9 +31,14 @@ def resolve_artifact(base: Path, relative: str, case: str, name: str = "artifact
     if target != root and root not in target.parents:
         return Problem(case, "artifact_escapes",
                        f"{name} {relative!r} resolves outside the manifest's directory")
-    if not target.exists():
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
         return Problem(case, "missing_artifact", f"{name} {relative!r} does not exist")
-    if not target.is_file():  # a FIFO, socket, device or directory is never opened
+    except OSError as exc:  # e.g. a directory on the way that may not be searched
+        return Problem(case, "missing_artifact", f"{name} {relative!r} cannot be read: "
+                       f"{exc.strerror or exc}")
+    if not stat.S_ISREG(mode):  # a FIFO, socket, device or directory is never opened
         return Problem(case, "missing_artifact", f"{name} {relative!r} is not a regular file")
     return target
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .._files import loads_json_noting_duplicates, read_regular, write_atomic
-from ..errors import FileTooLargeError, JSONInputError, ManifestError
+from ..errors import CanonkitError, FileTooLargeError, JSONInputError, ManifestError
 from ._model import Manifest
 from .schemas import SCHEMAS, Schema
 
@@ -40,8 +40,9 @@ def read(path: Path | str) -> Manifest:
     except (OSError, FileTooLargeError) as exc:
         # chained: a caller can tell "could not read" (an I/O failure, a FIFO) from
         # "not a manifest" (too large, not JSON)
-        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ManifestError(f"{path}: cannot read: {detail}") from exc
+        if isinstance(exc, CanonkitError):  # its message names the path already
+            raise ManifestError(f"cannot read: {exc}") from exc
+        raise ManifestError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     return loads(data, base=path.parent, path=path)
 
 

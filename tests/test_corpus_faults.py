@@ -33,13 +33,16 @@ def canonkit(*argv: str | Path) -> subprocess.CompletedProcess[str]:
         pytest.fail(f"canonkit {' '.join(map(str, argv))} blocked for {TIMEOUT} s")
 
 
+# VmHWM, not ru_maxrss: the latter counts the forking parent's pages (the test process)
 MEASURED = """
-import resource, sys
+import sys
 from canonkit.cli import main
 try:
     status = main(sys.argv[1:])
 finally:
-    print("peak_rss_kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
+    with open("/proc/self/status") as status_file:
+        peak = next(line.split()[1] for line in status_file if line.startswith("VmHWM:"))
+    print("peak_rss_kib", peak, file=sys.stderr)
 sys.exit(status)
 """
 

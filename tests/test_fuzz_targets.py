@@ -40,34 +40,43 @@ def test_seeds_are_written_once_each(tmp_path: Any) -> None:
         assert len(list((tmp_path / name).iterdir())) == count
 
 
+class Wrapped:
+    """A backend module with some functions replaced (the rest delegate)."""
+
+    def __init__(self, module: Any, **replaced: Any) -> None:
+        self._module = module
+        self.__dict__.update(replaced)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._module, name)
+
+
 def test_the_cbor_targets_catch_a_disagreement(monkeypatch: pytest.MonkeyPatch) -> None:
     module = target("cbor_core")
     cbor_target = sys.modules["cbor_target"]
     twin = cbor_target.TWIN
 
-    class OffByOne:
-        @staticmethod
-        def decode(data: bytes, **options: Any) -> Any:
-            value = twin.decode(data, **options)
-            return value + 1 if type(value) is int else value
+    def off_by_one(data: bytes, **options: Any) -> Any:
+        value = twin.decode(data, **options)
+        return value + 1 if type(value) is int else value
 
-        encode = staticmethod(twin.encode)
-
-    monkeypatch.setattr(cbor_target, "TWIN", OffByOne)
+    monkeypatch.setattr(cbor_target, "TWIN", Wrapped(twin, decode=off_by_one))
     with pytest.raises(harness.Mismatch, match="decode"):
         module.one_input(bytes.fromhex("05"))
     module.one_input(bytes.fromhex("f5"))  # true: not an int, the fake agrees
 
-    class ErrorElsewhere(OffByOne):
-        @staticmethod
-        def decode(data: bytes, **options: Any) -> Any:
-            from canonkit.errors import TruncatedError
+    def error_elsewhere(data: bytes, **options: Any) -> Any:
+        from canonkit.errors import TruncatedError
 
-            raise TruncatedError("x", offset=len(data) + 1)
+        raise TruncatedError("x", offset=len(data) + 1)
 
-    monkeypatch.setattr(cbor_target, "TWIN", ErrorElsewhere)
+    monkeypatch.setattr(cbor_target, "TWIN", Wrapped(twin, decode=error_elsewhere))
     with pytest.raises(harness.Mismatch):
         module.one_input(bytes.fromhex("f5"))
+    if hasattr(twin, "check"):  # the validating entry point is compared too
+        monkeypatch.setattr(cbor_target, "TWIN", Wrapped(twin, check=error_elsewhere))
+        with pytest.raises(harness.Mismatch, match="check"):
+            module.one_input(bytes.fromhex("f5"))
 
 
 def test_the_cbor_targets_catch_a_changed_reencoding(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -75,14 +84,10 @@ def test_the_cbor_targets_catch_a_changed_reencoding(monkeypatch: pytest.MonkeyP
     cbor_target = sys.modules["cbor_target"]
     twin = cbor_target.TWIN
 
-    class Padded:
-        decode = staticmethod(twin.decode)
+    def padded(value: Any, **options: Any) -> bytes:
+        return bytes(twin.encode(value, **options)) + b"\x00"
 
-        @staticmethod
-        def encode(value: Any, **options: Any) -> bytes:
-            return bytes(twin.encode(value, **options)) + b"\x00"
-
-    monkeypatch.setattr(cbor_target, "TWIN", Padded)
+    monkeypatch.setattr(cbor_target, "TWIN", Wrapped(twin, encode=padded))
     with pytest.raises(harness.Mismatch, match="encode\\(decode"):
         module.one_input(bytes.fromhex("8102"))
 

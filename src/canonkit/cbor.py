@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import _backend
+from . import _backend, dag_json
 from ._cbor_diag import diagnose
 from ._cbor_types import (
     DEFAULT_MAX_DEPTH,
@@ -64,5 +64,5 @@ __all__ = [
     "Link", "NonNFCTextError", "NonShortestIntegerError", "NotWellFormedError", "Simple",
     "Tag", "TrailingDataError", "TruncatedError", "UndefinedType", "UnsortedMapKeysError",
     "UnsupportedItemError", "UnsupportedTypeError", "decode", "diagnose", "dumps",
-    "encode", "loads",
+    "dag_json", "encode", "loads",
 ]

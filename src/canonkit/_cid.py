@@ -11,7 +11,9 @@ from the multicodec table (``_multicodec_table``), loaded on first use only.
 """
 from __future__ import annotations
 
+import base64
 import hashlib
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -22,6 +24,8 @@ __all__ = [
     "HASHES",
     "CIDParts",
     "b32decode",
+    "b64decode_unpadded",
+    "b64encode_unpadded",
     "b32encode",
     "b58decode",
     "b58encode",
@@ -286,6 +290,25 @@ def b58decode(text: str) -> bytes:
     zeros = len(text) - len(text.lstrip("1"))
     body = number.to_bytes((number.bit_length() + 7) // 8, "big")
     return b"\0" * zeros + body
+
+
+_BASE64 = re.compile(r"[A-Za-z0-9+/]*")
+
+
+def b64encode_unpadded(data: Any) -> str:
+    """RFC 4648 §4 base64 (standard alphabet) without padding: DAG-JSON's bytes form."""
+    return base64.b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def b64decode_unpadded(text: str) -> bytes:
+    """Inverse of ``b64encode_unpadded``; refuses padding, other characters, impossible
+    lengths and non-zero unused bits (so every byte string has one spelling)."""
+    if len(text) % 4 == 1 or not _BASE64.fullmatch(text):
+        raise ValueError("not unpadded standard base64")
+    data = base64.b64decode(text + "=" * (-len(text) % 4))
+    if b64encode_unpadded(data) != text:
+        raise ValueError("base64 with non-zero unused bits")
+    return data
 
 
 def cid_to_string(cid: bytes) -> str:

@@ -22,18 +22,16 @@ infinities, integers outside the range, strings that are not Unicode.
 """
 from __future__ import annotations
 
-import binascii
 from json import loads as _json_loads
 import math
 import re
-from base64 import b64decode, b64encode
 from collections.abc import Mapping
 from json.decoder import JSONDecodeError, scanstring  # type: ignore[attr-defined]
 from json.encoder import encode_basestring
 from typing import Any, NoReturn
 
 from ._cbor_types import DEFAULT_MAX_DEPTH, FrozenDict, Link, Simple, Tag, UndefinedType
-from ._cid import cid_from_string, cid_to_string
+from ._cid import b64decode_unpadded, b64encode_unpadded, cid_from_string, cid_to_string
 from .errors import (
     CODES,
     DepthExceededError,
@@ -49,7 +47,6 @@ _U64 = 1 << 64
 _WS = " \t\n\r"
 _WS_RUN = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
-_BASE64 = re.compile(r"[A-Za-z0-9+/]*")
 _MAX_INT_TEXT = len(str(-_U64))  # longer integer text is out of range without parsing it
 
 
@@ -103,7 +100,7 @@ def _reserved_use(mapping: Mapping[Any, Any]) -> str | None:
 
 
 def _bytes_text(data: Any) -> str:
-    return '{"/":{"bytes":"' + b64encode(data).rstrip(b"=").decode("ascii") + '"}}'
+    return '{"/":{"bytes":"' + b64encode_unpadded(data) + '"}}'
 
 
 def encode(value: Any, /, *, max_depth: int = DEFAULT_MAX_DEPTH) -> bytes:
@@ -370,15 +367,10 @@ class _Reader:
         return link
 
     def bytes(self, text: str, start: int) -> bytes:
-        if len(text) % 4 == 1 or not _BASE64.fullmatch(text):
-            _fail("reserved_namespace", start, "bytes are not unpadded standard base64")
         try:
-            data = b64decode(text + "=" * (-len(text) % 4), validate=True)
-        except binascii.Error:
-            _fail("reserved_namespace", start, "bytes are not unpadded standard base64")
-        if b64encode(data).rstrip(b"=") != text.encode("ascii"):
-            _fail("reserved_namespace", start, "base64 with non-zero unused bits")
-        return data
+            return b64decode_unpadded(text)
+        except ValueError as exc:
+            _fail("reserved_namespace", start, f"bytes: {exc}")
 
     def run(self) -> Any:
         text = self.text
@@ -467,8 +459,8 @@ def _fast_object(mapping: dict[str, Any]) -> Any:
             and type(inner.get("bytes")) is str):
         text = inner["bytes"]
         try:
-            return b64decode(text + "=" * (-len(text) % 4), validate=True)
-        except (binascii.Error, ValueError):
+            return b64decode_unpadded(text)
+        except ValueError:
             raise _NotFast from None
     if _reserved_use(mapping) is not None:
         raise _NotFast

@@ -134,6 +134,7 @@ DECODE_ERRORS: list[tuple[bytes, type[errors.CanonkitError], int]] = [
     (b'"\xc3\x28"', errors.InvalidUTF8Error, 1),
     (b'["\xe6\xb0\xb4",1.50]', errors.NonCanonicalJSONError, 7),  # byte offset, not chars
     (b'{"/":"foo","bar":"baz"}', errors.ReservedNamespaceError, 0),
+    (b'{"/":"foo","0bar":"baz"}', errors.ReservedNamespaceError, 0),  # "0" sorts after "/"
     (b'[{"/":{"bytes":"YQ"},"bar":"baz"}]', errors.ReservedNamespaceError, 1),
     (b'{"/":{"bytes":"YQ","z":1}}', errors.ReservedNamespaceError, 0),
     (b'{"/":{"bytes":"YQ=="}}', errors.ReservedNamespaceError, 0),
@@ -176,6 +177,7 @@ def test_lenient_decoding(data: bytes, value: Any) -> None:
     b'{"a":1,"a":2}',
     b'{"bar":"baz","/":"foo"}',               # "/" sorts first: it would be written first
     b'{"/":"foo","!":1}',                     # "/" written first
+    b'{"0bar":"baz","/":"foo"}',              # the specification's example: "/" sorts first
     b'{"/":{"bytes":"YQ","bar":"baz"}}',      # "bytes" written first in the inner map
     b'{"/":{"z":1,"bytes":"YQ"}}',            # "bytes" sorts first
     b'{"/": "B' + CID[1:].upper().encode() + b'"}',

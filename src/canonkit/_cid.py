@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -253,14 +253,19 @@ def b32encode(data: bytes) -> str:
     return "".join(_B32_ALPHABET[(bits >> (5 * (count - 1 - i))) & 31] for i in range(count))
 
 
+def _digits(text: str, alphabet: str, base: str) -> Iterator[int]:
+    for ch in text:
+        index = alphabet.find(ch)
+        if index < 0:
+            raise ValueError(f"not a {base} character: {ch!r}")
+        yield index
+
+
 def b32decode(text: str) -> bytes:
     """Inverse of ``b32encode``; refuses other characters and non-zero padding bits."""
     bits = 0
-    for ch in text:
-        index = _B32_ALPHABET.find(ch)
-        if index < 0:
-            raise ValueError(f"not a base32 character: {ch!r}")
-        bits = bits << 5 | index
+    for digit in _digits(text, _B32_ALPHABET, "base32"):
+        bits = bits << 5 | digit
     extra = len(text) * 5 % 8
     if extra >= 5:  # 1, 3 or 6 characters left over cannot come from whole bytes
         raise ValueError("impossible base32 length")
@@ -282,11 +287,8 @@ def b58encode(data: bytes) -> str:
 def b58decode(text: str) -> bytes:
     """Inverse of ``b58encode``."""
     number = 0
-    for ch in text:
-        index = _B58_ALPHABET.find(ch)
-        if index < 0:
-            raise ValueError(f"not a base58 character: {ch!r}")
-        number = number * 58 + index
+    for digit in _digits(text, _B58_ALPHABET, "base58"):
+        number = number * 58 + digit
     zeros = len(text) - len(text.lstrip("1"))
     body = number.to_bytes((number.bit_length() + 7) // 8, "big")
     return b"\0" * zeros + body

@@ -117,6 +117,42 @@ def test_check_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert status == 1 and "float_outside_profile at offset 3" in out
 
 
+def test_check_json_and_sequences(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = tmp_path / "good.cbor"
+    good.write_bytes(cbor.encode({"t": 1}))
+    seq = tmp_path / "items.cborseq"
+    seq.write_bytes(b"".join(cbor.encode(v) for v in (1, "a", [2.5], {"k": None})))
+    bad_seq = tmp_path / "bad.cborseq"
+    bad_seq.write_bytes(cbor.encode(1) + bytes.fromhex("a2617401617401"))
+    empty = tmp_path / "empty.cborseq"
+    empty.write_bytes(b"")
+    missing = tmp_path / "none"
+
+    status, out, _ = _run(capsys, "cbor", "check", "--sequence", str(seq), str(empty))
+    assert (status, out) == (0, f"{seq}: ok (4 items)\n{empty}: ok (0 items)\n")
+    # a sequence is not one item: without --sequence the second item is trailing data
+    status, out, _ = _run(capsys, "cbor", "check", str(seq))
+    assert status == 1 and out.startswith(f"{seq}: trailing_data at offset 1: ")
+
+    status, out, err = _run(capsys, "cbor", "check", "--json", "--sequence", str(seq),
+                            str(bad_seq), str(missing))
+    records = [json.loads(line) for line in out.splitlines()]
+    assert status == 2 and err == f"canonkit cbor check: {missing}: No such file or directory\n"
+    assert records[0] == {"path": str(seq), "status": "ok", "items": 4, "profile": "core"}
+    assert records[1]["status"] == "invalid" and records[1]["code"] == "duplicate_map_key"
+    assert records[1]["offset"] == 5 and records[1]["profile"] == "core"
+    assert records[2] == {"path": str(missing), "status": "unreadable", "profile": "core",
+                          "message": f"{missing}: No such file or directory"}
+
+    status, out, _ = _run(capsys, "cbor", "check", "--json", str(good))
+    assert status == 0 and json.loads(out) == {"path": str(good), "status": "ok",
+                                               "profile": "core"}
+    # check accepts a valid core map whose keys collide as Python values (1 and 1.0)
+    colliding = tmp_path / "colliding.cbor"
+    colliding.write_bytes(bytes.fromhex("a201f5f93c00f4"))
+    assert _run(capsys, "cbor", "check", str(colliding))[0] == 0
+
+
 def test_errors_leave_no_output_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out.cbor"
     for text, profile, fragment in [

@@ -16,7 +16,14 @@ from typing import Any, NoReturn
 from .._cbor_types import PROFILES
 from ..errors import CanonkitError
 from ._cbor_json import JSONFormError, from_json, to_json
-from ._common import EXIT_FAILURES, EXIT_OK, report_os_error, worst
+from ._common import (
+    EXIT_COULD_NOT_RUN,
+    EXIT_FAILURES,
+    EXIT_OK,
+    describe_os_error,
+    report_os_error,
+    worst,
+)
 
 __all__ = ["register"]
 
@@ -158,22 +165,49 @@ def _decode(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_one(decoder: Any, path: str, sequence: bool) -> dict[str, Any]:
+    """The check result of one file: ``{"path", "status": "ok"|"invalid"|"unreadable",
+    ...}`` with ``items`` (sequences), ``code``/``offset``/``message`` (invalid) or
+    ``message`` (unreadable, already reported on stderr)."""
+    try:
+        data = _read(path)
+    except OSError as exc:  # not a check result: the run is incomplete
+        report_os_error("cbor check", exc)
+        return {"path": path, "status": "unreadable", "message": describe_os_error(exc)}
+    try:
+        if sequence:
+            items = decoder.check_sequence(data)
+        else:
+            decoder.check(data)
+    except CanonkitError as exc:
+        message = exc.detail if isinstance(exc.detail, str) else str(exc)
+        return {"path": path, "status": "invalid", "code": exc.code, "offset": exc.offset,
+                "message": message}
+    result: dict[str, Any] = {"path": path, "status": "ok"}
+    if sequence:
+        result["items"] = items
+    return result
+
+
+_STATUS = {"ok": EXIT_OK, "invalid": EXIT_FAILURES, "unreadable": EXIT_COULD_NOT_RUN}
+
+
 def _check(args: argparse.Namespace) -> int:
     from .. import cbor
 
     decoder = cbor.Decoder(profile=args.profile)
     statuses = []
     for path in args.files:
-        try:
-            decoder.decode(_read(path))
-        except OSError as exc:  # not a check result: the run is incomplete
-            statuses.append(report_os_error("cbor check", exc))
-        except CanonkitError as exc:
-            print(f"{path}: {_describe(exc)}")
-            statuses.append(EXIT_FAILURES)
-        else:
-            print(f"{path}: ok")
-            statuses.append(EXIT_OK)
+        result = _check_one(decoder, path, args.sequence)
+        statuses.append(_STATUS[result["status"]])
+        if args.json:
+            print(json.dumps({**result, "profile": args.profile}, ensure_ascii=False))
+        elif result["status"] == "ok":
+            items = result.get("items")
+            print(f"{path}: ok" if items is None else f"{path}: ok ({items} items)")
+        elif result["status"] == "invalid":
+            print(f"{path}: {result['code']} at offset {result['offset']}: "
+                  f"{result['message']}")
     return worst(statuses)
 
 
@@ -218,8 +252,15 @@ def register(subparsers: Any) -> None:
 
     chk = commands.add_parser(
         "check", help="strictly validate CBOR files",
-        description="Print 'FILE: ok' or 'FILE: <code> at offset N: <message>' per file "
-        "(the first violation); exit status 1 if any file fails, 2 if any cannot be read.")
+        description="Validate each file without building its values and print 'FILE: ok' "
+        "or 'FILE: <code> at offset N: <message>' (the first violation); exit status 1 if "
+        "any file fails, 2 if any cannot be read (reported on stderr).")
     chk.add_argument("files", nargs="+", metavar="FILE", help="CBOR files (- for stdin)")
     profile_option(chk)
+    chk.add_argument("--sequence", action="store_true",
+                     help="each file is a CBOR sequence (RFC 8742): zero or more items back "
+                     "to back; 'ok' reports the item count")
+    chk.add_argument("--json", action="store_true",
+                     help="one JSON object per file and line: path, profile, status (ok, "
+                     "invalid, unreadable), items (--sequence), code, offset, message")
     chk.set_defaults(func=_check)

@@ -191,10 +191,15 @@ def test_lenient_still_refuses_what_dag_json_forbids(data: bytes) -> None:
 def test_decode_takes_buffers_not_text() -> None:
     assert dag_json.decode(bytearray(b"[1]")) == [1]
     assert dag_json.decode(memoryview(b"[1]")) == [1]
-    with pytest.raises(TypeError):
-        dag_json.decode("[1]")  # type: ignore[arg-type]
-    with pytest.raises(ValueError):
-        dag_json.decode(b"1", max_depth=-1)
+    assert dag_json.decode(__import__("numpy").frombuffer(b"[1]", dtype="u1")) == [1]
+    for bad in ("[1]", 5, memoryview(b"[1, 2]")[::2]):
+        with pytest.raises(errors.InputTypeError):
+            dag_json.decode(bad)  # type: ignore[arg-type]
+    for depth in (-1, 1.5, True):
+        with pytest.raises(errors.InvalidOptionError):
+            dag_json.decode(b"1", max_depth=depth)  # type: ignore[arg-type]
+        with pytest.raises(errors.InvalidOptionError):
+            dag_json.encode(1, max_depth=depth)  # type: ignore[arg-type]
 
 
 def test_max_depth_both_ways() -> None:

@@ -36,7 +36,9 @@ from .errors import (
     CODES,
     DepthExceededError,
     FloatOutsideProfileError,
+    InputTypeError,
     IntegerOutOfRangeError,
+    InvalidOptionError,
     UnsupportedItemError,
     UnsupportedTypeError,
 )
@@ -432,7 +434,23 @@ class _Reader:
 
 def _check_depth(max_depth: int) -> None:
     if not isinstance(max_depth, int) or isinstance(max_depth, bool) or max_depth < 0:
-        raise ValueError(f"max_depth must be a non-negative int, got {max_depth!r}")
+        raise InvalidOptionError(f"max_depth must be a non-negative int, got {max_depth!r}",
+                                 detail="max_depth")
+
+
+def _input_bytes(data: Any) -> bytes:
+    if isinstance(data, bytes):
+        return data
+    if not isinstance(data, str):
+        try:
+            view = memoryview(data)
+        except TypeError:
+            pass
+        else:
+            if view.c_contiguous:
+                return view.tobytes()
+    raise InputTypeError(f"DAG-JSON input is a C-contiguous bytes-like object (UTF-8), not "
+                         f"{type(data).__name__}", detail=type(data).__name__)
 
 
 def _error(code: str, data: bytes, offset: int, what: str) -> Exception:
@@ -489,9 +507,7 @@ def decode(data: Any, /, *, strict: bool = True, max_depth: int = DEFAULT_MAX_DE
     """The data-model value of DAG-JSON ``data`` (any C-contiguous buffer of UTF-8).
     ``strict`` (default) accepts only the canonical bytes ``encode`` writes."""
     _check_depth(max_depth)
-    if isinstance(data, str):
-        raise TypeError("DAG-JSON input is bytes (UTF-8), not str")
-    raw = data if isinstance(data, bytes) else memoryview(data).cast("B").tobytes()
+    raw = _input_bytes(data)
     if not raw:
         raise _error("empty_input", raw, 0, "no input")
     try:

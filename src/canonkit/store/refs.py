@@ -1,0 +1,192 @@
+"""Refs: named pointers to addresses, one file each (STORE.md §1, §3).
+
+A ref file holds exactly ``blake3:<64 hex>\\n``. An update takes the ref's lock file
+``tmp/ref-<name>.lock`` (created exclusively, so two updaters of one ref never
+interleave), writes the new value into it, fsyncs it, compares the current value when a
+compare-and-swap was asked for, and renames the lock file over ``refs/<name>``: readers
+see the old value or the new one, never a mix. Ref names are checked before any path is
+built (``layout.check_ref_name``), and no directory on the way is followed if it is a
+symlink.
+"""
+from __future__ import annotations
+
+import os
+import stat
+import time
+from collections.abc import Iterator
+
+from ..errors import CorruptRefError, InvalidRefNameError, RefConflictError, UnsafePathError
+from . import mutations as fs
+from .layout import REFS, TMP, check_ref_name, digest_of_address
+from .loose import read_file
+
+__all__ = ["ABSENT", "delete", "iter_refs", "parse_ref", "read", "write"]
+
+ABSENT = ""  # as ``expect``: the ref must not exist yet
+LOCK_WAIT = 1.0  # seconds an update waits for another updater of the same ref
+REF_BYTES = 72  # "blake3:" + 64 hex + "\n"
+
+
+def parse_ref(data: bytes, rel: str) -> str:
+    """The address a ref file holds; ``CorruptRefError`` unless exactly one address + LF."""
+    text = data.decode("ascii", "replace")
+    if len(data) != REF_BYTES or not text.endswith("\n"):
+        raise CorruptRefError(f"{rel} does not hold exactly 'blake3:<64 hex>\\n'", path=rel,
+                              detail="ref_bad_content")
+    address = text[:-1]
+    try:
+        digest_of_address(address)
+    except ValueError:
+        raise CorruptRefError(f"{rel} does not hold exactly 'blake3:<64 hex>\\n'", path=rel,
+                              detail="ref_bad_content") from None
+    return address
+
+
+def _check_dirs(root: str, segments: list[str]) -> None:
+    """Every directory on the way to the ref, if present, is a real directory."""
+    path = f"{root}/{REFS}"
+    for segment in segments[:-1]:
+        path = f"{path}/{segment}"
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            return
+        if not stat.S_ISDIR(info.st_mode):
+            rel = os.path.relpath(path, root)
+            if stat.S_ISLNK(info.st_mode):
+                raise UnsafePathError(f"{rel} is a symlink; the store never follows one",
+                                      path=rel)
+            raise InvalidRefNameError(f"{rel} is a ref, so it cannot hold other refs",
+                                      path=rel, detail="/".join(segments))
+
+
+def read(root: str, name: str) -> str | None:
+    """The address ``refs/<name>`` holds, or None."""
+    segments = check_ref_name(name)
+    _check_dirs(root, segments)
+    rel = f"{REFS}/{name}"
+    data = read_file(f"{root}/{rel}", rel)
+    return None if data is None else parse_ref(data, rel)
+
+
+def iter_refs(root: str) -> Iterator[tuple[str, str]]:
+    """``(name, rel)`` of every file under refs/, sorted; symlinks and other non-regular
+    entries are skipped (fsck reports them)."""
+    base = f"{root}/{REFS}"
+
+    def walk(path: str, prefix: str) -> Iterator[tuple[str, str]]:
+        try:
+            entries = sorted(os.scandir(path), key=lambda e: e.name)
+        except FileNotFoundError:
+            return
+        for entry in entries:
+            name = prefix + entry.name
+            if entry.is_symlink():
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                yield from walk(entry.path, name + "/")
+            elif entry.is_file(follow_symlinks=False):
+                yield name, f"{REFS}/{name}"
+
+    yield from walk(base, "")
+
+
+def _lock_path(root: str, name: str) -> str:
+    return f"{root}/{TMP}/ref-{name.replace('/', '%')}.lock"  # '%' is never in a name
+
+
+def _take_lock(root: str, name: str) -> int:
+    path = _lock_path(root, name)
+    deadline = time.monotonic() + LOCK_WAIT
+    while True:
+        try:
+            return fs.create(path)
+        except FileExistsError:
+            if time.monotonic() >= deadline:
+                rel = os.path.relpath(path, root)
+                raise RefConflictError(
+                    f"ref {name!r} is being updated by another process ({rel} exists; "
+                    f"if no update is running, that file is a leftover and may be removed)",
+                    path=rel, detail=name) from None
+            time.sleep(0.01)
+
+
+def _compare(root: str, name: str, expect: str | None) -> None:
+    if expect is None:
+        return
+    current = read(root, name)
+    if (current or ABSENT) != expect:
+        raise RefConflictError(
+            f"ref {name!r} holds {current or 'nothing'}, expected {expect or 'nothing'}",
+            path=f"{REFS}/{name}", detail={"expected": expect, "actual": current})
+
+
+def _make_dirs(root: str, segments: list[str], durable: bool) -> None:
+    path = f"{root}/{REFS}"
+    for segment in segments[:-1]:
+        parent = path
+        path = f"{path}/{segment}"
+        try:
+            fs.mkdir(path)
+        except FileExistsError:
+            continue
+        if durable:
+            fs.fsync_dir(parent)
+    _check_dirs(root, segments)
+
+
+def write(root: str, name: str, address: str, *, expect: str | None, durable: bool) -> None:
+    """Set ``refs/<name>`` to ``address`` (compare-and-swap on ``expect`` when given)."""
+    segments = check_ref_name(name)
+    digest_of_address(address)
+    if expect is not None and expect != ABSENT:
+        digest_of_address(expect)
+    _check_dirs(root, segments)
+    lock = _lock_path(root, name)
+    fd = _take_lock(root, name)
+    try:
+        try:
+            fs.write(fd, (address + "\n").encode("ascii"))
+            if durable:
+                fs.fsync(fd)
+        finally:
+            os.close(fd)
+        _compare(root, name, expect)
+        _make_dirs(root, segments, durable)
+        target = f"{root}/{REFS}/{name}"
+        if os.path.isdir(target) and not os.path.islink(target):
+            raise InvalidRefNameError(f"refs/{name} is a directory of other refs",
+                                      path=f"{REFS}/{name}", detail=name)
+        fs.rename(lock, target)
+    except BaseException:
+        try:
+            fs.unlink(lock)
+        except OSError:
+            pass
+        raise
+    if durable:
+        fs.fsync_dir(os.path.dirname(target))
+
+
+def delete(root: str, name: str, *, expect: str | None, durable: bool) -> bool:
+    """Remove ``refs/<name>``; False if it did not exist."""
+    segments = check_ref_name(name)
+    _check_dirs(root, segments)
+    lock = _lock_path(root, name)
+    fd = _take_lock(root, name)
+    os.close(fd)
+    try:
+        _compare(root, name, expect)
+        target = f"{root}/{REFS}/{name}"
+        if read(root, name) is None:
+            return False
+        fs.unlink(target)
+    finally:
+        try:
+            fs.unlink(lock)
+        except OSError:
+            pass
+    if durable:
+        fs.fsync_dir(os.path.dirname(target))
+    return True
+

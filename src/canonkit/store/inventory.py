@@ -5,6 +5,7 @@ fsck reports what listing skips.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import stat
 import time
@@ -118,9 +119,32 @@ def sweep_leftovers(root: str, grace_seconds: float, *, keep: frozenset[str] = f
             info = os.lstat(path)
             if stat.S_ISDIR(info.st_mode):  # nothing canonkit writes; still a leftover
                 fs.rmtree(path)
+            elif _is_ref_lock(item.rel):
+                if not _unlink_unheld_lock(path):
+                    continue
             else:
                 fs.unlink(path)
         except FileNotFoundError:
             continue
         removed += 1
     return removed
+
+
+def _is_ref_lock(rel: str) -> bool:
+    name = rel[len(TMP) + 1:]
+    return name.startswith("ref-") and name.endswith(".lock")
+
+
+def _unlink_unheld_lock(path: str) -> bool:
+    """Remove a ref lock file nobody holds (holding it while removing, so a ref update
+    that opened it meanwhile notices and starts over); False if it is held."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        fs.unlink(path)
+        return True
+    finally:
+        os.close(fd)

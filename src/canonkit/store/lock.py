@@ -1,7 +1,7 @@
 """The store lock: one repack or gc at a time (STORE.md §1, §6).
 
-``lock`` is created with ``O_CREAT | O_EXCL`` and holds JSON ``{"pid", "host",
-"started"}``. A second repack/gc fails at once: ``LockHeldError`` while the holder lives,
+``lock`` holds JSON ``{"pid", "host", "started"}`` and is created exclusively, content
+and all (see ``StoreLock._create``). A second repack/gc fails at once: ``LockHeldError`` while the holder lives,
 ``StaleLockError`` when its pid is gone on this host. A stale lock is never broken
 silently — ``Store.break_lock()`` (``canonkit store unlock``) removes it. A lock whose
 content cannot be read (its holder died between creating and writing it) counts as stale
@@ -9,8 +9,10 @@ once it is older than ``UNREADABLE_GRACE`` seconds.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
+import secrets
 import socket
 import time
 from dataclasses import dataclass
@@ -18,7 +20,7 @@ from typing import Any
 
 from ..errors import LockHeldError, StaleLockError
 from . import mutations as fs
-from .layout import LOCK
+from .layout import LOCK, TMP
 from .loose import read_file
 
 __all__ = ["LockInfo", "StoreLock", "break_lock", "read_lock"]
@@ -112,11 +114,12 @@ class StoreLock:
         self.held = False
 
     def __enter__(self) -> StoreLock:
-        doc = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
-        for _ in range(3):  # the holder may release between our create and our read
+        content = json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                              "started": time.time()}).encode("ascii")
+        for _ in range(3):  # the holder may release between our attempt and our read
             try:
-                fd = fs.create(self.path)
-                break
+                self._create(content)
+                return self
             except FileExistsError:
                 info = read_lock(self.root)
                 if info is None:
@@ -129,19 +132,34 @@ class StoreLock:
                 raise LockHeldError(f"another repack or gc holds the store lock: "
                                     f"{info.describe()}", path=LOCK,
                                     detail=info.to_dict()) from None
-        else:
-            raise LockHeldError("the store lock keeps changing hands", path=LOCK)
-        self.held = True
+        raise LockHeldError("the store lock keeps changing hands", path=LOCK)
+
+    def _create(self, content: bytes) -> None:
+        """Make ``lock`` appear with its content at once: written in tmp/, then hard-linked
+        to ``lock`` — as exclusive as ``O_CREAT | O_EXCL`` (EEXIST if held), but no
+        reader ever sees it empty. Where hard links are unsupported, ``O_CREAT | O_EXCL``
+        and a write (an empty lock left by a crash is then judged by its age)."""
+        tmp = f"{self.root}/{TMP}/lock-{os.getpid()}-{secrets.token_hex(8)}"
+        fs.write_file(tmp, content, durable=self.durable)
         try:
-            fs.write(fd, json.dumps(doc).encode("ascii"))
-            if self.durable:
-                fs.fsync(fd)
-        except BaseException:
-            os.close(fd)
-            self.release()
+            fs.link(tmp, self.path)
+        except FileExistsError:
             raise
-        os.close(fd)
-        return self
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOSYS, errno.EXDEV):
+                raise
+            fd = fs.create(self.path)
+            self.held = True
+            try:
+                fs.write(fd, content)
+                if self.durable:
+                    fs.fsync(fd)
+            finally:
+                os.close(fd)
+        else:
+            self.held = True
+        finally:
+            fs.unlink(tmp)
 
     def release(self) -> None:
         if self.held:

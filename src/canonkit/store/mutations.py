@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 
-__all__ = ["arm", "count", "create", "fsync", "fsync_dir", "link", "mkdir", "pwrite",
+__all__ = ["arm", "count", "create", "fsync", "fsync_dir", "link", "mkdir", "open_lock", "pwrite",
            "rename", "rmtree", "unlink", "utime", "write", "write_file"]
 
 _O_CREATE = (os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
@@ -54,6 +54,13 @@ def create(path: str) -> int:
     """A new file for writing (fails if anything exists at ``path``, symlinks included)."""
     _tick()
     return os.open(path, _O_CREATE, 0o644)
+
+
+def open_lock(path: str) -> int:
+    """Open (creating if needed) a lock file for ``flock``."""
+    _tick()
+    return os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                   | getattr(os, "O_CLOEXEC", 0), 0o644)
 
 
 def write(fd: int, data: bytes | bytearray | memoryview) -> None:

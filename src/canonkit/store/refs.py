@@ -1,16 +1,18 @@
 """Refs: named pointers to addresses, one file each (STORE.md §1, §3).
 
-A ref file holds exactly ``blake3:<64 hex>\\n``. An update takes the ref's lock file
-``tmp/ref-<name>.lock`` (created exclusively, so two updaters of one ref never
-interleave), writes the new value into it, fsyncs it, compares the current value when a
-compare-and-swap was asked for, and renames the lock file over ``refs/<name>``: readers
-see the old value or the new one, never a mix. Ref names are checked before any path is
+A ref file holds exactly ``blake3:<64 hex>\\n``. An update takes the ref's lock
+(``_RefLock``: two updaters of one ref never interleave, and a crashed one never leaves
+it locked), compares the current value when a compare-and-swap was asked for, writes the
+new value in ``tmp/``, fsyncs it and renames it over ``refs/<name>``: readers see the old
+value or the new one, never a mix. Ref names are checked before any path is
 built (``layout.check_ref_name``), and no directory on the way is followed if it is a
 symlink.
 """
 from __future__ import annotations
 
+import fcntl
 import os
+import secrets
 import stat
 import time
 from collections.abc import Iterator
@@ -95,20 +97,49 @@ def _lock_path(root: str, name: str) -> str:
     return f"{root}/{TMP}/ref-{name.replace('/', '%')}.lock"  # '%' is never in a name
 
 
-def _take_lock(root: str, name: str) -> int:
-    path = _lock_path(root, name)
-    deadline = time.monotonic() + LOCK_WAIT
-    while True:
+class _RefLock:
+    """``tmp/ref-<name>.lock`` held with ``flock``: the kernel releases it when its holder
+    dies, so a crashed update never leaves a ref locked. The file is removed before the
+    lock is let go, and a taker checks that the file it locked is still the one at the
+    path (else it raced such a removal and tries again)."""
+
+    def __init__(self, root: str, name: str) -> None:
+        self.root = root
+        self.name = name
+        self.path = _lock_path(root, name)
+        self.fd = -1
+
+    def __enter__(self) -> _RefLock:
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            fd = fs.open_lock(self.path)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                if time.monotonic() >= deadline:
+                    rel = os.path.relpath(self.path, self.root)
+                    raise RefConflictError(
+                        f"ref {self.name!r} is being updated by another process (it holds "
+                        f"{rel})", path=rel, detail=self.name) from None
+                time.sleep(0.005)
+                continue
+            try:
+                same = os.fstat(fd).st_ino == os.lstat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                self.fd = fd
+                return self
+            os.close(fd)
+
+    def __exit__(self, *exc: object) -> None:
         try:
-            return fs.create(path)
-        except FileExistsError:
-            if time.monotonic() >= deadline:
-                rel = os.path.relpath(path, root)
-                raise RefConflictError(
-                    f"ref {name!r} is being updated by another process ({rel} exists; "
-                    f"if no update is running, that file is a leftover and may be removed)",
-                    path=rel, detail=name) from None
-            time.sleep(0.01)
+            fs.unlink(self.path)
+        except FileNotFoundError:
+            pass
+        finally:
+            os.close(self.fd)
 
 
 def _compare(root: str, name: str, expect: str | None) -> None:
@@ -142,51 +173,37 @@ def write(root: str, name: str, address: str, *, expect: str | None, durable: bo
     if expect is not None and expect != ABSENT:
         digest_of_address(expect)
     _check_dirs(root, segments)
-    lock = _lock_path(root, name)
-    fd = _take_lock(root, name)
-    try:
-        try:
-            fs.write(fd, (address + "\n").encode("ascii"))
-            if durable:
-                fs.fsync(fd)
-        finally:
-            os.close(fd)
+    target = f"{root}/{REFS}/{name}"
+    with _RefLock(root, name):
         _compare(root, name, expect)
-        _make_dirs(root, segments, durable)
-        target = f"{root}/{REFS}/{name}"
-        if os.path.isdir(target) and not os.path.islink(target):
-            raise InvalidRefNameError(f"refs/{name} is a directory of other refs",
-                                      path=f"{REFS}/{name}", detail=name)
-        fs.rename(lock, target)
-    except BaseException:
+        tmp = f"{root}/{TMP}/ref-{os.getpid()}-{secrets.token_hex(8)}"
+        fs.write_file(tmp, (address + "\n").encode("ascii"), durable=durable)
         try:
-            fs.unlink(lock)
-        except OSError:
-            pass
-        raise
-    if durable:
-        fs.fsync_dir(os.path.dirname(target))
+            _make_dirs(root, segments, durable)
+            if os.path.isdir(target) and not os.path.islink(target):
+                raise InvalidRefNameError(f"refs/{name} is a directory of other refs",
+                                          path=f"{REFS}/{name}", detail=name)
+            fs.rename(tmp, target)
+        except BaseException:
+            try:
+                fs.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        if durable:
+            fs.fsync_dir(os.path.dirname(target))
 
 
 def delete(root: str, name: str, *, expect: str | None, durable: bool) -> bool:
     """Remove ``refs/<name>``; False if it did not exist."""
     segments = check_ref_name(name)
     _check_dirs(root, segments)
-    lock = _lock_path(root, name)
-    fd = _take_lock(root, name)
-    os.close(fd)
-    try:
+    target = f"{root}/{REFS}/{name}"
+    with _RefLock(root, name):
         _compare(root, name, expect)
-        target = f"{root}/{REFS}/{name}"
         if read(root, name) is None:
             return False
         fs.unlink(target)
-    finally:
-        try:
-            fs.unlink(lock)
-        except OSError:
-            pass
-    if durable:
-        fs.fsync_dir(os.path.dirname(target))
+        if durable:
+            fs.fsync_dir(os.path.dirname(target))
     return True
-

@@ -70,12 +70,12 @@ def write(root: str, rel: str, content: bytes, *, durable: bool,
     fan-out directories already checked to be real directories."""
     target = f"{root}/{rel}"
     fanout = rel[:len(OBJECTS) + 3]
+    if fanout not in known_dirs:  # first: never look through a symlinked directory
+        _ensure_dir(root, fanout, durable)
+        known_dirs.add(fanout)
     if _exists(target, rel):
         fs.utime(target)
         return False
-    if fanout not in known_dirs:
-        _ensure_dir(root, fanout, durable)
-        known_dirs.add(fanout)
     tmp = f"{root}/{TMP}/obj-{os.getpid()}-{secrets.token_hex(8)}"
     fs.write_file(tmp, content, durable=durable)
     try:

@@ -26,6 +26,7 @@ from ..errors import (
     MissingKindError,
     MissingObjectError,
     NotAStoreError,
+    SchemaViolationError,
     StoreInitError,
     UnsafePathError,
 )
@@ -349,7 +350,11 @@ class Store:
         return False
 
     def __contains__(self, address: object) -> bool:
-        return isinstance(address, str) and self.has(address)
+        """``address in store``; False for anything that is not an address."""
+        try:
+            return isinstance(address, str) and self.has(address)
+        except SchemaViolationError:
+            return False
 
     def form(self, address: str) -> str:
         """``"packed"``, ``"loose"`` or ``"deflate"``: the form ``get`` reads first."""

@@ -28,6 +28,12 @@ FROZEN = {
     "unknown_kind": "UnknownKindError",
     "unsupported_version": "UnsupportedVersionError",
     "schema_violation": "SchemaViolationError",
+    "invalid_json": "InvalidJSONError",
+    "non_canonical_json": "NonCanonicalJSONError",
+    "reserved_namespace": "ReservedNamespaceError",
+    "unknown_multicodec": "UnknownMulticodecError",
+    "unsupported_hash": "UnsupportedHashError",
+    "missing_dependency": "MissingDependencyError",
 }
 
 

@@ -39,6 +39,7 @@ from .lock import read_lock
 from .mark import root_path
 from .loose import read_file
 from .packs import map_file
+from .progress import bar
 from .refs import parse_ref
 
 if TYPE_CHECKING:
@@ -260,7 +261,7 @@ def _execute(units: list[Unit], jobs: int, engine: str, scheduler: str | None
 
 
 def fsck(store: Store, *, jobs: int = 1, engine: str = "local", scheduler: str | None = None,
-         progress: Any = None) -> FsckReport:
+         progress: bool | None = False) -> FsckReport:
     started = time.perf_counter()
     root = store.root
     findings: list[Finding] = []
@@ -271,7 +272,7 @@ def fsck(store: Store, *, jobs: int = 1, engine: str = "local", scheduler: str |
     corrupt: set[bytes] = set()
     edges: dict[bytes, list[bytes]] = {}
     unfollowed: dict[bytes, tuple[str, str]] = {}
-    bar = _progress(progress, len(units))
+    progress_bar = bar(progress, len(units), "fsck", "unit")
     try:
         for result in _execute(units, jobs, engine, scheduler):
             findings.extend(result.findings)
@@ -283,11 +284,9 @@ def fsck(store: Store, *, jobs: int = 1, engine: str = "local", scheduler: str |
             for digest, rel, why in result.unfollowed:
                 unfollowed.setdefault(digest, (rel, why))
             report.logical_bytes += result.logical_bytes
-            if bar is not None:
-                bar.update(1)
+            progress_bar.update(1)
     finally:
-        if bar is not None:
-            bar.close()
+        progress_bar.close()
     refs = _refs(root, findings)
     report.refs = len(refs)
     _reachability(refs, where, corrupt, edges, unfollowed, findings, report)
@@ -343,19 +342,3 @@ def _reachability(refs: list[tuple[str, str, bytes]], where: dict[bytes, list[st
                                        f"references it"))
     for digest, (rel, why) in unfollowed.items():
         out.append(Finding(rel, None, "unfollowed", address_of(digest), why))
-
-
-def _progress(progress: Any, total: int) -> Any:
-    """A tqdm bar over the units when asked, or (``None``) when stderr is a terminal."""
-    import sys
-
-    if progress is None:
-        progress = sys.stderr.isatty()
-    if not progress or total == 0:
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, unit="unit", desc="fsck", dynamic_ncols=True, leave=False,
-                file=sys.stderr)

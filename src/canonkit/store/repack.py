@@ -29,6 +29,7 @@ from .lock import StoreLock
 from .loose import read_file
 from .packs import PackFile, located
 from .packwriter import PackWriter
+from .progress import Bar, bar
 from .stats import RepackStats
 
 if TYPE_CHECKING:
@@ -88,8 +89,8 @@ def read_for_pack(store: Store, digest: bytes, source: Source, mode: str
     return False, data, logical
 
 
-def write_pack(store: Store, items: Iterable[tuple[bytes, Source]], mode: str
-               ) -> tuple[PackWriter | None, set[bytes], int]:
+def write_pack(store: Store, items: Iterable[tuple[bytes, Source]], mode: str,
+               progress: Bar | None = None) -> tuple[PackWriter | None, set[bytes], int]:
     """Write the objects (in the order given: digest order) into a new pack in ``tmp/``.
     Returns the finished writer (None if no object could be packed), the digests packed
     and how many were skipped as corrupt or gone."""
@@ -105,6 +106,8 @@ def write_pack(store: Store, items: Iterable[tuple[bytes, Source]], mode: str
                 continue
             writer.add(digest, deflated, payload, logical)
             packed.add(digest)
+            if progress is not None:
+                progress.update(1)
         if not packed:
             writer.abort()
             return None, packed, skipped
@@ -136,7 +139,7 @@ def remove_pack(store: Store, pf: PackFile) -> None:
 
 
 def repack(store: Store, *, deflate: str = "auto", merge: bool = True,
-           grace_seconds: float = 3600.0) -> RepackStats:
+           grace_seconds: float = 3600.0, progress: bool | None = False) -> RepackStats:
     if deflate not in DEFLATE_MODES:
         raise ValueError(f"deflate must be one of {DEFLATE_MODES}, got {deflate!r}")
     started = time.perf_counter()
@@ -155,7 +158,12 @@ def repack(store: Store, *, deflate: str = "auto", merge: bool = True,
                 sources.setdefault(pf.index.digest(i), ("packed", pf, pf.index.offset(i)))
         for item in loose:
             sources.setdefault(item.digest, ("loose", item.rel, 0))
-        writer, packed, stats.skipped = write_pack(store, sorted(sources.items()), deflate)
+        progress_bar = bar(progress, len(sources), "repack", "obj")
+        try:
+            writer, packed, stats.skipped = write_pack(store, sorted(sources.items()), deflate,
+                                                       progress_bar)
+        finally:
+            progress_bar.close()
         if writer is None:
             stats.seconds = time.perf_counter() - started
             return stats

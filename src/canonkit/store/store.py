@@ -15,7 +15,7 @@ import stat
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from blake3 import blake3
 
@@ -23,6 +23,7 @@ from .. import objects as _objects
 from ..errors import (
     CorruptObjectError,
     DecodeError,
+    InvalidRefNameError,
     MissingKindError,
     MissingObjectError,
     NotAStoreError,
@@ -43,11 +44,16 @@ from .layout import (
     REFS,
     TMP,
     address_of,
+    check_ref_name,
     digest_of_address,
     loose_path,
 )
 from .lock import LockInfo, break_lock, read_lock
 from .packs import PackFile, list_published, located
+
+if TYPE_CHECKING:
+    from .findings import FsckReport
+    from .stats import GCStats, RepackStats
 
 __all__ = ["FORMS", "Store"]
 
@@ -402,6 +408,7 @@ class Store:
         happens only if the ref holds ``expect`` now (``Store.ABSENT``: does not exist),
         else ``RefConflictError``. The target must be stored (``MissingObjectError``);
         its mtime is refreshed so that a gc running now keeps it."""
+        check_ref_name(name)
         digest = digest_of_address(address)
         self._freshen(digest, address)
         refs.write(self.root, name, address, expect=expect, durable=self.durable)
@@ -434,9 +441,6 @@ class Store:
 
     def refs(self) -> dict[str, str]:
         """Every ref: ``{name: address}``, sorted by name."""
-        from ..errors import InvalidRefNameError
-        from .layout import check_ref_name
-
         out: dict[str, str] = {}
         for name, rel in refs.iter_refs(self.root):
             try:
@@ -455,16 +459,18 @@ class Store:
     # -- maintenance -----------------------------------------------------------------
 
     def repack(self, *, deflate: str = "auto", merge: bool = True,
-               grace_seconds: float = 3600.0) -> Any:
+               grace_seconds: float = 3600.0, progress: bool | None = False) -> RepackStats:
         """Pack every loose object (and, with ``merge``, every packed one) into one new
         pack, publish it, then delete what it supersedes (STORE.md §3). ``deflate``:
         ``"auto"`` (DEFLATE where it saves at least an eighth), ``"always"``, ``"never"``.
-        Returns ``RepackStats``."""
+        Leftovers older than ``grace_seconds`` are removed. ``progress``: a bar on stderr
+        (None: when it is a terminal). Returns ``RepackStats``."""
         from .repack import repack
 
-        return repack(self, deflate=deflate, merge=merge, grace_seconds=grace_seconds)
+        return repack(self, deflate=deflate, merge=merge, grace_seconds=grace_seconds,
+                      progress=progress)
 
-    def gc(self, *, roots: Iterable[str] = (), grace_seconds: float = 3600.0) -> Any:
+    def gc(self, *, roots: Iterable[str] = (), grace_seconds: float = 3600.0) -> GCStats:
         """Delete every object unreachable from the refs and ``roots`` and older than
         ``grace_seconds`` (STORE.md §3). Returns ``GCStats``."""
         from .gc import gc
@@ -472,8 +478,10 @@ class Store:
         return gc(self, roots=roots, grace_seconds=grace_seconds)
 
     def fsck(self, *, jobs: int = 1, engine: str = "local", scheduler: str | None = None,
-             progress: Any = None) -> Any:
-        """Check everything (STORE.md §4); returns an ``FsckReport``."""
+             progress: bool | None = False) -> FsckReport:
+        """Check everything (STORE.md §4) with ``jobs`` workers on the ``engine``
+        (``"local"``: this process for one job, else a process pool; ``"dask"``: a
+        LocalCluster, or the scheduler at ``scheduler``). Returns an ``FsckReport``."""
         from .fsck import fsck
 
         return fsck(self, jobs=jobs, engine=engine, scheduler=scheduler, progress=progress)

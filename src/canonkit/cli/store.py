@@ -6,18 +6,16 @@ stderr (bars only on a terminal). Exit status as every command: 0 done and clean
 found errors (or an object read back corrupt, or an imported vector's address differs),
 2 could not run (not a store, the lock is held or stale, a missing object or input, a
 usage error); SIGINT/SIGTERM stop a repack or gc cleanly (the lock released, partial
-files removed) with 130/143.
+files removed, fsck's workers stopped) with 128 + the signal (130, 143).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import signal
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +23,6 @@ from ..errors import CanonkitError, CorruptObjectError, StoreError
 from ._common import (
     EXIT_FAILURES,
     EXIT_OK,
-    EXIT_SIGNAL_BASE,
     report_usage_error,
     table_lines,
 )
@@ -128,31 +125,18 @@ def _name(args: argparse.Namespace) -> str:
     return f"store {args.store_command}"
 
 
-class _Terminated(BaseException):
-    """SIGTERM, raised where the process is so that cleanups run."""
-
-
-@contextmanager
-def _stop_on_sigterm() -> Iterator[None]:
-    def handler(signum: int, frame: Any) -> None:
-        raise _Terminated()
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def _run(args: argparse.Namespace, body: Callable[[], int]) -> int:
     """Run an action: store errors are "could not run" (2) with their message, except a
-    corrupt object read back (1); SIGTERM ends it cleanly with 143."""
+    corrupt object read back (1); SIGINT, SIGTERM and SIGHUP end it cleanly (the lock
+    released, temporaries removed, workers stopped) with 128 + the signal."""
+    from ..engines import Interrupted, interruptible
+
     try:
-        with _stop_on_sigterm():
+        with interruptible():
             return body()
-    except _Terminated:
-        print(f"canonkit {_name(args)}: terminated", file=sys.stderr)
-        return EXIT_SIGNAL_BASE + signal.SIGTERM
+    except Interrupted as exc:
+        print(f"canonkit {_name(args)}: {exc}", file=sys.stderr)
+        return exc.exit_status
     except CorruptObjectError as exc:
         print(f"canonkit {_name(args)}: {exc}", file=sys.stderr)
         return EXIT_FAILURES

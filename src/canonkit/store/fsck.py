@@ -5,8 +5,9 @@
    index's fan-out, order and checksum, the framing walk, the index offsets against the
    framing — then cuts the work into units (``fsck_units``): each pack's trailer, its
    entries in byte ranges of at most ``RANGE_BYTES``, and each loose fan-out directory.
-2. An engine runs the units (in this process, a local process pool or Dask); the results
-   come back in unit order, so the report never depends on the engine or on ``jobs``.
+2. ``canonkit.engines`` runs the units (in this process, a local process pool or Dask),
+   as it runs ``canonkit reverify``'s; the results come back in unit order, so the report
+   never depends on the engine or on ``jobs``.
 3. The parent checks the refs, then computes reachability once, over the references the
    units returned: missing objects reachable from a ref (with the path from the root),
    unreachable objects, duplicates.
@@ -19,7 +20,7 @@ from collections import deque
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..errors import CorruptObjectError, InvalidRefNameError, UnsafePathError
+from ..errors import CorruptObjectError, InvalidRefNameError, StoreError, UnsafePathError
 from .findings import Finding, FsckReport
 from .fsck_units import UnitResult, run_unit
 from .inventory import leftovers, packs_on_disk
@@ -252,16 +253,46 @@ def _refs(root: str, out: list[Finding]) -> list[tuple[str, str, bytes]]:
     return found
 
 
-def _execute(units: list[Unit], jobs: int, engine: str, scheduler: str | None
-             ) -> Iterator[UnitResult]:
-    """The units' results, in unit order."""
-    from .engine import map_units
+def _execute(units: list[Unit], root: str, jobs: int, engine: str, scheduler: str | None
+             ) -> Iterator[tuple[Unit, UnitResult]]:
+    """The units' results, in unit order, on the shared engine layer (``canonkit.engines``,
+    the one ``canonkit reverify`` runs on). A unit whose worker died twice becomes an
+    ``unreadable`` finding for its file, never a silent gap."""
+    from .. import engines
 
-    yield from map_units(run_unit, units, jobs=jobs, engine=engine, scheduler=scheduler)
+    with engines.open_engine(engine, jobs=jobs, scheduler=scheduler) as runner:
+        if isinstance(runner, engines.DaskEngine) and not runner.shares_files:
+            seen = runner.run_on_workers(os.path.isdir, root)
+            if not seen or not all(seen.values()):
+                raise StoreError(f"the Dask workers cannot read the store at {root}: fsck "
+                                 f"needs a scheduler whose workers share this filesystem",
+                                 path=root)
+        for unit, result in runner.map(run_unit, units):
+            if isinstance(result, engines.Lost):
+                lost = UnitResult()
+                lost.findings.append(Finding(_unit_path(unit), None, "unreadable", None,
+                                             f"not checked: {result.reason}"))
+                yield unit, lost
+            else:
+                yield unit, result
+
+
+def _unit_path(unit: Unit) -> str:
+    if unit[0] == "loose":
+        return f"{OBJECTS}/{unit[2]}"
+    return str(unit[2])
 
 
 def fsck(store: Store, *, jobs: int = 1, engine: str = "local", scheduler: str | None = None,
          progress: bool | None = False) -> FsckReport:
+    from ..engines import ENGINES
+
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r} (expected one of {', '.join(ENGINES)})")
+    if jobs < 1:
+        raise ValueError("jobs must be at least 1")
+    if scheduler is not None and engine != "dask":
+        raise ValueError("a scheduler address needs the dask engine")
     started = time.perf_counter()
     root = store.root
     findings: list[Finding] = []
@@ -274,7 +305,7 @@ def fsck(store: Store, *, jobs: int = 1, engine: str = "local", scheduler: str |
     unfollowed: dict[bytes, tuple[str, str]] = {}
     progress_bar = bar(progress, len(units), "fsck", "unit")
     try:
-        for result in _execute(units, jobs, engine, scheduler):
+        for _, result in _execute(units, root, jobs, engine, scheduler):
             findings.extend(result.findings)
             for digest, rel in result.verified:
                 where.setdefault(digest, []).append(rel)

@@ -11,7 +11,7 @@ from blake3 import blake3
 from hypothesis import strategies as st
 
 from canonkit.store import deflate, loose
-from canonkit.store.packwriter import PackWriter
+from canonkit.store.packwriter import PackWriter, encode_pack
 
 
 def object_bytes(max_size: int = 600) -> st.SearchStrategy[bytes]:
@@ -32,7 +32,22 @@ def object_sets(draw: st.DrawFn, max_objects: int = 12) -> list[tuple[bytes, boo
 
 
 def build_pack(items: list[tuple[bytes, bool]]) -> tuple[bytes, bytes, dict[bytes, int]]:
-    """``(pack bytes, idx bytes, {digest: offset})`` of the objects, in digest order."""
+    """``(pack bytes, idx bytes, {digest: offset})`` of the objects, in digest order, as
+    the store's writer lays them out (compared with PackWriter's files below)."""
+    entries = []
+    for data, deflated in sorted(items, key=lambda i: blake3(i[0]).digest()):
+        payload = deflate.compress(data) if deflated else data
+        entries.append((blake3(data).digest(), deflated, payload, len(data)))
+    pack, index = encode_pack(entries)
+    offsets, at = {}, 16
+    for digest, _, payload, _ in entries:
+        offsets[digest] = at
+        at += 17 + len(payload)
+    return pack, index, offsets
+
+
+def build_pack_on_disk(items: list[tuple[bytes, bool]]) -> tuple[bytes, bytes]:
+    """The same objects through the store's streaming ``PackWriter``."""
     with tempfile.TemporaryDirectory() as base:
         os.mkdir(f"{base}/tmp")
         writer = PackWriter(base, durable=False)
@@ -40,8 +55,7 @@ def build_pack(items: list[tuple[bytes, bool]]) -> tuple[bytes, bytes, dict[byte
             payload = deflate.compress(data) if deflated else data
             writer.add(blake3(data).digest(), deflated, payload, len(data))
         writer.finish()
-        offsets = dict(writer.entries)
-        return Path(writer.pack_tmp).read_bytes(), Path(writer.idx_tmp).read_bytes(), offsets
+        return Path(writer.pack_tmp).read_bytes(), Path(writer.idx_tmp).read_bytes()
 
 
 def loose_file(data: bytes, deflated: bool) -> bytes:

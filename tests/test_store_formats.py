@@ -12,7 +12,14 @@ from blake3 import blake3
 from conftest import backend_pair
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from strategies_store import build_pack, loose_file, mutated, object_bytes, object_sets
+from strategies_store import (
+    build_pack,
+    build_pack_on_disk,
+    loose_file,
+    mutated,
+    object_bytes,
+    object_sets,
+)
 
 from canonkit.errors import CorruptObjectError, SchemaViolationError
 from canonkit.store import deflate
@@ -63,6 +70,13 @@ def test_pack_round_trip_on_both_backends(items: list[tuple[bytes, bool]]) -> No
         assert index.lookup(b"\xff" * 32) == -1 or b"\xff" * 32 in offsets
         pack.release()
         index.release()
+
+
+@settings(max_examples=40)
+@given(object_sets())
+def test_streaming_writer_and_in_memory_encoder_agree(items: list[tuple[bytes, bool]]) -> None:
+    pack, index, _ = build_pack(items)
+    assert build_pack_on_disk(items) == (pack, index)
 
 
 @SETTINGS

@@ -12,6 +12,7 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Callable
 from typing import Any
 
 from .._store_py import FORM_DEFLATE, FORM_RAW, LOOSE_MAGIC
@@ -25,8 +26,9 @@ __all__ = ["encode", "read_file", "write"]
 _O_READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-def encode(data: Any, deflate: bool) -> bytes:
-    """The bytes of a loose file holding ``data``."""
+def encode(data: Any, deflate: bool, *, compress: Callable[[Any], bytes] = compress
+           ) -> bytes:
+    """The bytes of a loose file holding ``data`` (DEFLATE: through ``compress``)."""
     logical = memoryview(data).nbytes
     payload = compress(data) if deflate else bytes(data)
     form = FORM_DEFLATE if deflate else FORM_RAW

@@ -30,9 +30,30 @@ from .._store_py import (
 from . import mutations as fs
 from .layout import TMP
 
-__all__ = ["PackWriter", "build_index"]
+__all__ = ["PackWriter", "build_index", "encode_pack", "entry_header", "pack_header"]
 
 _FLUSH = 1 << 20
+
+
+def pack_header(count: int) -> bytes:
+    return PACK_MAGIC + VERSION.to_bytes(4, "big") + count.to_bytes(8, "big")
+
+
+def entry_header(deflated: bool, stored: int, logical: int) -> bytes:
+    return (bytes((FORM_DEFLATE if deflated else FORM_RAW,)) + stored.to_bytes(8, "big")
+            + logical.to_bytes(8, "big"))
+
+
+def encode_pack(entries: list[tuple[bytes, bool, bytes, int]]) -> tuple[bytes, bytes]:
+    """``(pack, index)`` bytes, in memory, of ``(digest, deflated, payload, logical
+    length)`` entries in the order given (small packs: fixtures, tests)."""
+    out = bytearray(pack_header(len(entries)))
+    offsets = []
+    for digest, deflated, payload, logical in entries:
+        offsets.append((digest, len(out)))
+        out += entry_header(deflated, len(payload), logical) + payload
+    trailer = blake3(out).digest()
+    return bytes(out) + trailer, build_index(offsets, trailer)
 
 
 def build_index(entries: list[tuple[bytes, int]], pack_trailer: bytes) -> bytes:
@@ -68,7 +89,7 @@ class PackWriter:
         self.logical_bytes = 0
         self.deflated = 0
         self._fd: int | None = fs.create(self.pack_tmp)
-        self._buf = bytearray(PACK_MAGIC + VERSION.to_bytes(4, "big") + bytes(8))
+        self._buf = bytearray(pack_header(0))  # the count is filled in by finish
         self._offset = PACK_HEADER
         self.trailer = b""
         self.size = 0
@@ -80,8 +101,7 @@ class PackWriter:
             raise ValueError("a digest is 32 bytes")
         stored = memoryview(payload).nbytes
         self.entries.append((digest, self._offset))
-        self._buf += bytes((FORM_DEFLATE if deflated else FORM_RAW,))
-        self._buf += stored.to_bytes(8, "big") + logical.to_bytes(8, "big")
+        self._buf += entry_header(deflated, stored, logical)
         self._buf += payload
         self._offset += ENTRY_HEADER + stored
         self.logical_bytes += logical

@@ -32,23 +32,11 @@ from typing import Any
 
 import pytest
 from blake3 import blake3
-from conftest import DATA
+from store_datasets import objects_1k, objects_1m
 
 from canonkit.store import Store
 
 N = 100_000
-
-
-def _sources() -> bytes:
-    return b"".join(p.read_bytes() for p in sorted(DATA.glob("*.dagcbor")))
-
-
-def objects_1k(n: int) -> list[bytes]:
-    """``n`` distinct 1 KiB objects of CBOR."""
-    src = _sources()
-    span = len(src) - 1016
-    return [i.to_bytes(8, "big") + src[(i * 977) % span:(i * 977) % span + 1016]
-            for i in range(n)]
 
 
 @pytest.fixture(scope="session")
@@ -154,8 +142,7 @@ def test_get_many(benchmark: Any, contender: str, packed_1e5: Store,
 
 @pytest.fixture(scope="session")
 def mib_items() -> list[bytes]:
-    rng = random.Random(3)
-    return [rng.randbytes(1 << 20) for _ in range(64)]
+    return objects_1m(64)
 
 
 @pytest.mark.parametrize("contender", ["canonkit-fsck-packed", "canonkit-fsck-loose",

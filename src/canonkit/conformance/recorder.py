@@ -63,9 +63,11 @@ def record(root: str | os.PathLike[str], version: int, *,
     tmp = Path(tempfile.mkdtemp(prefix=f".v{version}.tmp-", dir=root))
     try:
         for name, data in files.items():  # manifest.json last: it seals the others
+            (tmp / name).parent.mkdir(parents=True, exist_ok=True)  # forms/...
             write_exclusive(tmp / name, data, mode=0o644)
         os.chmod(tmp, 0o755)  # mkdtemp makes it 0700; a corpus is meant to be read
-        fsync_directory(tmp)
+        for directory in sorted({(tmp / name).parent for name in files}, reverse=True):
+            fsync_directory(directory)
         report = check(tmp, cbor=cbor, format_version=version)
         if not report.ok:
             _raise_failed(report, "before publishing")

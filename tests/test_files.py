@@ -275,6 +275,18 @@ def test_atomic_write_replaces_and_keeps_the_mode(tmp_path: Path) -> None:
     assert _names(tmp_path) == ["out.bin"]
 
 
+@settings(max_examples=30)
+@given(sizes=st.lists(st.integers(0, 150_000), max_size=8))
+def test_writes_of_any_sizes_arrive_in_order(tmp_path_factory: pytest.TempPathFactory,
+                                             sizes: list[int]) -> None:
+    target = tmp_path_factory.mktemp("w") / "out"
+    chunks = [bytes([i % 251]) * n for i, n in enumerate(sizes)]
+    with _files.AtomicWriter(target) as out:
+        for chunk in chunks:
+            out.write(memoryview(chunk) if len(chunk) % 2 else chunk)
+    assert target.read_bytes() == b"".join(chunks)
+
+
 def _fail_partials_with(code: int, monkeypatch: pytest.MonkeyPatch, after: int = 0) -> None:
     """os.write to a ``.partial`` temporary writes ``after`` bytes, then fails with
     ``code`` (a full disk: ENOSPC)."""

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 from conftest import VECTORS
+from strategies_astp import EP, sav2_episode
 
 from canonkit import astp
 from canonkit.astp.layer3.synth import make_export
 
 POR = VECTORS / "astp" / "proof-of-record-5.0.0.json"
-EP = "550e8400-e29b-41d4-a716-446655440000"
 
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -27,17 +27,6 @@ def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str
 def write(path: Path, value: Any) -> Path:
     path.write_text(json.dumps(value))
     return path
-
-
-def sav2_episode() -> dict[str, Any]:
-    segments = [{"node_id": f"00000000-0000-4000-8000-{i:012x}", "node_type": "segment",
-                 "schema_version": "1.0.0", "sequence_index": i,
-                 "content_hash": astp.sha3_256(f"leaf-{i}".encode()).hex(),
-                 "parent_node_id": EP} for i in range(7)]
-    body = {"format": "canonkit-episode/1", "episode_id": EP, "status": "SEALED",
-            "closed_at": "2026-01-01T00:10:00Z", "sealed_at": "2026-01-01T00:10:01Z",
-            "segments": segments, "seal": None}
-    return astp.seal_episode(body, spine_algorithm_version=2)
 
 
 def test_reproduce(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies_astp import sav2_episode
 
 from canonkit import astp
 from canonkit.astp import layer3
@@ -350,15 +351,7 @@ def test_cia_004_a_missing_required_field_is_rejected() -> None:
 
 # --- L3-001 … L3-003 -------------------------------------------------------------------------
 
-def episode_document() -> dict[str, Any]:
-    segments = [{"node_id": f"00000000-0000-4000-8000-{i:012x}", "node_type": "segment",
-                 "schema_version": "1.0.0", "sequence_index": i,
-                 "content_hash": astp.sha3_256(f"leaf-{i}".encode()).hex(),
-                 "parent_node_id": EP} for i in range(7)]
-    body = {"format": "canonkit-episode/1", "episode_id": EP, "status": "SEALED",
-            "closed_at": "2026-01-01T00:10:00Z", "sealed_at": "2026-01-01T00:10:01Z",
-            "segments": segments, "seal": None}
-    return astp.seal_episode(body, spine_algorithm_version=2)
+episode_document = sav2_episode
 
 
 def test_l3_001_layer3_writes_leave_the_spine_byte_identical() -> None:
@@ -623,3 +616,12 @@ def test_any_change_to_a_field_link_edge_or_status_is_found(seed: int, data: st.
             allowed = {layer3.schema.HASH_VECTOR[node["node_type"]], "EX-002", "EX-003", "L3-004"}
     found = set(verify(doc).vectors)
     assert found and found <= allowed, (kind, found)
+
+
+def test_the_declaration_is_rendered_in_the_docs() -> None:
+    from conftest import REPO
+
+    text = (REPO / "docs" / "astp-layer3.md").read_text()
+    section = text.split("## ConformanceDeclaration", 1)[1]
+    block = section.split("```json\n", 1)[1].split("\n```", 1)[0]
+    assert json.loads(block) == CONFORMANCE_DECLARATION

@@ -119,6 +119,7 @@ __all__ = [
                                    "hash_fields",
                                    "inclusion_proof_v1",
                                    "inclusion_proof_v2",
+                                   "layer3",
                                    "is_fixed",
                                    "leaf_hash_v1",
                                    "leaf_hash_v2",
@@ -147,6 +148,8 @@ __all__ = [
     "witness_commitment_v2",
     "witness_threshold",
 ]
+
+from canonkit.astp import layer3  # noqa: E402  (after the names it builds on)
 
 #: "compiled" or "python": which kernel module is live
 __backend__ = "python" if _kernel.hasher.__name__.endswith("_py") else "compiled"

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CanonkitError
-from ._common import EXIT_FAILURES, EXIT_OK, report_usage_error
+from ._common import EXIT_FAILURES, EXIT_OK, report_os_error, report_usage_error
 
 #: the largest JSON document an action reads (an Episode, a proof, an export)
 MAX_DOCUMENT = 1 << 30
@@ -83,13 +83,16 @@ def register(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="print preimage and hash as JSON")
     p.set_defaults(func=_hash_form_b)
     p = h.add_parser("leaf", help="leaf hash (v2, or --v1) of one Segment",
-                     description="The ASTP.md §4 leaf hash of one Segment.")
-    p.add_argument("--node-id", required=True)
-    p.add_argument("--node-type", default="segment")
-    p.add_argument("--schema-version", required=True)
-    p.add_argument("--sequence-index", type=int, required=True)
-    p.add_argument("--content-hash", required=True)
-    p.add_argument("--parent-node-id", default=None)
+                     description="The ASTP.md §4 leaf hash of one Segment: its fields from a "
+                                 "Segment JSON object (FILE, '-' for stdin) and/or the options "
+                                 "(which win).")
+    p.add_argument("file", nargs="?", help="a Segment JSON object, or - for stdin")
+    p.add_argument("--node-id")
+    p.add_argument("--node-type")
+    p.add_argument("--schema-version")
+    p.add_argument("--sequence-index", type=int)
+    p.add_argument("--content-hash")
+    p.add_argument("--parent-node-id")
     p.add_argument("--v1", action="store_true", help="hash_version 1 (4.x, unsealed)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_hash_leaf)
@@ -108,15 +111,6 @@ def register(subparsers: Any) -> None:
 
 class _Unreadable(Exception):
     """An input that cannot be read as the JSON document an action needs."""
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _Unreadable(f"duplicate JSON object key {key!r}")
-        out[key] = value
-    return out
 
 
 def _reject_constant(name: str) -> Any:
@@ -145,15 +139,18 @@ def _read_text(path: Path | str) -> str:
 def read_json(path: Path | str) -> Any:
     """A strict JSON document (no duplicate keys, no NaN) from a regular file (``-`` reads
     stdin)."""
+    from ..astp.canonical_json import no_duplicate_keys
+
     text = _read_text(path)
     if len(text) > MAX_DOCUMENT:
         raise _Unreadable(f"{path}: larger than {MAX_DOCUMENT} bytes")
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+        return json.loads(text, object_pairs_hook=no_duplicate_keys,
+                          parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise _Unreadable(f"{path}: not JSON: {exc.msg} at line {exc.lineno} column "
                           f"{exc.colno}") from None
-    except _Unreadable as exc:
+    except (_Unreadable, CanonkitError) as exc:
         raise _Unreadable(f"{path}: {exc}") from None
 
 
@@ -162,6 +159,8 @@ def _run(command: str, action: Any, args: argparse.Namespace) -> int:
     try:
         status: int = action(args)
         return status
+    except OSError as exc:
+        return report_os_error(command, exc)
     except _Unreadable as exc:
         return report_usage_error(command, str(exc))
     except CanonkitError as exc:
@@ -308,8 +307,18 @@ def _hash_leaf(args: argparse.Namespace) -> int:
     def action(args: argparse.Namespace) -> int:
         from ..astp import leaf_hash_v1, leaf_hash_v2
 
-        fields = (args.node_id, args.node_type, args.schema_version, args.sequence_index,
-                  args.content_hash, args.parent_node_id)
+        segment = read_json(args.file) if args.file else {}
+        if not isinstance(segment, dict):
+            raise _Unreadable(f"{args.file}: a Segment is a JSON object")
+        segment.setdefault("node_type", "segment")
+        names = ("node_id", "node_type", "schema_version", "sequence_index", "content_hash")
+        for name in (*names, "parent_node_id"):
+            if getattr(args, name) is not None:
+                segment[name] = getattr(args, name)
+        absent = [n for n in names if n not in segment]
+        if absent:
+            raise _Unreadable(f"the leaf hash needs {', '.join(absent)}")
+        fields = (*(segment[n] for n in names), segment.get("parent_node_id"))
         digest = leaf_hash_v1(*fields) if args.v1 else leaf_hash_v2(*fields)
         _emit(args, {"hash_version": 1 if args.v1 else 2, "leaf_hash": digest}, [digest])
         return EXIT_OK

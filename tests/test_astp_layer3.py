@@ -31,7 +31,7 @@ from canonkit.astp.layer3 import (
 )
 from canonkit.astp.layer3.schema import AUDIT_EVENTS, WORKFLOW_STATUSES
 from canonkit.astp.layer3.synth import VIOLATIONS, make_export, make_workspace
-from canonkit.errors import InvalidFieldError
+from canonkit.errors import InvalidFieldError, InvalidRecordError
 
 EP = "550e8400-e29b-41d4-a716-446655440000"
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -625,3 +625,54 @@ def test_the_declaration_is_rendered_in_the_docs() -> None:
     section = text.split("## ConformanceDeclaration", 1)[1]
     block = section.split("```json\n", 1)[1].split("\n```", 1)[0]
     assert json.loads(block) == CONFORMANCE_DECLARATION
+
+
+# --- the JSON-lines journal -------------------------------------------------------------------
+
+def journaled(path: Any) -> Workspace:
+    ticks = itertools.count()
+    ids = itertools.count(0x900)
+    return Workspace(workspace_id="ws-1", episode_id=EP, cia=CIA, journal=path,
+                     clock=lambda: T0 + timedelta(seconds=next(ticks)),
+                     new_id=lambda: __import__("uuid").UUID(f"00000000-0000-4000-8000-{next(ids):012x}"))
+
+
+def test_a_journal_reopens_to_the_same_workspace_and_goes_on(tmp_path: Any) -> None:
+    path = tmp_path / "ws.jsonl"
+    ws = journaled(path)
+    wf = declare(ws)
+    step = execute(ws, wf["node_id"], 1)
+    invoke(ws, step)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines[0]["format"] == "canonkit-layer3-journal/1"
+    assert [next(iter(e)) for e in lines[1:]] == ["audit", "apply"] * 3   # the event first
+    again = Workspace.open(path)
+    assert again.export() == ws.export()
+    execute(again, wf["node_id"], 2)                  # PRECEDES from the replayed latest step
+    again.close_workflow(wf["node_id"], "COMPLETED", status_updated_at=T0, principal=CIA)
+    third = Workspace.open(path)
+    assert third.export() == again.export() and verify(third.export()).ok
+    with pytest.raises(FileExistsError):
+        journaled(path)
+
+
+def test_a_journal_with_an_unfinished_or_changed_write_is_refused(tmp_path: Any) -> None:
+    path = tmp_path / "ws.jsonl"
+    ws = journaled(path)
+    wf = declare(ws)
+    execute(ws, wf["node_id"], 1)
+    lines = path.read_text().splitlines()
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("\n".join(lines[:-1]) + "\n")     # the last write never reached the disk
+    with pytest.raises(InvalidRecordError, match="never completed"):
+        Workspace.open(cut)
+    changed = tmp_path / "changed.jsonl"
+    entry = json.loads(lines[-1])
+    entry["apply"]["nodes"][0]["step_name"] = "other"
+    changed.write_text("\n".join([*lines[:-1], json.dumps(entry)]) + "\n")
+    with pytest.raises(InvalidRecordError, match="EX-001"):
+        Workspace.open(changed)
+    torn = tmp_path / "torn.jsonl"
+    torn.write_text("\n".join(lines)[:-5])
+    with pytest.raises(InvalidRecordError):
+        Workspace.open(torn)

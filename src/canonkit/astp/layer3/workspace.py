@@ -9,14 +9,20 @@ change, except a WorkflowDeclaration's ``status``/``status_updated_at``/``error_
 through ``close_workflow`` (L3-I3, L3-I4); a retry is a new node (L3-I5).
 
 ``export()`` gives the ``canonkit-layer3/1`` document (docs/astp-layer3.md) that
-``canonkit.astp.layer3.verify`` checks without trusting any of it.
+``canonkit.astp.layer3.verify`` checks without trusting any of it. Over a JSON-lines journal
+(``journal=PATH``, resumed with ``Workspace.open(PATH)``) each audit record reaches the disk
+(written, flushed, fsynced) before the write it announces, and the write right after it.
 """
 from __future__ import annotations
 
 import copy
+import json
+import os
+import stat
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from canonkit._astp_common import L3_DATETIME, L3_OBJECT, l3_field, l3_value
@@ -39,11 +45,12 @@ from canonkit.astp.layer3.schema import (
     WORKFLOW,
     WORKFLOW_VERSION,
 )
-from canonkit.errors import InvalidFieldError, Layer3GovernanceError
+from canonkit.errors import InvalidFieldError, InvalidRecordError, Layer3GovernanceError
 
-__all__ = ["FORMAT", "Workspace"]
+__all__ = ["FORMAT", "JOURNAL_FORMAT", "Workspace"]
 
 FORMAT = "canonkit-layer3/1"
+JOURNAL_FORMAT = "canonkit-layer3-journal/1"
 
 #: fields a write may leave out, and what the Workspace stores for them
 _DEFAULTS: dict[str, dict[str, Any]] = {
@@ -72,11 +79,13 @@ class Workspace:
     of ``WorkflowDeclaration``, ``ExecutionNode``, ``SkillInvocation`` to its principal.
     ``clock`` (default: now, UTC) stamps audit records and fills a write's instant when it
     is left out; ``new_id`` (default: ``uuid.uuid4``) makes node and audit identifiers.
+    ``journal`` (a path that must not exist yet) keeps the workspace in a JSON-lines file.
     """
 
     def __init__(self, *, workspace_id: str, episode_id: Any, cia: str | Mapping[str, str],
                  clock: Callable[[], datetime] | None = None,
-                 new_id: Callable[[], uuid.UUID] | None = None) -> None:
+                 new_id: Callable[[], uuid.UUID] | None = None,
+                 journal: str | os.PathLike[str] | None = None) -> None:
         if not isinstance(workspace_id, str) or not workspace_id:
             raise InvalidFieldError("workspace_id must be non-empty text", detail="workspace_id")
         self.workspace_id = workspace_id
@@ -93,6 +102,93 @@ class Workspace:
         self._audit: list[dict[str, Any]] = []
         self._latest_step: dict[str, str] = {}     # workflow -> its last ExecutionNode
         self._latest_skill: dict[str, str] = {}    # execution -> its last SkillInvocation
+        self._journal: Path | None = None
+        self._broken: str | None = None             # a journal write failed: no more writes
+        if journal is not None:
+            self._journal = Path(journal)
+            with open(self._journal, "x", encoding="utf-8") as handle:   # never overwrite
+                handle.write(json.dumps({"format": JOURNAL_FORMAT, "workspace_id": workspace_id,
+                                         "episode_id": self.episode_id, "cia": self.cia}) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+
+    @classmethod
+    def open(cls, journal: str | os.PathLike[str], *, clock: Callable[[], datetime] | None = None,
+             new_id: Callable[[], uuid.UUID] | None = None) -> Workspace:
+        """Resume the workspace kept in ``journal``: its writes are replayed and the result
+        verified (``InvalidRecordError`` naming the line or the first finding otherwise,
+        also when the last write's audit record has no write after it); later writes append."""
+        from canonkit.astp.layer3.verify import verify
+
+        path = Path(journal)
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise InvalidRecordError(f"{path}: not a regular file")
+        ws: Workspace | None = None
+        pending: int | None = None          # line of an audit record awaiting its write
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                try:
+                    entry = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InvalidRecordError(f"{path}:{number}: not JSON: {exc.msg}") from None
+                if not isinstance(entry, dict):
+                    raise InvalidRecordError(f"{path}:{number}: not a journal entry")
+                if ws is None:
+                    if entry.get("format") != JOURNAL_FORMAT or not {
+                            "workspace_id", "episode_id", "cia"} <= set(entry):
+                        raise InvalidRecordError(f"{path}:1: not a {JOURNAL_FORMAT} journal")
+                    ws = cls(workspace_id=entry["workspace_id"], episode_id=entry["episode_id"],
+                             cia=entry["cia"], clock=clock, new_id=new_id)
+                elif "audit" in entry and pending is None:
+                    ws._audit.append(entry["audit"])
+                    pending = number
+                elif "apply" in entry and pending is not None:
+                    ws._replay(entry["apply"], f"{path}:{number}")
+                    pending = None
+                else:
+                    raise InvalidRecordError(f"{path}:{number}: out of order (an audit record, "
+                                             "then its write)")
+        if ws is None:
+            raise InvalidRecordError(f"{path}: empty journal")
+        if pending is not None:
+            raise InvalidRecordError(f"{path}:{pending}: the write this audit record announces "
+                                     "never completed")
+        report = verify(ws.export())
+        if not report.ok:
+            first = report.findings[0]
+            raise InvalidRecordError(f"{path}: does not verify: {first.vector} {first.node_id}: "
+                                     f"{first.detail}")
+        ws._journal = path
+        return ws
+
+    def _replay(self, apply: Any, where: str) -> None:
+        if not isinstance(apply, dict) or not isinstance(apply.get("nodes"), list) or not (
+                isinstance(apply.get("edges"), list)):
+            raise InvalidRecordError(f"{where}: not a write")
+        for node in apply["nodes"]:
+            if not isinstance(node, dict) or not isinstance(node.get("node_id"), str):
+                raise InvalidRecordError(f"{where}: not a node")
+            if node["node_id"] not in self._nodes:
+                self._order.append(node["node_id"])
+                if node.get("node_type") == EXECUTION:
+                    self._latest_step[str(node.get("workflow_id"))] = node["node_id"]
+                elif node.get("node_type") == SKILL:
+                    self._latest_skill[str(node.get("execution_node_id"))] = node["node_id"]
+            self._nodes[node["node_id"]] = node
+        self._edges.extend(apply["edges"])
+
+    def _log(self, entry: dict[str, Any]) -> None:
+        """Append one line to the journal and fsync it; a failure ends all further writes."""
+        if self._journal is None:
+            return
+        try:
+            with open(self._journal, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as exc:
+            self._broken = f"the journal write failed: {exc}"
+            raise
 
     @staticmethod
     def _cia(cia: Any) -> dict[str, str]:
@@ -193,7 +289,7 @@ class Workspace:
             workflow["status"] = "IN_PROGRESS"
             workflow["status_updated_at"] = node["executed_at"]
         self._latest_step[node["workflow_id"]] = node["node_id"]
-        return self._store(node, edges)
+        return self._store(node, edges, [workflow] if status == "DECLARED" else [])
 
     def invoke_skill(self, *, principal: str, **fields: Any) -> dict[str, Any]:
         """Write a SkillInvocation (``registry_id`` null: SK-003) and its INVOKED_WITHIN edge,
@@ -244,6 +340,7 @@ class Workspace:
                    "reverse_prior_error_detail": workflow["error_detail"]}
         self._emit("WORKFLOW_CLOSED", principal, forward, reverse, [workflow["node_id"]])
         workflow.update(status=final_status, status_updated_at=updated_at, error_detail=detail)
+        self._log({"apply": {"nodes": [workflow], "edges": []}})
         return copy.deepcopy(workflow)
 
     def update(self, node_id: str, *, principal: str, **changes: Any) -> dict[str, Any]:
@@ -328,16 +425,21 @@ class Workspace:
     def _emit(self, delta_type: str, principal: str, forward: Mapping[str, Any],
               reverse: Mapping[str, Any], affected: list[str]) -> None:
         """Append the write's audit record to the chain (before the write is applied)."""
+        if self._broken:
+            raise InvalidRecordError(f"this workspace takes no more writes: {self._broken}")
         prior = self._audit[-1]["record_hash"] if self._audit else None
         record = make_record(
             audit_id=str(self._new_id()), chain_key=self.chain_key,
             delta_sequence=len(self._audit) + 1, delta_type=delta_type, principal=principal,
             session_id=self.workspace_id, wall_clock_time=self._clock(), forward=forward,
             reverse=reverse, affected_nodes=affected, prior_audit_hash=prior)
+        self._log({"audit": record})
         self._audit.append(record)
 
-    def _store(self, node: dict[str, Any], edges: list[dict[str, Any]]) -> dict[str, Any]:
+    def _store(self, node: dict[str, Any], edges: list[dict[str, Any]],
+               changed: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         self._nodes[node["node_id"]] = node
         self._order.append(node["node_id"])
         self._edges.extend(edges)
+        self._log({"apply": {"nodes": [node, *(changed or [])], "edges": edges}})
         return copy.deepcopy(node)

@@ -11,7 +11,6 @@ and, for the first ExecutionNode of a workflow, the WF-005 auto-transition
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
@@ -39,17 +38,6 @@ def audit_time(instant: datetime) -> str:
 def delta_value(value: Any) -> Any:
     """A node value as it reads back from a canonical-JSON delta (Form B value, then NFC)."""
     return json.loads(canonical_json(l3_value(value)))
-
-
-def nfc(value: Any) -> Any:
-    """``value`` with every string NFC-normalized, as canonical JSON stores it."""
-    if isinstance(value, str):
-        return unicodedata.normalize("NFC", value)
-    if isinstance(value, list):
-        return [nfc(v) for v in value]
-    if isinstance(value, dict):
-        return {nfc(k): nfc(v) for k, v in value.items()}
-    return value
 
 
 def make_record(*, audit_id: str, chain_key: str, delta_sequence: int, delta_type: str,

@@ -7,12 +7,13 @@ the backend's own objects, bound without a wrapper, so the facade costs nothing 
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any, Callable
 
 from . import _backend
 from ._cbor_diag import diagnose
 from ._cbor_types import (
     DEFAULT_MAX_DEPTH,
+    MAX_ENCODE_DEPTH,
     PROFILES,
     UNDEFINED,
     FrozenDict,
@@ -22,12 +23,20 @@ from ._cbor_types import (
     UndefinedType,
 )
 from .errors import (
+    BufferTooSmallError,
     CBORError,
+    ChangedDuringEncodingError,
     DecodeError,
     DepthExceededError,
     DuplicateMapKeyError,
     EmptyInputError,
+    EncodeDepthExceededError,
+    EncodeDuplicateMapKeyError,
     EncodeError,
+    EncodeFloatOutsideProfileError,
+    EncodeIntegerOutOfRangeError,
+    EncodeNonNFCTextError,
+    EncodeUnsupportedItemError,
     FloatOutsideProfileError,
     IndefiniteLengthError,
     IntegerOutOfRangeError,
@@ -45,10 +54,11 @@ from .errors import (
 )
 
 if TYPE_CHECKING:  # the twin is the typed surface
-    from ._cbor_py import Decoder, Encoder, decode, encode
+    from ._cbor_py import Decoder, Encoder, decode, encode, encode_into
 else:
     _impl = _backend.load("cbor")
     encode = _impl.encode
+    encode_into = _impl.encode_into
     decode = _impl.decode
     Encoder = _impl.Encoder
     Decoder = _impl.Decoder
@@ -56,13 +66,28 @@ else:
 dumps = encode
 loads = decode
 
+
+def dump(obj: Any, fp: IO[bytes], /, *, profile: str = "core",
+         default: Callable[[Any], Any] | None = None, max_depth: int = DEFAULT_MAX_DEPTH) -> int:
+    """Encode ``obj`` and write it to the binary file ``fp``; return the bytes written.
+
+    The value is encoded completely before anything is written, so an encode error
+    leaves ``fp`` untouched."""
+    data = encode(obj, profile=profile, default=default, max_depth=max_depth)
+    fp.write(data)
+    return len(data)
+
 __all__ = [
-    "DEFAULT_MAX_DEPTH", "PROFILES", "UNDEFINED", "CBORError", "DecodeError", "Decoder",
-    "DepthExceededError", "DuplicateMapKeyError", "EmptyInputError", "EncodeError",
+    "DEFAULT_MAX_DEPTH", "MAX_ENCODE_DEPTH", "PROFILES", "UNDEFINED", "BufferTooSmallError",
+    "CBORError", "ChangedDuringEncodingError", "DecodeError", "Decoder",
+    "DepthExceededError", "DuplicateMapKeyError", "EmptyInputError",
+    "EncodeDepthExceededError", "EncodeDuplicateMapKeyError", "EncodeError",
+    "EncodeFloatOutsideProfileError", "EncodeIntegerOutOfRangeError", "EncodeNonNFCTextError",
+    "EncodeUnsupportedItemError",
     "Encoder", "FloatOutsideProfileError", "FrozenDict", "IndefiniteLengthError",
     "IntegerOutOfRangeError", "InvalidLinkError", "InvalidUTF8Error", "LimitExceededError",
     "Link", "NonNFCTextError", "NonShortestIntegerError", "NotWellFormedError", "Simple",
     "Tag", "TrailingDataError", "TruncatedError", "UndefinedType", "UnsortedMapKeysError",
-    "UnsupportedItemError", "UnsupportedTypeError", "decode", "diagnose", "dumps",
-    "encode", "loads",
+    "UnsupportedItemError", "UnsupportedTypeError", "decode", "diagnose", "dump", "dumps",
+    "encode", "encode_into", "loads",
 ]

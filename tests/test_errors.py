@@ -36,6 +36,12 @@ FROZEN = {
     "encode_depth_exceeded": "EncodeDepthExceededError",
     "buffer_too_small": "BufferTooSmallError",
     "changed_during_encoding": "ChangedDuringEncodingError",
+    "invalid_json": "InvalidJSONError",
+    "non_canonical_json": "NonCanonicalJSONError",
+    "reserved_namespace": "ReservedNamespaceError",
+    "unknown_multicodec": "UnknownMulticodecError",
+    "unsupported_hash": "UnsupportedHashError",
+    "missing_dependency": "MissingDependencyError",
 }
 
 

@@ -158,6 +158,19 @@ cdef struct Scratch:
     uint8_t *mem       # a C buffer kept between calls: already paged in, no growth
     Py_ssize_t cap
     bint busy          # in use by an encode call (re-entrant calls get their own)
+    ck_entry *pool     # POOL_DEPTH x POOL_WIDTH map entries, one row per nesting level
+
+cdef enum:
+    # Maps of up to POOL_WIDTH keys in the first POOL_DEPTH levels take their entries
+    # from the scratch's pool (one row per level: only one map per level is open at a
+    # time); others malloc. Nothing that large sits in a C frame, so a deep encode needs
+    # little stack per level.
+    POOL_DEPTH = 32
+    POOL_WIDTH = 16
+
+# scratch of the sorted-permutation cache (CK_PERM_MAX entries): used only inside
+# ck_sort_text_cached, which runs no Python code, so one buffer serves every call
+cdef ck_entry perm_tmp[16]
 
 cdef enum:
     SCRATCH_INITIAL = 4096
@@ -169,6 +182,7 @@ cdef Scratch module_scratch
 module_scratch.mem = NULL
 module_scratch.cap = 0
 module_scratch.busy = False
+module_scratch.pool = NULL
 
 
 # Output goes to one of two places. Normally a reusable scratch buffer (obj == NULL),
@@ -186,6 +200,8 @@ cdef struct Out:
     int max_depth
     PyObject *default  # the caller's default hook (borrowed; NULL: none)
     PyObject *hooked   # what default returned, while it is encoded (never hooked again)
+    ck_entry *pool     # the scratch's entry pool while this encode owns it, else NULL
+    Scratch *owner     # the scratch this encode holds busy (until out_release)
     bint twin_order    # error path: walk maps in iteration order (see raise_first_error...)
 
 
@@ -193,6 +209,9 @@ cdef int out_init(Out *o, Py_ssize_t cap, const Out *like) except -1:
     """Bytes mode from the start (side buffers of the rare map paths); the settings
     (profile, depth limit, hook, walk order) are those of ``like``."""
     o.scratch = NULL
+    o.owner = NULL
+    o.owner = NULL
+    o.pool = like.pool  # side buffers nest inside their parent's walk: same rows
     o.obj = PyBytes_FromStringAndSize_raw(NULL, cap)
     if o.obj == NULL:
         return -1
@@ -209,13 +228,21 @@ cdef int out_init(Out *o, Py_ssize_t cap, const Out *like) except -1:
 
 cdef int out_init_scratch(Out *o, Scratch *s, const Out *like) except -1:
     if s.busy:  # a nested or concurrent encode: fall back to a private bytes buffer
-        return out_init(o, 256, like)
+        out_init(o, 256, like)
+        o.pool = NULL
+        return 0
     if s.mem == NULL:
         s.mem = <uint8_t *>malloc(SCRATCH_INITIAL)
         if s.mem == NULL:
             raise MemoryError()
         s.cap = SCRATCH_INITIAL
+    if s.pool == NULL:
+        s.pool = <ck_entry *>malloc(POOL_DEPTH * POOL_WIDTH * sizeof(ck_entry))
+        if s.pool == NULL:
+            raise MemoryError()
     s.busy = True
+    o.owner = s
+    o.pool = s.pool
     o.obj = NULL
     o.scratch = s
     o.buf = s.mem
@@ -233,13 +260,15 @@ cdef void out_release(Out *o) noexcept:
     cdef Scratch *s = o.scratch
     Py_XDECREF(o.obj)
     o.obj = NULL
-    if s != NULL:
-        o.scratch = NULL
-        s.busy = False
-        if s.cap > SCRATCH_KEEP:
-            free(s.mem)
-            s.mem = NULL
-            s.cap = 0
+    o.scratch = NULL
+    o.owner = NULL
+    if o.owner != NULL:
+        o.owner.busy = False
+        o.owner = NULL
+    if s != NULL and s.cap > SCRATCH_KEEP:
+        free(s.mem)
+        s.mem = NULL
+        s.cap = 0
 
 
 cdef int out_grow(Out *o, Py_ssize_t need) except -1:
@@ -268,8 +297,7 @@ cdef int out_grow(Out *o, Py_ssize_t need) except -1:
         if o.obj == NULL:
             return -1
         memcpy(PyBytes_AS_STRING_raw(o.obj), o.buf, <size_t>o.pos)
-        o.scratch = NULL
-        s.busy = False
+        o.scratch = NULL  # the scratch stays busy (owner): its pool is still in use
         o.buf = <uint8_t *>PyBytes_AS_STRING_raw(o.obj)
         o.cap = cap
         return 0
@@ -546,16 +574,17 @@ cdef int enc_dict(Out *o, object d, int depth) except -1:
     cdef Py_ssize_t ppos = 0, i = 0, j
     cdef PyObject *k
     cdef PyObject *v
-    cdef ck_entry small[16]
-    cdef ck_entry tmp[16]  # scratch for the permutation cache (CK_PERM_MAX entries)
-    cdef ck_entry *e = small
+    cdef ck_entry *e
+    cdef ck_entry *pooled = NULL
     cdef bint all_text = True
     check_depth(o, depth)
     if n == 0:
         return put_byte(o, 0xa0)
     if o.twin_order:
         return enc_map_twin_order(o, d, depth)
-    if n > 16:
+    if n <= POOL_WIDTH and depth < POOL_DEPTH and o.pool != NULL:
+        pooled = e = o.pool + depth * POOL_WIDTH
+    else:
         e = <ck_entry *>malloc(<size_t>n * sizeof(ck_entry))
         if e == NULL:
             raise MemoryError()
@@ -580,14 +609,14 @@ cdef int enc_dict(Out *o, object d, int depth) except -1:
             return enc_map_generic(o, d, depth)
         if i != n:
             raise ChangedDuringEncodingError("dict changed size during encoding")
-        ck_sort_text_cached(e, n, tmp)
+        ck_sort_text_cached(e, n, perm_tmp)
         put_head(o, 5, <uint64_t>n)
         for j in range(n):
             put_string(o, 3, e[j].p, e[j].n)
             enc_any(o, <object>e[j].value, depth + 1)
     finally:
         release_entries(e, i)
-        if e != small:
+        if e != pooled:
             free(e)
     return 0
 
@@ -602,6 +631,7 @@ cdef int raise_first_error_in_twin_order(const Out *like, object obj) except -1:
     cdef Out scratch
     scratch.obj = NULL
     scratch.scratch = NULL
+    scratch.owner = NULL
     out_init(&scratch, 256, like)
     scratch.twin_order = True
     scratch.hooked = NULL
@@ -620,6 +650,7 @@ cdef int enc_map_twin_order(Out *o, object mapping, int depth) except -1:
     cdef list encoded
     keys.obj = NULL
     keys.scratch = NULL
+    keys.owner = NULL
     out_init(&keys, 256, o)
     try:
         for key, value in list(mapping.items()):  # a snapshot, as the fast paths
@@ -660,6 +691,7 @@ cdef int enc_map_generic(Out *o, object mapping, int depth) except -1:
         return enc_map_twin_order(o, mapping, depth)
     keys.obj = NULL
     keys.scratch = NULL
+    keys.owner = NULL
     try:
         out_init(&keys, 64 * n + 64, o)
         offsets = <Py_ssize_t *>malloc(<size_t>(n + 1) * sizeof(Py_ssize_t))
@@ -852,6 +884,7 @@ cdef object encode_bytes(object obj, Out *settings, Scratch *scratch):
     cdef Out o
     o.obj = NULL
     o.scratch = NULL
+    o.owner = NULL
     try:
         encode_with(obj, settings, scratch, &o)
         return out_finish(&o)
@@ -867,6 +900,7 @@ cdef Py_ssize_t encode_into_buffer(object obj, object buffer, object offset, Out
     cdef Py_ssize_t start, end, n
     o.obj = NULL
     o.scratch = NULL
+    o.owner = NULL
     try:
         encode_with(obj, settings, scratch, &o)
         n = o.pos
@@ -914,6 +948,7 @@ cdef int check_encode_options(Out *settings, object profile, object default,
     settings.max_depth = max_depth
     settings.default = NULL if default is None else <PyObject *>default
     settings.hooked = NULL
+    settings.pool = NULL
     settings.twin_order = False
     return 0
 
@@ -929,6 +964,7 @@ def encode(obj, /, *, profile="core", default=None, max_depth=DEFAULT_MAX_DEPTH)
         settings.max_depth = DEFAULT_MAX_DEPTH
         settings.default = NULL
         settings.hooked = NULL
+        settings.pool = NULL
         settings.twin_order = False
     else:
         check_encode_options(&settings, profile, default, max_depth)
@@ -960,6 +996,7 @@ cdef class Encoder:
         self._scratch.mem = NULL
         self._scratch.cap = 0
         self._scratch.busy = False
+        self._scratch.pool = NULL
 
     def __init__(self, *, profile="core", default=None, max_depth=DEFAULT_MAX_DEPTH):
         check_encode_options(&self._settings, profile, default, max_depth)
@@ -969,6 +1006,7 @@ cdef class Encoder:
 
     def __dealloc__(self):
         free(self._scratch.mem)
+        free(self._scratch.pool)
 
     def encode(self, obj):
         """Encode ``obj`` under this encoder's settings."""

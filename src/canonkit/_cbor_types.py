@@ -33,8 +33,9 @@ __all__ = [
 PROFILES = ("core", "dcbor", "dag-cbor")
 DEFAULT_MAX_DEPTH = 512  # every real document fits; configurable per call
 # The compiled encoder recurses on the C stack, one small frame per level: this bound
-# keeps the deepest encode within a few MiB of stack (decode is iterative: no bound).
-MAX_ENCODE_DEPTH = 10_000
+# keeps the deepest encode (and the second walk that locates a failure, about 1 KiB per
+# level) within 4-5 MiB of stack (decode is iterative: no bound).
+MAX_ENCODE_DEPTH = 4096
 
 
 def is_tag_number(number: object) -> bool:

@@ -20,7 +20,7 @@ length check against ``Dec.n``; those checks are the audit trail.
 from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF, Py_XINCREF
-from libc.math cimport isinf, isnan, signbit
+from libc.math cimport isfinite, isinf, isnan, signbit
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy
@@ -37,7 +37,7 @@ from canonkit.errors import (BufferTooSmallError, ChangedDuringEncodingError,
                              EncodeNonNFCTextError, EncodeUnsupportedItemError,
                              UnsupportedTypeError)
 
-__all__ = ["Decoder", "Encoder", "decode", "encode", "encode_into"]
+__all__ = ["Decoder", "Encoder", "decode", "encode", "encode_into", "encode_merged"]
 
 
 cdef extern from "Python.h":
@@ -497,6 +497,53 @@ cdef int list_changed() except -1:
     raise ChangedDuringEncodingError("list changed size during encoding")
 
 
+cdef inline bint put_float_row(Out *o, PyObject *row, int depth) except -1:
+    """A list of 1 to 4 exact floats that need no check (coordinates, vectors) in core or
+    dag-cbor, written with one room check and no per-item dispatch. Returns False, having
+    written nothing, for anything else: enc_list then takes it (and raises what applies)."""
+    cdef Py_ssize_t k = PyList_GET_SIZE(<object>row), i
+    cdef PyObject *it
+    cdef double x
+    cdef uint64_t bits
+    cdef int width
+    cdef uint8_t *b
+    if k == 0 or k > 4 or depth >= o.max_depth or o.profile == P_DCBOR:
+        return False
+    for i in range(k):
+        it = PyList_GET_ITEM_raw(<object>row, i)
+        if Py_TYPE_raw(it) != &PyFloat_Type:
+            return False
+        if o.profile == P_DAG and not isfinite(PyFloat_AS_DOUBLE_raw(it)):
+            return False
+    if o.cap - o.pos < 1 + 9 * k:
+        out_grow(o, 1 + 9 * k)
+    b = o.buf + o.pos
+    b[0] = <uint8_t>(0x80 | k)
+    b += 1
+    for i in range(k):
+        x = PyFloat_AS_DOUBLE_raw(PyList_GET_ITEM_raw(<object>row, i))
+        if o.profile == P_DAG:
+            if x == 0.0:
+                x = 0.0  # -0.0 is written as 0.0
+            b[0] = 0xfb
+            ck_put_be64(b + 1, cbor_double_to_bits(x))
+            b += 9
+            continue
+        width = cbor_float_shortest(x, &bits)
+        if width == 8:
+            b[0] = 0xfb
+            ck_put_be64(b + 1, bits)
+        elif width == 4:
+            b[0] = 0xfa
+            ck_put_be32(b + 1, <uint32_t>bits)
+        else:
+            b[0] = 0xf9
+            ck_put_be16(b + 1, <uint16_t>bits)
+        b += 1 + width
+    o.pos = b - o.buf
+    return True
+
+
 cdef int enc_list(Out *o, object seq, Py_ssize_t n, bint is_list, int depth) except -1:
     """Items of exact float, int and str type are written straight from the borrowed
     pointer (no Python code can run while one is written, so the list cannot drop it);
@@ -531,8 +578,9 @@ cdef int enc_list(Out *o, object seq, Py_ssize_t n, bint is_list, int depth) exc
                 text_not_encodable(<object>it)
             put_string(o, 3, p, ln)
         elif t == &PyList_Type:  # rows of a matrix, coordinate pairs: skip the dispatch
-            item = <object>it
-            enc_list(o, item, PyList_GET_SIZE(item), True, depth + 1)
+            if not put_float_row(o, it, depth + 1):
+                item = <object>it
+                enc_list(o, item, PyList_GET_SIZE(item), True, depth + 1)
         else:
             item = <object>it
             enc_any(o, item, depth + 1)
@@ -971,6 +1019,99 @@ def encode(obj, /, *, profile="core", default=None, max_depth=DEFAULT_MAX_DEPTH)
     return encode_bytes(obj, &settings, &module_scratch)
 
 
+cdef int refuse_shared_keys(object first, object second) except -1:
+    cdef Py_ssize_t ppos = 0
+    cdef PyObject *k
+    cdef PyObject *v
+    if type(first) is dict and type(second) is dict:  # no Python code: no iterator
+        while PyDict_Next(first, &ppos, &k, &v):
+            if PyDict_Contains(second, <object>k):
+                raise EncodeDuplicateMapKeyError(f"map key {<object>k!r} is in both mappings",
+                                                 detail="$")
+        return 0
+    for key in first:
+        if key in second:
+            raise EncodeDuplicateMapKeyError(f"map key {key!r} is in both mappings", detail="$")
+    return 0
+
+
+cdef int enc_merged_text(Out *o, dict first, dict second) except -1:
+    """Both dicts' entries as one map, when every key is an exact str (no key is in both:
+    checked before): one entry array, one sort. Returns 1, or 0 having written nothing
+    when a key is not an exact str."""
+    cdef Py_ssize_t n = PyDict_Size(first) + PyDict_Size(second)
+    cdef Py_ssize_t ppos, i = 0, j
+    cdef PyObject *k
+    cdef PyObject *v
+    cdef ck_entry *e
+    cdef ck_entry *pooled = NULL
+    cdef object d
+    if n <= POOL_WIDTH and o.pool != NULL:
+        pooled = e = o.pool
+    else:
+        e = <ck_entry *>malloc(<size_t>(n + 1) * sizeof(ck_entry))
+        if e == NULL:
+            raise MemoryError()
+    try:
+        for d in (first, second):
+            ppos = 0
+            while PyDict_Next(d, &ppos, &k, &v):
+                if not PyUnicode_CheckExact_raw(k) or i == n:
+                    return 0
+                e[i].p = ck_utf8(k, &e[i].n)
+                if e[i].p == NULL or (o.profile == P_DCBOR and not is_nfc(<object>k)):
+                    PyErr_Clear()
+                    return 0  # the general path raises what applies, in the twin's order
+                Py_XINCREF(k)
+                Py_XINCREF(v)
+                e[i].key = k
+                e[i].value = v
+                i += 1
+        if i != n:
+            return 0
+        ck_sort_text_cached(e, n, perm_tmp)  # the keys are distinct objects
+        put_head(o, 5, <uint64_t>n)
+        for j in range(n):
+            put_string(o, 3, e[j].p, e[j].n)
+            enc_any(o, <object>e[j].value, 1)
+    finally:
+        release_entries(e, i)
+        if e != pooled:
+            free(e)
+    return 1
+
+
+cdef object encode_merged_with(object first, object second, Out *settings, Scratch *scratch):
+    cdef Out o
+    refuse_shared_keys(first, second)
+    if type(first) is dict and type(second) is dict and settings.max_depth > 0:
+        o.obj = NULL
+        o.scratch = NULL
+        o.owner = NULL
+        try:
+            out_init_scratch(&o, scratch, settings)
+            try:
+                if enc_merged_text(&o, first, second):
+                    return out_finish(&o)
+            except EncodeError:
+                pass  # the general path below raises it with its path, in the twin's order
+        finally:
+            out_release(&o)
+    merged = dict(first.items())
+    merged.update(second.items())
+    return encode_bytes(merged, settings, scratch)
+
+
+def encode_merged(first, second, /, *, profile="core", default=None,
+                  max_depth=DEFAULT_MAX_DEPTH):
+    """Encode the one map holding the entries of both mappings (a key in both raises
+    ``EncodeDuplicateMapKeyError``), without building the merged dict: an envelope's
+    keys next to a caller's fields."""
+    cdef Out settings
+    check_encode_options(&settings, profile, default, max_depth)
+    return encode_merged_with(first, second, &settings, &module_scratch)
+
+
 def encode_into(obj, buffer, offset=0, /, *, profile="core", default=None,
                 max_depth=DEFAULT_MAX_DEPTH):
     """Write the encoding of ``obj`` into ``buffer`` at ``offset``; return its length.
@@ -1015,6 +1156,10 @@ cdef class Encoder:
     def encode_into(self, obj, buffer, offset=0, /):
         """``encode_into`` under this encoder's settings."""
         return encode_into_buffer(obj, buffer, offset, &self._settings, &self._scratch)
+
+    def encode_merged(self, first, second, /):
+        """``encode_merged`` under this encoder's settings."""
+        return encode_merged_with(first, second, &self._settings, &self._scratch)
 
 
 # ====================================================================================

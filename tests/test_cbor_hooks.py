@@ -313,3 +313,54 @@ def test_dump_writes_the_encoding_once() -> None:
     out = io.BytesIO()
     cbor.dump(Point(1, 2), out, default=point_hook, max_depth=1)
     assert out.getvalue() == cbor.encode({"x": 1, "y": 2})
+
+
+# --- encode_merged ---------------------------------------------------------------------
+
+def test_encode_merged_is_the_merged_map(cbor_impl: ModuleType) -> None:
+    envelope = {"t": "commit", "v": 1}
+    fields = {"tree": b"x", "message": "m", "a": [1.5, None]}
+    want = cbor_impl.encode({**envelope, **fields})
+    assert cbor_impl.encode_merged(envelope, fields) == want
+    assert cbor_impl.Encoder().encode_merged(envelope, fields) == want
+    assert cbor_impl.encode_merged({}, {}) == b"\xa0"
+    assert cbor_impl.encode_merged({1: 2}, {"k": (3,)}, profile="dcbor") == \
+        cbor_impl.encode({1: 2, "k": [3]}, profile="dcbor")
+
+
+def test_encode_merged_refuses_a_key_in_both(cbor_impl: ModuleType) -> None:
+    for first, second in (({"t": 1}, {"t": 2}), ({1: 0}, {1.0: 0}), ({"a": 0}, FrozenKeys())):
+        with pytest.raises(errors.EncodeDuplicateMapKeyError) as info:
+            cbor_impl.encode_merged(first, second)
+        assert info.value.path == "$"
+
+
+class FrozenKeys(dict):  # type: ignore[type-arg]
+    """A dict subclass (the general path) holding key "a"."""
+
+    def __init__(self) -> None:
+        super().__init__(a=1)
+
+
+merge_keys = st.one_of(st.text(max_size=3), st.integers(-3, 3))
+merge_values = st.one_of(st.integers(), st.text(max_size=3), st.floats(),
+                         st.lists(st.integers(), max_size=3), st.just(object()))
+
+
+@settings(max_examples=300)
+@given(st.dictionaries(merge_keys, merge_values, max_size=5),
+       st.dictionaries(merge_keys, merge_values, max_size=20),
+       st.sampled_from(["core", "dcbor", "dag-cbor"]), st.booleans())
+def test_differential_encode_merged(first: dict[Any, Any], second: dict[Any, Any],
+                                    profile: str, reusable: bool) -> None:
+    compiled, twin = backend_pair("cbor")
+
+    def run(impl: ModuleType) -> tuple[str, Any]:
+        if reusable:
+            return _outcome(impl.Encoder(profile=profile).encode_merged, first, second)
+        return _outcome(impl.encode_merged, first, second, profile=profile)
+
+    got, want = run(compiled), run(twin)
+    assert got == want
+    if got[0] == "ok":
+        assert got[1] == compiled.encode({**first, **second}, profile=profile)

@@ -76,7 +76,8 @@ from .errors import (
     decode_error,
 )
 
-__all__ = ["DEFAULT_MAX_DEPTH", "Decoder", "Encoder", "decode", "encode", "encode_into"]
+__all__ = ["DEFAULT_MAX_DEPTH", "Decoder", "Encoder", "decode", "encode", "encode_into",
+           "encode_merged"]
 
 _U64 = 1 << 64
 _I63 = 1 << 63
@@ -596,6 +597,19 @@ def encode(obj: Any, /, *, profile: str = "core", default: Callable[[Any], Any] 
         raise
 
 
+def encode_merged(first: Mapping[Any, Any], second: Mapping[Any, Any], /, *,
+                  profile: str = "core", default: Callable[[Any], Any] | None = None,
+                  max_depth: int = DEFAULT_MAX_DEPTH) -> bytes:
+    """Encode the one map holding the entries of both mappings; a key in both raises
+    ``EncodeDuplicateMapKeyError``."""
+    for key in first:
+        if key in second:
+            raise EncodeDuplicateMapKeyError(f"map key {key!r} is in both mappings", detail="$")
+    merged = dict(first.items())
+    merged.update(second.items())
+    return encode(merged, profile=profile, default=default, max_depth=max_depth)
+
+
 def encode_into(obj: Any, buffer: Any, offset: int = 0, /, *, profile: str = "core",
                 default: Callable[[Any], Any] | None = None,
                 max_depth: int = DEFAULT_MAX_DEPTH) -> int:
@@ -651,3 +665,7 @@ class Encoder:
     def encode_into(self, obj: Any, buffer: Any, offset: int = 0, /) -> int:
         return encode_into(obj, buffer, offset, profile=self.profile, default=self.default,
                            max_depth=self.max_depth)
+
+    def encode_merged(self, first: Mapping[Any, Any], second: Mapping[Any, Any], /) -> bytes:
+        return encode_merged(first, second, profile=self.profile, default=self.default,
+                             max_depth=self.max_depth)

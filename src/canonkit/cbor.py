@@ -54,11 +54,12 @@ from .errors import (
 )
 
 if TYPE_CHECKING:  # the twin is the typed surface
-    from ._cbor_py import Decoder, Encoder, decode, encode, encode_into
+    from ._cbor_py import Decoder, Encoder, decode, encode, encode_into, encode_merged
 else:
     _impl = _backend.load("cbor")
     encode = _impl.encode
     encode_into = _impl.encode_into
+    encode_merged = _impl.encode_merged
     decode = _impl.decode
     Encoder = _impl.Encoder
     Decoder = _impl.Decoder
@@ -89,5 +90,5 @@ __all__ = [
     "Link", "NonNFCTextError", "NonShortestIntegerError", "NotWellFormedError", "Simple",
     "Tag", "TrailingDataError", "TruncatedError", "UndefinedType", "UnsortedMapKeysError",
     "UnsupportedItemError", "UnsupportedTypeError", "decode", "diagnose", "dump", "dumps",
-    "encode", "encode_into", "loads",
+    "encode", "encode_into", "encode_merged", "loads",
 ]

@@ -44,6 +44,10 @@ def address(data, /):
     """``"blake3:" + lowercase hex(BLAKE3-256(data))`` of a bytes-like ``data``."""
     cdef Py_buffer view
     cdef uint8_t digest[32]
+    if type(data) is bytes and len(<bytes>data) <= CK_B3_CHUNK_LEN:  # no buffer export
+        ck_b3_hash_chunk(<const uint8_t *><char *><bytes>data, <size_t>len(<bytes>data),
+                         digest)
+        return hex_address(digest)
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     try:
         if view.len > CK_B3_CHUNK_LEN:

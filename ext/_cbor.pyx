@@ -102,6 +102,7 @@ cdef extern from "cbor_sort.h":
         PyObject *value
     int ck_sort_entries(ck_entry *, Py_ssize_t, int) noexcept
     void ck_sort_text_cached(ck_entry *, Py_ssize_t, ck_entry *) noexcept
+    void ck_release_entries(ck_entry *, Py_ssize_t) noexcept
     int ck_cmp_bytes(const ck_entry *, const ck_entry *) noexcept
     void ck_put_be16(uint8_t *, uint16_t) noexcept
     void ck_put_be32(uint8_t *, uint32_t) noexcept
@@ -210,7 +211,6 @@ cdef int out_init(Out *o, Py_ssize_t cap, const Out *like) except -1:
     (profile, depth limit, hook, walk order) are those of ``like``."""
     o.scratch = NULL
     o.owner = NULL
-    o.owner = NULL
     o.pool = like.pool  # side buffers nest inside their parent's walk: same rows
     o.obj = PyBytes_FromStringAndSize_raw(NULL, cap)
     if o.obj == NULL:
@@ -261,7 +261,6 @@ cdef void out_release(Out *o) noexcept:
     Py_XDECREF(o.obj)
     o.obj = NULL
     o.scratch = NULL
-    o.owner = NULL
     if o.owner != NULL:
         o.owner.busy = False
         o.owner = NULL
@@ -607,12 +606,6 @@ cdef int enc_list_located(Out *o, object seq, Py_ssize_t n, bint is_list, int de
     return 0
 
 
-cdef int release_entries(ck_entry *e, Py_ssize_t n) noexcept:
-    cdef Py_ssize_t i
-    for i in range(n):
-        Py_XDECREF(e[i].key)
-        Py_XDECREF(e[i].value)
-    return 0
 
 
 cdef int enc_dict(Out *o, object d, int depth) except -1:
@@ -652,7 +645,7 @@ cdef int enc_dict(Out *o, object d, int depth) except -1:
             e[i].value = v
             i += 1
         if not all_text:
-            release_entries(e, i)
+            ck_release_entries(e, i)
             i = 0
             return enc_map_generic(o, d, depth)
         if i != n:
@@ -663,7 +656,7 @@ cdef int enc_dict(Out *o, object d, int depth) except -1:
             put_string(o, 3, e[j].p, e[j].n)
             enc_any(o, <object>e[j].value, depth + 1)
     finally:
-        release_entries(e, i)
+        ck_release_entries(e, i)
         if e != pooled:
             free(e)
     return 0
@@ -1075,7 +1068,7 @@ cdef int enc_merged_text(Out *o, dict first, dict second) except -1:
             put_string(o, 3, e[j].p, e[j].n)
             enc_any(o, <object>e[j].value, 1)
     finally:
-        release_entries(e, i)
+        ck_release_entries(e, i)
         if e != pooled:
             free(e)
     return 1

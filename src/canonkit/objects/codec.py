@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import MissingKindError, SchemaViolationError, UnknownKindError
 from .hashing import Buffer, address
-from .registry import _KINDS, get_kind
+from .registry import _KINDS, _V1, get_kind
 from .schema import Kind
 
 __all__ = ["Object", "ObjectCodec"]
@@ -89,20 +89,19 @@ def _make_encoders(cbor: ModuleType) -> tuple[Callable[..., bytes], Callable[...
     path (one small object, many times) is one dict lookup, the kind's generated validity
     predicate, one ``encode_merged`` call (the kind's cached ``{"t", "v"}`` envelope and
     the caller's fields as one canonical map, no merged dict built) and one hash call."""
-    kinds = _KINDS
+    v1 = _V1
     encoder = getattr(cbor, "Encoder", None)
     if encoder is not None and hasattr(encoder, "encode_merged"):
         # a reusable core encoder's bound method: no option parsing per call
         encode_merged: Callable[[Any, Any], bytes] = encoder(profile=PROFILE).encode_merged
     else:
         encode_merged = _merged_through(cbor.encode)
-    envelopes: dict[Kind, dict[str, Any]] = {}
 
     def encode_object(kind: str, fields: Any, *, version: int = 1) -> bytes:
         """The addressed bytes of an object; validates ``fields`` against the schema
         first (``SchemaViolationError`` naming the field), so every encoded object
         decodes again."""
-        spec = kinds.get((kind, version)) if type(kind) is str else None
+        spec = v1.get(kind) if version == 1 and type(kind) is str else None
         if spec is None:
             spec = _lookup(kind, version)
         if spec.raw:
@@ -112,13 +111,13 @@ def _make_encoders(cbor: ModuleType) -> tuple[Callable[..., bytes], Callable[...
             spec.validate(fields)  # raises the precise violation, or accepts (bytearray ...)
         elif spec.check is not None:
             spec.check(fields)
-        envelope = envelopes.get(spec)
-        if envelope is None:
-            envelope = envelopes[spec] = {"t": spec.name, "v": spec.version}
-        return encode_merged(envelope, fields)
+        return encode_merged(spec._envelope, fields)
 
     def address_object(kind: str, fields: Any, *, version: int = 1) -> str:
         """``address(encode_object(kind, fields, version=version))``."""
+        spec = v1.get(kind) if version == 1 and type(kind) is str else None
+        if spec is not None and spec.check is None and spec._fast(fields):
+            return address(encode_merged(spec._envelope, fields))  # the common case
         return address(encode_object(kind, fields, version=version))
 
     return encode_object, address_object

@@ -11,6 +11,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable
 
 from . import _backend
 from ._cbor_diag import diagnose
+from ._cbor_options import MAX_KEY_DEPTH
 from ._cbor_types import (
     DEFAULT_MAX_DEPTH,
     MAX_ENCODE_DEPTH,
@@ -40,7 +41,9 @@ from .errors import (
     FloatOutsideProfileError,
     IndefiniteLengthError,
     IntegerOutOfRangeError,
+    InputTypeError,
     InvalidLinkError,
+    InvalidOptionError,
     InvalidUTF8Error,
     LimitExceededError,
     NonNFCTextError,
@@ -48,13 +51,27 @@ from .errors import (
     NotWellFormedError,
     TrailingDataError,
     TruncatedError,
+    UnknownProfileError,
+    UnrepresentableMapError,
     UnsortedMapKeysError,
     UnsupportedItemError,
     UnsupportedTypeError,
 )
 
 if TYPE_CHECKING:  # the twin is the typed surface
-    from ._cbor_py import Decoder, Encoder, decode, encode, encode_into, encode_merged
+    from ._cbor_py import (
+        Decoder,
+        Encoder,
+        check,
+        check_sequence,
+        decode,
+        decode_prefix,
+        encode,
+        encode_into,
+        encode_merged,
+        iter_sequence,
+        load,
+    )
 else:
     _impl = _backend.load("cbor")
     encode = _impl.encode
@@ -63,6 +80,11 @@ else:
     decode = _impl.decode
     Encoder = _impl.Encoder
     Decoder = _impl.Decoder
+    check = _impl.check
+    check_sequence = _impl.check_sequence
+    decode_prefix = _impl.decode_prefix
+    iter_sequence = _impl.iter_sequence
+    load = _impl.load
 
 dumps = encode
 loads = decode
@@ -78,17 +100,20 @@ def dump(obj: Any, fp: IO[bytes], /, *, profile: str = "core",
     fp.write(data)
     return len(data)
 
+
 __all__ = [
-    "DEFAULT_MAX_DEPTH", "MAX_ENCODE_DEPTH", "PROFILES", "UNDEFINED", "BufferTooSmallError",
-    "CBORError", "ChangedDuringEncodingError", "DecodeError", "Decoder",
-    "DepthExceededError", "DuplicateMapKeyError", "EmptyInputError",
+    "DEFAULT_MAX_DEPTH", "MAX_ENCODE_DEPTH", "MAX_KEY_DEPTH", "PROFILES", "UNDEFINED",
+    "BufferTooSmallError", "CBORError", "ChangedDuringEncodingError", "DecodeError",
+    "Decoder", "DepthExceededError", "DuplicateMapKeyError", "EmptyInputError",
     "EncodeDepthExceededError", "EncodeDuplicateMapKeyError", "EncodeError",
-    "EncodeFloatOutsideProfileError", "EncodeIntegerOutOfRangeError", "EncodeNonNFCTextError",
-    "EncodeUnsupportedItemError",
-    "Encoder", "FloatOutsideProfileError", "FrozenDict", "IndefiniteLengthError",
-    "IntegerOutOfRangeError", "InvalidLinkError", "InvalidUTF8Error", "LimitExceededError",
-    "Link", "NonNFCTextError", "NonShortestIntegerError", "NotWellFormedError", "Simple",
-    "Tag", "TrailingDataError", "TruncatedError", "UndefinedType", "UnsortedMapKeysError",
-    "UnsupportedItemError", "UnsupportedTypeError", "decode", "diagnose", "dump", "dumps",
-    "encode", "encode_into", "encode_merged", "loads",
+    "EncodeFloatOutsideProfileError", "EncodeIntegerOutOfRangeError",
+    "EncodeNonNFCTextError", "EncodeUnsupportedItemError", "Encoder",
+    "FloatOutsideProfileError", "FrozenDict", "IndefiniteLengthError", "InputTypeError",
+    "IntegerOutOfRangeError", "InvalidLinkError", "InvalidOptionError", "InvalidUTF8Error",
+    "LimitExceededError", "Link", "NonNFCTextError", "NonShortestIntegerError",
+    "NotWellFormedError", "Simple", "Tag", "TrailingDataError", "TruncatedError",
+    "UndefinedType", "UnknownProfileError", "UnrepresentableMapError",
+    "UnsortedMapKeysError", "UnsupportedItemError", "UnsupportedTypeError", "check",
+    "check_sequence", "decode", "decode_prefix", "diagnose", "dump", "dumps", "encode",
+    "encode_into", "encode_merged", "iter_sequence", "load", "loads",
 ]

@@ -16,6 +16,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from ..errors import InputError as InputError  # re-exported: reverify.InputError
+
 # One document larger than this is reported as invalid_record instead of being buffered.
 MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
 _CHUNK = 1 << 20
@@ -24,10 +26,6 @@ JSON_SUFFIXES = (".json",)
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".ndjson", ".ndjson.gz", ".ndjson.zst")
 CBOR_SUFFIXES = (".cbor", ".cborseq", ".cbors")
 ALL_SUFFIXES = JSON_SUFFIXES + JSONL_SUFFIXES + CBOR_SUFFIXES
-
-
-class InputError(ValueError):
-    """A path given on the command line cannot be used (missing, unknown type)."""
 
 
 @dataclass(frozen=True, slots=True)

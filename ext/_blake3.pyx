@@ -40,35 +40,38 @@ cdef object hex_address(const uint8_t *digest):
     return text
 
 
-def address(data, /):
-    """``"blake3:" + lowercase hex(BLAKE3-256(data))`` of a bytes-like ``data``."""
+cdef bint hash_small(object data, uint8_t *out) except -1:
+    """BLAKE3 of ``data`` into ``out`` if it is at most one chunk; False (nothing done)
+    for a larger input, which the twin hashes."""
     cdef Py_buffer view
-    cdef uint8_t digest[32]
-    if type(data) is bytes and len(<bytes>data) <= CK_B3_CHUNK_LEN:  # no buffer export
-        ck_b3_hash_chunk(<const uint8_t *><char *><bytes>data, <size_t>len(<bytes>data),
-                         digest)
-        return hex_address(digest)
+    if type(data) is bytes:  # the common case: no buffer export
+        if len(<bytes>data) > CK_B3_CHUNK_LEN:
+            return False
+        ck_b3_hash_chunk(<const uint8_t *><char *><bytes>data, <size_t>len(<bytes>data), out)
+        return True
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     try:
         if view.len > CK_B3_CHUNK_LEN:
-            return _twin_address(data)
-        ck_b3_hash_chunk(<const uint8_t *>view.buf, <size_t>view.len, digest)
+            return False
+        ck_b3_hash_chunk(<const uint8_t *>view.buf, <size_t>view.len, out)
     finally:
         PyBuffer_Release(&view)
-    return hex_address(digest)
+    return True
+
+
+def address(data, /):
+    """``"blake3:" + lowercase hex(BLAKE3-256(data))`` of a bytes-like ``data``."""
+    cdef uint8_t out[32]
+    if not hash_small(data, out):
+        return _twin_address(data)
+    return hex_address(out)
 
 
 def digest(data, /):
     """The 32 raw BLAKE3-256 digest bytes of a bytes-like ``data``."""
-    cdef Py_buffer view
     cdef uint8_t out[32]
-    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
-    try:
-        if view.len > CK_B3_CHUNK_LEN:
-            return _twin_digest(data)
-        ck_b3_hash_chunk(<const uint8_t *>view.buf, <size_t>view.len, out)
-    finally:
-        PyBuffer_Release(&view)
+    if not hash_small(data, out):
+        return _twin_digest(data)
     return (<char *>out)[:32]
 
 

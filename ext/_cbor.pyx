@@ -398,9 +398,14 @@ cdef inline int enc_int_raw(Out *o, PyObject *value) except -1:
     cdef int overflow = 0
     cdef long long v = PyLong_AsLongLongAndOverflow_raw(value, &overflow)
     if overflow == 0:
+        # put_head spelled out: ints are the most frequent scalar of most documents
+        if o.cap - o.pos < 9:
+            out_grow(o, 9)
         if v >= 0:
-            return put_head(o, 0, <uint64_t>v)
-        return put_head(o, 1, <uint64_t>(-1 - v))
+            o.pos += ck_write_head(o.buf + o.pos, 0, <uint64_t>v)
+        else:
+            o.pos += ck_write_head(o.buf + o.pos, 1, <uint64_t>(-1 - v))
+        return 0
     return enc_big_int(o, <object>value)
 
 

@@ -49,7 +49,21 @@ def is_simple_value(value: object) -> bool:
         0 <= value <= 19 or 32 <= value <= 255)
 
 
-class Tag:
+class _Frozen:
+    """Refuses attribute assignment and deletion: the encoder writes what a value holds,
+    so a value must not change behind its hash (set attributes with object.__setattr__
+    in ``__init__``)."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+
+class Tag(_Frozen):
     """A tagged data item ``Tag(number, value)`` with no native Python mapping."""
 
     __slots__ = ("number", "value")
@@ -62,12 +76,6 @@ class Tag:
             raise ValueError(f"tag number must be an int in 0..2**64-1, got {number!r}")
         object.__setattr__(self, "number", number)
         object.__setattr__(self, "value", value)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("Tag is immutable")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError("Tag is immutable")
 
     def __reduce__(self) -> Any:
         return (Tag, (self.number, self.value))
@@ -84,7 +92,7 @@ class Tag:
         return f"Tag({self.number}, {self.value!r})"
 
 
-class Simple:
+class Simple(_Frozen):
     """A simple value other than false/true/null/undefined: 0–19 or 32–255."""
 
     __slots__ = ("value",)
@@ -95,12 +103,6 @@ class Simple:
         if not is_simple_value(value):
             raise ValueError(f"simple value must be in 0..19 or 32..255, got {value!r}")
         object.__setattr__(self, "value", value)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("Simple is immutable")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError("Simple is immutable")
 
     def __reduce__(self) -> Any:
         return (Simple, (self.value,))
@@ -141,7 +143,7 @@ class UndefinedType:
 UNDEFINED = UndefinedType()
 
 
-class FrozenDict(Mapping[Any, Any]):
+class FrozenDict(_Frozen, Mapping[Any, Any]):
     """An immutable, hashable mapping: what a CBOR map used as a map key decodes to."""
 
     __slots__ = ("_d", "_hash")
@@ -152,12 +154,6 @@ class FrozenDict(Mapping[Any, Any]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         object.__setattr__(self, "_d", dict(*args, **kwargs))
         object.__setattr__(self, "_hash", None)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("FrozenDict is immutable")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError("FrozenDict is immutable")
 
     def __reduce__(self) -> Any:
         return (FrozenDict, (self._d,))

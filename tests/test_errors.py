@@ -41,6 +41,17 @@ FROZEN = {
     "encode_depth_exceeded": "EncodeDepthExceededError",
     "buffer_too_small": "BufferTooSmallError",
     "changed_during_encoding": "ChangedDuringEncodingError",
+    "not_a_store": "NotAStoreError",
+    "store_init_refused": "StoreInitError",
+    "missing_object": "MissingObjectError",
+    "corrupt_object": "CorruptObjectError",
+    "corrupt_ref": "CorruptRefError",
+    "unsafe_path": "UnsafePathError",
+    "invalid_ref_name": "InvalidRefNameError",
+    "ref_conflict": "RefConflictError",
+    "lock_held": "LockHeldError",
+    "stale_lock": "StaleLockError",
+    "missing_reachable": "MissingReachableError",
     "invalid_json": "InvalidJSONError",
     "non_canonical_json": "NonCanonicalJSONError",
     "reserved_namespace": "ReservedNamespaceError",
@@ -96,3 +107,16 @@ def test_encode_error_path_survives_pickling() -> None:
     exc = errors.EncodeUnsupportedItemError("x", detail='$[3]["a"]')
     back = pickle.loads(pickle.dumps(exc))
     assert type(back) is errors.EncodeUnsupportedItemError and back.path == '$[3]["a"]'
+
+
+def test_store_errors_keep_path_and_address_across_pickling() -> None:
+    import pickle
+
+    exc = errors.CorruptObjectError("bad", offset=13, detail="digest_mismatch",
+                                    path="objects/ab/cd", address="blake3:" + "00" * 32)
+    back = pickle.loads(pickle.dumps(exc))
+    assert type(back) is errors.CorruptObjectError and str(back) == "bad"
+    assert (back.offset, back.detail, back.path, back.address) == (
+        13, "digest_mismatch", "objects/ab/cd", "blake3:" + "00" * 32)
+    assert isinstance(back, errors.StoreError) and isinstance(back, ValueError)
+    assert issubclass(errors.MissingObjectError, LookupError)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import IO, TYPE_CHECKING, Any, Callable
 
-from . import _backend
+from . import _backend, dag_json
 from ._cbor_diag import diagnose
 from ._cbor_options import MAX_KEY_DEPTH
 from ._cbor_types import (
@@ -114,6 +114,6 @@ __all__ = [
     "NotWellFormedError", "Simple", "Tag", "TrailingDataError", "TruncatedError",
     "UndefinedType", "UnknownProfileError", "UnrepresentableMapError",
     "UnsortedMapKeysError", "UnsupportedItemError", "UnsupportedTypeError", "check",
-    "check_sequence", "decode", "decode_prefix", "diagnose", "dump", "dumps", "encode",
-    "encode_into", "encode_merged", "iter_sequence", "load", "loads",
+    "check_sequence", "dag_json", "decode", "decode_prefix", "diagnose", "dump", "dumps",
+    "encode", "encode_into", "encode_merged", "iter_sequence", "load", "loads",
 ]

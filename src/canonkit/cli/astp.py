@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -110,48 +108,29 @@ def register(subparsers: Any) -> None:
 # --- reading -----------------------------------------------------------------------------
 
 class _Unreadable(Exception):
-    """An input that cannot be read as the JSON document an action needs."""
-
-
-def _reject_constant(name: str) -> Any:
-    raise _Unreadable(f"{name} is not JSON")
-
-
-def _read_text(path: Path | str) -> str:
-    """The UTF-8 text of a regular file (``-`` reads stdin), at most ``MAX_DOCUMENT`` bytes;
-    FIFOs and devices are refused rather than blocked on."""
-    if str(path) == "-":
-        return sys.stdin.read(MAX_DOCUMENT + 1)
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise _Unreadable(f"{path}: not a regular file")
-        if info.st_size > MAX_DOCUMENT:
-            raise _Unreadable(f"{path}: larger than {MAX_DOCUMENT} bytes")
-        data = handle.read(MAX_DOCUMENT + 1)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _Unreadable(f"{path}: not UTF-8 (byte {exc.start})") from None
+    """An input that cannot be used as the document an action needs."""
 
 
 def read_json(path: Path | str) -> Any:
-    """A strict JSON document (no duplicate keys, no NaN) from a regular file (``-`` reads
-    stdin)."""
-    from ..astp.canonical_json import no_duplicate_keys
+    """A strict JSON document (no duplicate keys, no NaN) from a regular file of at most
+    ``MAX_DOCUMENT`` bytes (``-`` reads stdin); FIFOs and devices are refused, never
+    blocked on."""
+    from .._files import loads_json
+    from .._files import read_json as read_file
 
-    text = _read_text(path)
-    if len(text) > MAX_DOCUMENT:
-        raise _Unreadable(f"{path}: larger than {MAX_DOCUMENT} bytes")
+    if str(path) == "-":
+        return loads_json(sys.stdin.read(MAX_DOCUMENT + 1), source="<stdin>")
+    return read_file(path, max_bytes=MAX_DOCUMENT)
+
+
+def _read_lines(path: str) -> list[str]:
+    from .._files import read_regular
+
+    data = read_regular(path, max_bytes=MAX_DOCUMENT)
     try:
-        return json.loads(text, object_pairs_hook=no_duplicate_keys,
-                          parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise _Unreadable(f"{path}: not JSON: {exc.msg} at line {exc.lineno} column "
-                          f"{exc.colno}") from None
-    except (_Unreadable, CanonkitError) as exc:
-        raise _Unreadable(f"{path}: {exc}") from None
+        return data.decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise _Unreadable(f"{path}: not UTF-8 (byte {exc.start})") from None
 
 
 def _run(command: str, action: Any, args: argparse.Namespace) -> int:
@@ -159,12 +138,12 @@ def _run(command: str, action: Any, args: argparse.Namespace) -> int:
     try:
         status: int = action(args)
         return status
-    except OSError as exc:
-        return report_os_error(command, exc)
     except _Unreadable as exc:
         return report_usage_error(command, str(exc))
-    except CanonkitError as exc:
+    except CanonkitError as exc:     # before OSError: a refused non-regular file is both
         return report_usage_error(command, f"{exc.code}: {exc}")
+    except OSError as exc:
+        return report_os_error(command, exc)
 
 
 def _emit(args: argparse.Namespace, payload: Any, lines: Sequence[str]) -> None:
@@ -332,8 +311,7 @@ def _hash_spine(args: argparse.Namespace) -> int:
         digests: list[str] = []
         for item in args.digests:
             if item.startswith("@"):
-                digests.extend(line.strip() for line in _read_text(item[1:]).splitlines()
-                               if line.strip())
+                digests.extend(line.strip() for line in _read_lines(item[1:]) if line.strip())
             else:
                 digests.append(item)
         root = spine_root(digests, spine_algorithm_version=args.sav, episode_id=args.episode_id)

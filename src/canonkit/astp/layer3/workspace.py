@@ -18,7 +18,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import stat
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
@@ -120,9 +119,10 @@ class Workspace:
         also when the last write's audit record has no write after it); later writes append."""
         from canonkit.astp.layer3.verify import verify
 
+        from canonkit._files import check_regular
+
         path = Path(journal)
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise InvalidRecordError(f"{path}: not a regular file")
+        check_regular(path)         # a FIFO or device is refused, never blocked on
         ws: Workspace | None = None
         pending: int | None = None          # line of an audit record awaiting its write
         with open(path, encoding="utf-8") as handle:

@@ -62,7 +62,7 @@ def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe.json"
     os.mkfifo(fifo)
     for call in (lambda: _files.open_regular(fifo), lambda: _files.read_regular(fifo),
-                 lambda: _files.check_regular(fifo)):
+                 lambda: _files.read_json(fifo), lambda: _files.check_regular(fifo)):
         with pytest.raises(NotRegularFileError) as info:
             finishes(call, fifo)
         assert info.value.code == "not_regular_file" and info.value.detail == str(fifo)
@@ -98,6 +98,17 @@ def test_a_swapped_path_is_checked_again_after_opening(tmp_path: Path,
     monkeypatch.setattr(_files, "check_regular", lambda path: None)  # lose the stat race
     with pytest.raises(NotRegularFileError):
         finishes(lambda: _files.open_regular(fifo), fifo)
+
+
+def test_read_json(tmp_path: Path) -> None:
+    path = tmp_path / "doc.json"
+    path.write_bytes(b'{"a": [1, 2]}')
+    assert _files.read_json(path) == {"a": [1, 2]}
+    path.write_bytes(b'{"a": 1, "a": 2}')
+    with pytest.raises(DuplicateJSONKeyError, match="doc.json"):
+        _files.read_json(path)
+    with pytest.raises(FileTooLargeError):
+        _files.read_json(path, max_bytes=3)
 
 
 def test_read_regular_limit(tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ from .errors import (
 
 __all__ = ["MAX_INTEGER_DIGITS", "UINT64_LIMIT", "AtomicWriter", "JSONLines", "LongInteger",
            "check_regular", "decimal_uint64", "fsync_directory", "loads_json",
-           "loads_json_noting_duplicates", "open_regular", "read_regular",
+           "loads_json_noting_duplicates", "open_regular", "read_json", "read_regular",
            "validate_output_path", "write_atomic", "write_exclusive"]
 
 PathLike = str | os.PathLike[str]
@@ -351,6 +351,11 @@ def loads_json_noting_duplicates(data: bytes | bytearray | memoryview | str, *,
     keep: list[tuple[str, int]] = []
     _scan(text, keep)
     return value, [(key, _byte_offset(text, pos, was_bytes)) for key, pos in keep]
+
+
+def read_json(path: PathLike, *, max_bytes: int | None = None) -> Any:
+    """:func:`loads_json` of the regular file at ``path`` (see :func:`read_regular`)."""
+    return loads_json(read_regular(path, max_bytes=max_bytes), source=os.fspath(path))
 
 
 # --- JSON lines --------------------------------------------------------------------

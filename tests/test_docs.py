@@ -107,6 +107,13 @@ def test_mentioned_repository_paths_exist(page: Path) -> None:
     assert missing == []
 
 
+def test_the_docs_index_lists_every_page() -> None:
+    index = REPO / "docs" / "README.md"
+    listed = {(index.parent / target.partition("#")[0]).resolve() for target in links(index)}
+    pages = {p.resolve() for p in (REPO / "docs").glob("*.md")} - {index.resolve()}
+    assert sorted(p.name for p in pages - listed) == [], "add these pages to docs/README.md"
+
+
 def test_specifications_are_unchanged_copies() -> None:
     table = dict(re.findall(r"^\| \[(\w+\.md)\]\(\1\) \|.*\| `([0-9a-f]{64})` \|$",
                             (SPEC_DIR / "README.md").read_text(encoding="utf-8"), re.M))

@@ -366,6 +366,16 @@ class InvalidRecordError(CanonkitError, ValueError):
 _export(ManifestError, CorpusExistsError, InvalidRecordError)
 
 
+# --- Warnings ---------------------------------------------------------------------------
+
+class ExtensionFallbackWarning(RuntimeWarning):
+    """A capability runs on its pure-Python twin because its compiled module is unusable
+    (not built, or failed to import); ``CANONKIT_NO_EXTENSIONS=1`` asks for this silently."""
+
+
+__all__.append("ExtensionFallbackWarning")
+
+
 def context_hex(data: bytes | bytearray | memoryview, offset: int, radius: int = 8) -> str:
     """The bytes around ``offset`` as hex, the offending byte in brackets:
     ``bytes 4..20: a2 61 74 [18] 17 61 76 01``."""

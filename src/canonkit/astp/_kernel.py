@@ -20,8 +20,7 @@ def _select() -> ModuleType:
         return module
     missing = [name for name in _astp_py.__all__ if not hasattr(module, name)]
     if missing:
-        _backend.LIVE["astp"] = "python"
-        _backend.WHY_NOT_COMPILED["astp"] = f"canonkit._astp lacks {', '.join(missing)}"
+        _backend.fall_back("astp", f"canonkit._astp lacks {', '.join(missing)}")
         return _astp_py
     return module
 

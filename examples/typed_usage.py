@@ -65,7 +65,8 @@ def reverify_example() -> int:
 
 
 def main() -> None:
-    live: dict[str, str] = canonkit.backend()
+    live = canonkit.backend()
+    assert_type(live, dict[str, canonkit.BackendName])  # "compiled" | "python"
     version: str = canonkit.__version__
     print(f"canonkit {version} on {live}")
     print("dag-cbor bytes:", cbor_round_trip().hex())

@@ -12,13 +12,14 @@ import os
 import sys
 import warnings
 from types import ModuleType
+from typing import Literal
 
 from .errors import ExtensionFallbackWarning
 
 NO_EXTENSIONS = os.environ.get("CANONKIT_NO_EXTENSIONS") == "1"
 
 # capability -> "compiled" | "python"; filled as facades import
-LIVE: dict[str, str] = {}
+LIVE: dict[str, Literal["compiled", "python"]] = {}
 # capability -> why the compiled module is not live (import error text or the knob)
 WHY_NOT_COMPILED: dict[str, str] = {}
 # the first unrequested fallback of the process has warned

@@ -17,6 +17,7 @@ import os
 import pkgutil
 import subprocess
 import sys
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +135,7 @@ def document_module(name: str) -> list[str]:
             lines.append(f"- module `{qualified}` — {summary(obj)}".rstrip(" —"))
         elif inspect.isclass(obj):
             lines.extend(document_class(qualified, obj))
-        elif callable(obj):
+        elif callable(obj) and typing.get_origin(obj) is None:  # not an alias like Literal[...]
             lines.append(f"- `{qualified}{signature(obj)}` — {summary(obj)}".rstrip(" —"))
         else:
             text = stable_repr(obj)

@@ -74,6 +74,24 @@ class EncodeError(CBORError):
 
 
 @_register
+class UnknownProfileError(CBORError):
+    """A profile name that is not one of ``PROFILES`` (a usage error, not bad data)."""
+    code = "unknown_profile"
+
+
+@_register
+class InvalidOptionError(CBORError):
+    """An option value out of its domain (``max_depth``, ``max_size``, ``offset``, ...)."""
+    code = "invalid_option"
+
+
+@_register
+class InputTypeError(CanonkitError, TypeError):
+    """The data argument is not a C-contiguous bytes-like object."""
+    code = "input_type"
+
+
+@_register
 class EmptyInputError(DecodeError):
     """The input has zero bytes."""
     code = "empty_input"
@@ -164,9 +182,15 @@ class DepthExceededError(DecodeError, EncodeError):
 
 
 @_register
-class LimitExceededError(DecodeError, EncodeError):
-    """A size limit set by the caller was exceeded."""
+class LimitExceededError(DecodeError):
+    """A data item exceeds a size limit the caller set (``max_size``, ``max_items``)."""
     code = "limit_exceeded"
+
+
+@_register
+class UnrepresentableMapError(DecodeError):
+    """A valid map whose distinct keys are equal as Python values (a dict holds only one)."""
+    code = "unrepresentable_map"
 
 
 @_register
@@ -363,7 +387,13 @@ class InvalidRecordError(CanonkitError, ValueError):
     code = "invalid_record"
 
 
-_export(ManifestError, CorpusExistsError, InvalidRecordError)
+@_register
+class InputError(CanonkitError, ValueError):
+    """A path given on the command line cannot be used (missing, unknown type)."""
+    code = "invalid_input"
+
+
+_export(ManifestError, CorpusExistsError, InvalidRecordError, InputError)
 
 
 # --- Warnings ---------------------------------------------------------------------------
@@ -376,9 +406,14 @@ class ExtensionFallbackWarning(RuntimeWarning):
 __all__.append("ExtensionFallbackWarning")
 
 
-def context_hex(data: bytes | bytearray | memoryview, offset: int, radius: int = 8) -> str:
+CONTEXT_RADIUS = 8  # bytes shown on each side of an error's offset
+
+
+def context_hex(data: bytes | bytearray | memoryview, offset: int,
+                radius: int = CONTEXT_RADIUS, base: int = 0) -> str:
     """The bytes around ``offset`` as hex, the offending byte in brackets:
-    ``bytes 4..20: a2 61 74 [18] 17 61 76 01``."""
+    ``bytes 4..20: a2 61 74 [18] 17 61 76 01``. ``base`` is added to the positions shown
+    (``data`` is then a window starting at that offset of a longer stream)."""
     view = memoryview(data).cast("B") if not isinstance(data, (bytes, bytearray)) else data
     start = max(0, offset - radius)
     stop = min(len(view), offset + radius)
@@ -387,14 +422,15 @@ def context_hex(data: bytes | bytearray | memoryview, offset: int, radius: int =
     ]
     if offset >= len(view):
         parts.append("[end]")
-    return f"bytes {start}..{stop}: " + " ".join(parts)
+    return f"bytes {base + start}..{base + stop}: " + " ".join(parts)
 
 
 def decode_error(code: str, data: bytes | bytearray | memoryview, offset: int,
-                 what: str) -> CanonkitError:
+                 what: str, base: int = 0) -> CanonkitError:
     """Build the exception for ``code`` at ``offset`` with the standard message
     ``"<what> at offset N (bytes a..b: .. [xx] ..)"``. Both CBOR backends use this, so the
-    message is the same whichever backend raised it."""
+    message is the same whichever backend raised it. With ``base``, ``data`` is a window
+    of a stream starting at offset ``base``: the error's offset and message are absolute."""
     cls = CODES[code]
-    return cls(f"{what} at offset {offset} ({context_hex(data, offset)})", offset=offset,
-               detail=what)
+    return cls(f"{what} at offset {base + offset} ({context_hex(data, offset, base=base)})",
+               offset=base + offset, detail=what)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from .._optional import require
+from ..errors import InputError as InputError  # re-exported: reverify.InputError
 
 # One document larger than this is reported as invalid_record instead of being buffered.
 MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
@@ -26,10 +27,6 @@ JSON_SUFFIXES = (".json",)
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".ndjson", ".ndjson.gz", ".ndjson.zst")
 CBOR_SUFFIXES = (".cbor", ".cborseq", ".cbors")
 ALL_SUFFIXES = JSON_SUFFIXES + JSONL_SUFFIXES + CBOR_SUFFIXES
-
-
-class InputError(ValueError):
-    """A path given on the command line cannot be used (missing, unknown type)."""
 
 
 @dataclass(frozen=True, slots=True)

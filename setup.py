@@ -45,10 +45,13 @@ DIRECTIVES = {
 if sys.platform == "win32":
     CFLAGS = ["/O2", "/W3"] + (["/WX"] if WERROR else [])
 else:
-    # -Wall over the C helpers and Cython's output, with no exceptions: Cython 3's output
-    # and the headers compile without a warning (gcc 12, even with -Wextra), so any
-    # warning is new code's and CI (CANONKIT_WERROR=1) fails on it.
-    CFLAGS = ["-O3", "-fno-strict-aliasing", "-Wall"] + (["-Werror"] if WERROR else [])
+    # -Wall over the C helpers and Cython's output; CI (CANONKIT_WERROR=1, gcc) makes every
+    # warning fatal but one: -Wmaybe-uninitialized, which gcc -O3 raises on Cython's own
+    # utility code (a digits buffer in __Pyx_PyUnicode_From_uint8_t, written before it is
+    # read) — a false positive outside our sources, so it stays visible but not fatal.
+    CFLAGS = ["-O3", "-fno-strict-aliasing", "-Wall"]
+    if WERROR:
+        CFLAGS += ["-Werror", "-Wno-error=maybe-uninitialized"]
 
 
 def extensions():

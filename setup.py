@@ -83,6 +83,11 @@ class CythonBuildExt(build_ext):
         super().initialize_options()
         self.built = []
 
+    def finalize_options(self):
+        super().finalize_options()
+        if self.parallel is None:  # the extensions are independent: compile them side by side
+            self.parallel = os.cpu_count() or 1
+
     def build_extension(self, ext):
         from Cython.Build import cythonize
         from Cython.Compiler.Errors import CompileError as CythonError

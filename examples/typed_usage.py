@@ -28,6 +28,12 @@ def cbor_round_trip() -> bytes:
     assert cbor.decode(data, profile="dag-cbor") == record
     encoder = cbor.Encoder(profile="core")
     assert_type(encoder.encode([1, 2]), bytes)
+    cbor.check(data, profile="dag-cbor")  # validates without building values
+    sequence = encoder.encode(1) + encoder.encode("two")  # an RFC 8742 CBOR sequence
+    first, end = cbor.decode_prefix(sequence, 0)
+    assert_type(end, int)
+    assert (first, end) == (1, 1)
+    assert list(cbor.iter_sequence(sequence)) == [1, "two"]
     try:
         cbor.decode(bytes.fromhex("a2617402617301"))  # keys "t" before "s"
     except errors.DecodeError as exc:

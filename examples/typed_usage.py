@@ -45,8 +45,13 @@ def cbor_round_trip() -> bytes:
 
 def fps_bits() -> str:
     nibble_shifted = fps.slice(b"\x01\x23\x45\x67", 4, 16, "bit")
-    assert nibble_shifted == b"\x12\x34"
-    return fps.cid_sha256(nibble_shifted)
+    assert_type(nibble_shifted, bytes)  # no out=: a new bytes object
+    buffer = bytearray(2)
+    written = fps.reverse(nibble_shifted, "bit", out=buffer)
+    assert_type(written, int)  # out=: the number of bytes written into it
+    assert (written, bytes(buffer)) == (2, b"\x2c\x48")
+    assert_type(fps.cid_sha256_digest(buffer), bytes)
+    return fps.cid_sha256_hex(nibble_shifted)
 
 
 def astp_root() -> str:

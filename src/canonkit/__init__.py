@@ -14,21 +14,26 @@ from . import errors
 from .errors import CanonkitError
 
 if TYPE_CHECKING:  # imported on first access at run time (__getattr__)
-    from . import astp, cbor, conformance, fps, manifests, objects, reverify
+    from . import (
+        astp, cbor, conformance, dag_json, engines, fps, manifests, objects, reverify, store,
+    )
 
 __version__ = "0.1.0"
 __all__ = [
     "CAPABILITIES", "BackendName", "CanonkitError", "__version__", "astp", "backend", "cbor",
-    "conformance", "errors", "fps", "manifests", "objects", "reverify",
+    "conformance", "dag_json", "engines", "errors", "fps", "manifests", "objects", "reverify",
+    "store",
 ]
 
 #: the backend serving a capability: its compiled extension, or its pure-Python twin
 BackendName = Literal["compiled", "python"]
 
 #: capability -> public facade module; each facade picks its backend through _backend.load
-CAPABILITIES = {"cbor": "canonkit.cbor", "fps": "canonkit.fps", "astp": "canonkit.astp"}
+CAPABILITIES = {"cbor": "canonkit.cbor", "fps": "canonkit.fps", "astp": "canonkit.astp",
+                "store": "canonkit.store"}
 
-_LAZY = frozenset({"astp", "cbor", "conformance", "fps", "manifests", "objects", "reverify"})
+_LAZY = frozenset({"astp", "cbor", "conformance", "dag_json", "engines", "fps", "manifests",
+                   "objects", "reverify", "store"})
 
 
 def __getattr__(name: str) -> Any:

@@ -5,7 +5,7 @@ programs. A code never changes meaning. ``CODES`` maps each code to its class an
 frozen by ``tests/test_errors.py``.
 
 Sections: CBOR (CBOR.md §2), FPS (FPS.md §2), objects (OBJECTS.md §1),
-ASTP (ASTP.md), manifests and corpora, re-verification.
+ASTP (ASTP.md), manifests and corpora, re-verification, the object store (STORE.md).
 """
 from __future__ import annotations
 
@@ -394,6 +394,101 @@ class InputError(CanonkitError, ValueError):
 
 
 _export(ManifestError, CorpusExistsError, InvalidRecordError, InputError)
+
+
+# --- Object store (STORE.md) ---------------------------------------------------------
+
+class StoreError(CanonkitError):
+    """An object store operation failed; ``path`` (store-relative where known) and
+    ``address`` say where."""
+
+    code = "store_error"
+
+    def __init__(self, message: str = "", *, offset: int | None = None, detail: Any = None,
+                 path: str | None = None, address: str | None = None) -> None:
+        super().__init__(message, offset=offset, detail=detail)
+        self.path = path
+        self.address = address
+
+    def __reduce__(self) -> Any:  # keep path/address across process pools too
+        return (_rebuild_store, (type(self), str(self), self.offset, self.detail, self.path,
+                                 self.address))
+
+
+def _rebuild_store(cls: type[StoreError], message: str, offset: Any, detail: Any,
+                   path: str | None, address: str | None) -> StoreError:
+    return cls(message, offset=offset, detail=detail, path=path, address=address)
+
+
+@_register
+class NotAStoreError(StoreError):
+    """The directory is not a version-1 canonkit store (no or unknown canonkit-store file)."""
+    code = "not_a_store"
+
+
+@_register
+class StoreInitError(StoreError, FileExistsError):
+    """Store.init refused: the directory is a store already, or not empty."""
+    code = "store_init_refused"
+
+
+@_register
+class MissingObjectError(StoreError, LookupError):
+    """No physical form of the address is in the store."""
+    code = "missing_object"
+
+
+@_register
+class CorruptObjectError(StoreError, ValueError):
+    """A physical form does not decode to its address; ``detail`` is the fsck finding code."""
+    code = "corrupt_object"
+
+
+@_register
+class CorruptRefError(StoreError, ValueError):
+    """A ref file does not hold exactly "blake3:<64 lowercase hex>\\n"."""
+    code = "corrupt_ref"
+
+
+@_register
+class UnsafePathError(StoreError):
+    """A store path is a symlink or would leave the store; it is never followed."""
+    code = "unsafe_path"
+
+
+@_register
+class InvalidRefNameError(StoreError, ValueError):
+    """A ref name is not [A-Za-z0-9._-] segments joined by "/" (no "", "." or "..")."""
+    code = "invalid_ref_name"
+
+
+@_register
+class RefConflictError(StoreError):
+    """A ref update lost: compare-and-swap saw another value, or the ref is locked."""
+    code = "ref_conflict"
+
+
+@_register
+class LockHeldError(StoreError):
+    """Another repack or gc holds the store lock (``detail``: the holder)."""
+    code = "lock_held"
+
+
+@_register
+class StaleLockError(StoreError):
+    """The store lock's holder is gone; break it explicitly (Store.break_lock)."""
+    code = "stale_lock"
+
+
+@_register
+class MissingReachableError(StoreError):
+    """gc found a reachable object missing and deleted nothing (``detail``: path from a root)."""
+    code = "missing_reachable"
+
+
+_export(StoreError, NotAStoreError, StoreInitError, MissingObjectError, CorruptObjectError,
+        CorruptRefError, UnsafePathError, InvalidRefNameError, RefConflictError, LockHeldError,
+        StaleLockError, MissingReachableError)
 
 
 # --- Warnings ---------------------------------------------------------------------------

@@ -49,7 +49,9 @@ def _run(no_extensions: bool) -> dict[str, object]:
 
 def test_unrequested_fallback_warns_once() -> None:
     result = _run(no_extensions=False)
-    assert result["backend"] == {"cbor": "python", "fps": "python", "astp": "python"}
+    backend = result["backend"]
+    assert isinstance(backend, dict) and set(backend.values()) == {"python"}, backend
+    assert {"cbor", "fps", "astp"} <= set(backend)
     warned = result["warnings"]
     assert isinstance(warned, list) and len(warned) == 1, warned
     category, message, filename = warned[0]

@@ -12,6 +12,8 @@ Knobs (environment):
   CANONKIT_WERROR=1              turn C compiler warnings into errors (CI).
   CANONKIT_CYTHON_ANNOTATE=1     write Cython's annotated HTML next to the sources.
   CANONKIT_EXTENSIONS=_cbor,...  build only the named extensions (development).
+  CANONKIT_SANITIZE=address,undefined  compile and link with -fsanitize=... (debug build
+                                 for .ci/sanitize; load the ASan runtime with LD_PRELOAD).
 """
 import os
 import sys
@@ -52,6 +54,11 @@ else:
     CFLAGS = ["-O3", "-fno-strict-aliasing", "-Wall"]
     if WERROR:
         CFLAGS += ["-Werror", "-Wno-error=maybe-uninitialized"]
+LDFLAGS = []
+SANITIZE = os.environ.get("CANONKIT_SANITIZE", "")
+if SANITIZE:  # -O1 after -O3 wins: readable reports, still fast enough to test
+    CFLAGS += [f"-fsanitize={SANITIZE}", "-fno-omit-frame-pointer", "-g", "-O1"]
+    LDFLAGS += [f"-fsanitize={SANITIZE}"]
 
 
 def extensions():
@@ -66,6 +73,7 @@ def extensions():
             [str(p.relative_to(HERE))],
             include_dirs=["ext"],
             extra_compile_args=CFLAGS,
+            extra_link_args=LDFLAGS,
             depends=headers,
             optional=not REQUIRE_EXT,  # a failure skips the extension with a warning
         )

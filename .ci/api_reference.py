@@ -46,10 +46,20 @@ def summary(obj: Any) -> str:
 
 
 def stable_repr(value: Any) -> str:
-    """repr, with set members sorted (their order changes with hash randomization)."""
+    """repr that does not change between runs: set members sorted (their order follows
+    hash randomization), functions and classes by name (not by address)."""
     if isinstance(value, (set, frozenset)):
         inner = ", ".join(sorted(map(stable_repr, value)))
         return f"{type(value).__name__}({{{inner}}})" if value else f"{type(value).__name__}()"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{stable_repr(k)}: {stable_repr(v)}"
+                               for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(map(stable_repr, value)) + "]"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(map(stable_repr, value)) + ("," if len(value) == 1 else "") + ")"
+    if inspect.isfunction(value) or inspect.isclass(value) or inspect.isbuiltin(value):
+        return value.__qualname__
     return repr(value)
 
 

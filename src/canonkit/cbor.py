@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import _backend
+from . import _backend, dag_json
 from ._cbor_diag import diagnose
 from ._cbor_options import MAX_KEY_DEPTH
 from ._cbor_types import (
@@ -85,6 +85,6 @@ __all__ = [
     "NonShortestIntegerError", "NotWellFormedError", "Simple", "Tag", "TrailingDataError",
     "TruncatedError", "UndefinedType", "UnknownProfileError", "UnrepresentableMapError",
     "UnsortedMapKeysError", "UnsupportedItemError", "UnsupportedTypeError", "check",
-    "check_sequence", "decode", "decode_prefix", "diagnose", "dumps", "encode",
+    "check_sequence", "dag_json", "decode", "decode_prefix", "diagnose", "dumps", "encode",
     "iter_sequence", "load", "loads",
 ]

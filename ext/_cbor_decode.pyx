@@ -358,14 +358,12 @@ cdef int grow_frames(Dec *d) except -1:
 
 cdef inline Frame *open_frame(Dec *d, int kind, Py_ssize_t start, uint64_t n,
                               int klevel) except NULL:
-    """A new frame on top (after ``enter``'s checks), its container not yet created."""
+    """A new frame on top (after ``enter``'s checks). Decode sets ``obj`` and ``key``."""
     cdef Frame *f
     if d.depth == d.fcap:
         grow_frames(d)
     f = &d.frames[d.depth]
     d.depth += 1
-    f.obj = NULL
-    f.key = NULL
     f.n = n
     f.i = 0
     f.head = start
@@ -378,9 +376,10 @@ cdef inline Frame *open_frame(Dec *d, int kind, Py_ssize_t start, uint64_t n,
 
 cdef int release_frames(Dec *d) noexcept:
     cdef Py_ssize_t i
-    for i in range(d.depth):
-        xdecref(d.frames[i].obj)
-        xdecref(d.frames[i].key)
+    if d.build:
+        for i in range(d.depth):
+            xdecref(d.frames[i].obj)
+            xdecref(d.frames[i].key)
     d.depth = 0
     if d.frames != d.inline_frames:
         free(d.frames)
@@ -547,6 +546,8 @@ cdef Frame *push_container(Dec *d, int kind, Py_ssize_t start, Py_ssize_t pos, u
     cdef Py_ssize_t remaining = d.n - pos
     enter(d, start, klevel, kind, n)
     f = open_frame(d, kind, start, n, klevel)
+    f.obj = NULL
+    f.key = NULL
     if kind == F_ARRAY:
         # Each item takes at least one byte: never preallocate more slots than the input
         # could fill (a short input claiming 2**60 items fails later with `truncated`).
@@ -672,6 +673,8 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
                     tag_error(d, start, P_DCBOR, arg)
             enter(d, start, klevel, F_TAG, 1)
             f = open_frame(d, F_TAG, start, arg, klevel)
+            f.obj = NULL
+            f.key = NULL
             continue
 
         # ---- hand the value to the enclosing frames --------------------------------

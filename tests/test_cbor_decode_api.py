@@ -368,13 +368,14 @@ def test_differential_check_and_decode_with_limits(profile: str) -> None:
         checked = _outcome(compiled.check, data, profile=profile, **options)
         assert checked == _outcome(twin.check, data, profile=profile, **options)
         # check raises what decode raises, except for maps decode cannot represent (then
-        # check passes or finds a violation further on)
+        # check passes or meets a violation later in the pass, which may be reported at
+        # an earlier offset: a container whose last child is missing)
         if decoded[0] == "ok":
             assert checked == ("ok", None)
         elif decoded[1][1] != "unrepresentable_map":
             assert checked == decoded
         else:
-            assert checked == ("ok", None) or checked[1][2] > decoded[1][2]
+            assert checked == ("ok", None) or checked[1][1] != "unrepresentable_map"
 
     run()
 

@@ -91,7 +91,7 @@ def _prepare(contender: str, name: str, profile: str) -> tuple[Any, bytes]:
 
 
 SMALL = 4096  # bytes: timed in fixed batches, see _run
-BUDGET = float(os.environ.get("CANONKIT_BENCH_BUDGET", "0.6"))  # seconds per benchmark
+BUDGET = float(os.environ.get("CANONKIT_BENCH_BUDGET", "1.0"))  # seconds per benchmark
 
 
 def _run(benchmark: Any, group: str, contender: str, fn: Callable[[], object],
@@ -124,7 +124,7 @@ def _run(benchmark: Any, group: str, contender: str, fn: Callable[[], object],
         call()
     each = (time.perf_counter() - start) / 3
     free_previous()
-    rounds = max(7, min(2000, int(BUDGET / max(each, 1e-6))))
+    rounds = max(15, min(2000, int(BUDGET / max(each, 1e-6))))
     benchmark.pedantic(call, setup=free_previous, rounds=rounds, iterations=1)
     free_previous()
 

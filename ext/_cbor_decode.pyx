@@ -76,7 +76,6 @@ cdef extern from "cbor_float.h":
     double cbor_bits_to_double(uint64_t) noexcept nogil
     double cbor_half_to_double(uint16_t) noexcept nogil
     double cbor_single_to_double(uint32_t) noexcept nogil
-    int cbor_float_shortest(double, uint64_t *) noexcept nogil
     int cbor_float_is_reducible(double) noexcept nogil
 
 cdef extern from "cbor_dec.h":
@@ -87,6 +86,8 @@ cdef extern from "cbor_dec.h":
     bint cd_is_ascii_padded(const uint8_t *, Py_ssize_t) noexcept nogil
     int cd_cmp_padded(const uint8_t *, const uint8_t *, Py_ssize_t) noexcept nogil
     int cd_key_cmp(const uint8_t *, Py_ssize_t, const uint8_t *, Py_ssize_t, bint) noexcept nogil
+    bint cd_double_fits_single(uint64_t) noexcept nogil
+    bint cd_single_fits_half(uint32_t) noexcept nogil
     Py_ssize_t cd_short_ascii_key(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t) noexcept nogil
     int cd_key_order(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t *,
                      Py_ssize_t *) noexcept nogil
@@ -152,18 +153,19 @@ cdef enum:
     F_TAG = 2
 
 cdef struct Frame:
-    PyObject *obj          # decode: list or dict under construction (owned); NULL for a tag
-    PyObject *key          # decode, map: the key awaiting its value (owned)
+    # fields every item touches first (one cache line), then the rest
     uint64_t n             # items (array), pairs (map) or the tag number
     uint64_t i             # items / pairs completed
-    Py_ssize_t head        # offset of the container's (or tag's) head
     Py_ssize_t key_start   # map: offset of the current key's head
     Py_ssize_t prev_start  # map: previous key's encoded bytes ...
     Py_ssize_t prev_len    # ... (-1: none yet)
+    PyObject *obj          # decode: list or dict under construction (owned); NULL for a tag
     int kind
     int klevel             # 0 outside map keys, else this container's level inside its
                            # outermost key (arrays become tuples there, maps FrozenDicts)
     bint want_key          # check: a map whose next item is a key
+    PyObject *key          # decode, map: the key awaiting its value (owned)
+    Py_ssize_t head        # offset of the container's (or tag's) head
 
 cdef enum:
     INLINE_FRAMES = 24
@@ -295,10 +297,10 @@ cdef inline int key_order(Dec *d, Frame *f, Py_ssize_t end) except -1:
 
 cdef bint float_ok(Dec *d, Py_ssize_t start, int profile, int ai, uint64_t arg,
                    double *out) except -1:
-    """The float of a major-7 head with ai 25-27, checked in the twin's order."""
+    """The float of a major-7 head with ai 25-27, checked in the twin's order; the
+    shortest-form test works on the bit pattern."""
     cdef double x = 0.0
-    cdef uint64_t bits
-    cdef int width = 8
+    cdef bint narrower = False
     if ai == 27:
         if profile == P_DAG:
             # NaN, infinities (exponent all ones) and -0.0 are invalid
@@ -309,23 +311,23 @@ cdef bint float_ok(Dec *d, Py_ssize_t start, int profile, int ai, uint64_t arg,
             out[0] = cbor_bits_to_double(arg)
             return True
         x = cbor_bits_to_double(arg)
-        width = 8
+        narrower = cd_double_fits_single(arg)
     elif profile == P_DAG:
         derr(d, "float_outside_profile", start, "dag-cbor floats are always binary64")
     elif ai == 25:
         x = cbor_half_to_double(<uint16_t>arg)
-        width = 2
+        narrower = False
     else:
         x = cbor_single_to_double(<uint32_t>arg)
-        width = 4
+        narrower = cd_single_fits_half(<uint32_t>arg)
     if profile == P_DCBOR:
         if x != x:
-            if width != 2 or arg != 0x7e00:
+            if ai != 25 or arg != 0x7e00:
                 derr(d, "float_outside_profile", start, "the only dcbor NaN is f97e00")
         elif cbor_float_is_reducible(x):  # -0.0 included
             derr(d, "float_outside_profile", start,
                  "integral float must be an integer (dcbor numeric reduction)")
-    if width > 2 and cbor_float_shortest(x, &bits) < width:
+    if narrower:
         derr(d, "float_outside_profile", start, "float not in its shortest exact form")
     out[0] = x
     return True
@@ -506,7 +508,7 @@ cdef PyObject *finish_tag(Dec *d, Prof *prof, Frame *f, PyObject *content) excep
     else:
         tag = _Tag(number, c)
         if d.tag_hook != NULL:
-            return PyObject_CallOneArg(d.tag_hook, <PyObject *>tag)
+            return call_hook(d, d.tag_hook, tag, f.head, True, number)
         return new_ref(tag)
 
 
@@ -533,7 +535,7 @@ cdef PyObject *finish_container(Dec *d, Frame *f) except NULL:
         elif f.klevel:
             r = new_ref(_FrozenDict(<object>obj))
         else:
-            r = PyObject_CallOneArg(d.object_hook, obj)
+            r = call_hook(d, d.object_hook, <object>obj, f.head, False, 0)
     finally:
         decref(obj)
     return r
@@ -645,7 +647,7 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
                 elif klevel:
                     val = new_ref(_FrozenDict())
                 elif d.object_hook != NULL:
-                    val = new_ref(empty_dict_hook(d))
+                    val = new_ref(empty_dict_hook(d, start))
                 else:
                     val = PyDict_New()
             else:
@@ -723,8 +725,24 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
             f = &d.frames[d.depth - 1] if d.depth else NULL
 
 
-cdef object empty_dict_hook(Dec *d):
-    return (<object>d.object_hook)({})
+cdef object empty_dict_hook(Dec *d, Py_ssize_t start):
+    cdef PyObject *r = call_hook(d, d.object_hook, {}, start, False, 0)
+    value = <object>r
+    decref(r)
+    return value
+
+
+cdef PyObject *call_hook(Dec *d, PyObject *hook, object value, Py_ssize_t start,
+                         bint is_tag, uint64_t number) except NULL:
+    """A hook's result (new reference); its ValueError (bad content) is hook_refused at
+    the head of the tag (number ``number``) or map."""
+    try:
+        return new_ref((<object>hook)(value))
+    except ValueError as exc:
+        if isinstance(exc, errors.CanonkitError):
+            raise
+        what = f"tag_hook refused tag {number}" if is_tag else "object_hook refused the map"
+        derr(d, "hook_refused", start, f"{what}: {exc}")
 
 
 # --- check: the same pass without values ------------------------------------------------
@@ -810,6 +828,7 @@ cdef int chk_loop(Dec *d, Prof *prof) except -1:
     cdef int major, ai, klevel, kind
     cdef uint64_t arg
     cdef int c
+    cdef bint key_next = False  # dag-cbor: the next item is a map key
     cdef double x
     cdef int profile
     if Prof is ProfCore:
@@ -852,8 +871,10 @@ cdef int chk_loop(Dec *d, Prof *prof) except -1:
         else:
             head_error(d, start, major, ai)
         if Prof is ProfDag:
-            if major != 3 and f != NULL and f.want_key:
-                key_type_error(d, start)
+            if key_next:  # a key the short-text path did not take
+                key_next = False
+                if major != 3:
+                    key_type_error(d, start)
 
         if major == 3 or major == 2:
             if cd_unlikely(arg > <uint64_t>(n - pos)):
@@ -876,10 +897,21 @@ cdef int chk_loop(Dec *d, Prof *prof) except -1:
                             key_order_error(d, f, c)
                         f.want_key = False
                         pos = w
+                    else:
+                        key_next = True
                 continue
         elif major == 7:
             if ai >= 25:
-                float_ok(d, start, profile, ai, arg, &x)
+                # the value is not needed: core and dag-cbor test the bits only
+                if Prof is ProfDcbor:
+                    float_ok(d, start, profile, ai, arg, &x)
+                elif Prof is ProfDag:
+                    if ai != 27 or (arg & 0x7ff0000000000000ULL) == 0x7ff0000000000000ULL or \
+                            arg == 0x8000000000000000ULL:
+                        float_ok(d, start, profile, ai, arg, &x)  # raises
+                elif (cd_double_fits_single(arg) if ai == 27 else
+                      (ai == 26 and cd_single_fits_half(<uint32_t>arg))):
+                    float_ok(d, start, profile, ai, arg, &x)  # raises
             elif arg < 20 or arg > 22:
                 if Prof is ProfDcbor:
                     simple_error(d, start, P_DCBOR, arg)
@@ -928,6 +960,8 @@ cdef int chk_loop(Dec *d, Prof *prof) except -1:
                             key_order_error(d, f, c)
                         f.want_key = False
                         pos = w
+                    else:
+                        key_next = True
                     break
             elif Prof is ProfDcbor:
                 pass  # dcbor has no tag content rules

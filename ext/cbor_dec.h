@@ -135,6 +135,36 @@ CD_INLINE Py_ssize_t cd_short_ascii_key(const unsigned char *p, Py_ssize_t n,
     return end;
 }
 
+/* Whether the binary64 with these bits is exactly a binary32 (NaN: with its payload and
+ * sign), i.e. core's shortest form of it is narrower than 8 bytes. */
+CD_INLINE int cd_double_fits_single(uint64_t b) {
+    int exp = (int)((b >> 52) & 0x7ff);
+    uint64_t mant = b & 0xfffffffffffffULL;
+    int e;
+    if (exp == 0x7ff) return (mant & ((1ULL << 29) - 1)) == 0; /* Inf, NaN */
+    if (exp == 0) return mant == 0; /* zeros; binary64 subnormals are far too small */
+    e = exp - 1023;
+    if (e >= -126 && e <= 127) return (mant & ((1ULL << 29) - 1)) == 0;
+    if (e >= -149 && e < -126) /* a binary32 subnormal: k * 2^-149 */
+        return ((mant | (1ULL << 52)) & ((1ULL << (-97 - e)) - 1)) == 0;
+    return 0;
+}
+
+/* Whether the binary32 with these bits is exactly a binary16 (NaN: with its payload and
+ * sign). */
+CD_INLINE int cd_single_fits_half(uint32_t b) {
+    int exp = (int)((b >> 23) & 0xff);
+    uint32_t mant = b & 0x7fffff;
+    int e;
+    if (exp == 0xff) return (mant & ((1u << 13) - 1)) == 0;
+    if (exp == 0) return mant == 0; /* binary32 subnormals are below binary16's range */
+    e = exp - 127;
+    if (e >= -14 && e <= 15) return (mant & ((1u << 13) - 1)) == 0;
+    if (e >= -24 && e < -14) /* a binary16 subnormal: k * 2^-24 */
+        return ((mant | (1u << 23)) & ((1u << (-1 - e)) - 1)) == 0;
+    return 0;
+}
+
 /* Strict UTF-8 (RFC 3629, as CPython's "strict" decoder): no overlong forms, no
  * surrogates (U+D800..U+DFFF), nothing above U+10FFFF, no truncated sequence. */
 static inline int cd_utf8_valid(const unsigned char *s, Py_ssize_t n) {

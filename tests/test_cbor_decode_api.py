@@ -517,3 +517,29 @@ def test_differential_hooks(profile: str) -> None:
         assert _agree(got, want) and got_log == want_log
 
     run()
+
+
+def test_hook_value_errors_are_located(cbor_impl: ModuleType) -> None:
+    """A hook refusing content with ValueError (as the tag handlers of canonkit.cbor_tags
+    do) becomes hook_refused at the head of the tag or map, like any other bad input."""
+    def refuse(_: Any) -> Any:
+        raise ValueError("not a time")
+
+    cases = [(cbor_impl.encode([1, Tag(1, "x")]), {"tag_hook": refuse}, 2,
+              "tag_hook refused tag 1: not a time"),
+             (cbor_impl.encode([{"a": 1}]), {"object_hook": refuse}, 1,
+              "object_hook refused the map: not a time"),
+             (cbor_impl.encode([0, {}]), {"object_hook": refuse}, 2,
+              "object_hook refused the map: not a time")]
+    for data, hooks, offset, message in cases:
+        with pytest.raises(errors.HookRefusedError) as info:
+            cbor_impl.decode(data, **hooks)
+        assert info.value.offset == offset and str(info.value).startswith(message)
+        assert isinstance(info.value.__cause__ or info.value.__context__, ValueError)
+        assert isinstance(info.value, errors.DecodeError)
+
+    def canonkit_error(_: Any) -> Any:
+        raise errors.InvalidLinkError("mine")
+
+    with pytest.raises(errors.InvalidLinkError, match="mine"):
+        cbor_impl.decode(cbor_impl.encode(Tag(9, 0)), tag_hook=canonkit_error)

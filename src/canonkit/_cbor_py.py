@@ -70,6 +70,7 @@ from ._cbor_types import (
     cid_problem,
 )
 from .errors import (
+    CanonkitError,
     DepthExceededError,
     DuplicateMapKeyError,
     FloatOutsideProfileError,
@@ -335,7 +336,9 @@ class _Reader:
                 result[key] = yield (depth + 1, inner, False)
             if key_level:
                 return FrozenDict(result)
-            return result if self.object_hook is None else self.object_hook(result)
+            if self.object_hook is None:
+                return result
+            return self.call_hook(self.object_hook, result, start, "object_hook refused the map")
         return self.simple_or_float(ai, arg, start)
 
     def enter(self, depth: int, key_level: int, start: int, children: int) -> None:
@@ -377,7 +380,18 @@ class _Reader:
                 raise self.fail("invalid_link", start, problem)
             return Link(content[1:])
         tag = Tag(number, content)
-        return tag if self.tag_hook is None else self.tag_hook(tag)
+        if self.tag_hook is None:
+            return tag
+        return self.call_hook(self.tag_hook, tag, start, f"tag_hook refused tag {number}")
+
+    def call_hook(self, hook: Callable[[Any], Any], value: Any, start: int, what: str) -> Any:
+        """A hook's result; its ValueError (bad content) is ``hook_refused`` here."""
+        try:
+            return hook(value)
+        except ValueError as exc:
+            if isinstance(exc, CanonkitError):
+                raise
+            raise self.fail("hook_refused", start, f"{what}: {exc}") from exc
 
     def simple_or_float(self, ai: int, arg: int, start: int) -> Any:
         profile, data = self.profile, self.data

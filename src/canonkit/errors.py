@@ -188,6 +188,12 @@ class LimitExceededError(DecodeError):
 
 
 @_register
+class HookRefusedError(DecodeError):
+    """A decode ``tag_hook`` or ``object_hook`` raised ValueError for the item here."""
+    code = "hook_refused"
+
+
+@_register
 class UnrepresentableMapError(DecodeError):
     """A valid map whose distinct keys are equal as Python values (a dict holds only one)."""
     code = "unrepresentable_map"

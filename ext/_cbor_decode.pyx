@@ -94,6 +94,8 @@ cdef extern from "cbor_dec.h":
     bint cd_utf8_valid(const uint8_t *, Py_ssize_t) noexcept nogil
     bint cd_cid_ok(const uint8_t *, Py_ssize_t) noexcept nogil
     size_t cd_key_hash(const uint8_t *, Py_ssize_t) noexcept nogil
+    PyObject *cd_key_cache_get(PyObject **, size_t, const uint8_t *, Py_ssize_t,
+                               size_t *) noexcept nogil
     PyObject *cd_dict_presized(Py_ssize_t) except NULL
     bint cd_likely(bint) noexcept nogil
     bint cd_unlikely(bint) noexcept nogil
@@ -432,22 +434,34 @@ cdef PyObject *dec_key_text(Dec *d, Prof *prof, Py_ssize_t start, Py_ssize_t pos
     cdef const uint8_t *s = d.p + pos
     cdef size_t slot
     cdef PyObject *hit
-    cdef PyObject *r
     if n > KEY_CACHE_MAX_LEN:
         return dec_text(d, prof, start, pos, n)
-    slot = cd_key_hash(s, n) & (KEY_CACHE_SIZE - 1)
-    hit = key_cache[slot]
-    if hit != NULL and PyUnicode_GET_LENGTH(hit) == n and \
-            memcmp(PyUnicode_DATA(hit), s, <size_t>n) == 0:
+    hit = cd_key_cache_get(key_cache, KEY_CACHE_SIZE - 1, s, n, &slot)
+    if hit != NULL:
         incref(hit)
         return hit
     if not ascii_text(d, pos, n):
         return dec_text(d, prof, start, pos, n)
-    r = new_ascii(s, n)
+    return cache_key(slot, s, n)
+
+
+cdef PyObject *cache_key(size_t slot, const uint8_t *s, Py_ssize_t n) except NULL:
+    """A new str of the n ASCII bytes at s, also kept in the key cache (new reference)."""
+    cdef PyObject *r = new_ascii(s, n)
     xdecref(key_cache[slot])
     incref(r)
     key_cache[slot] = r
     return r
+
+
+cdef inline PyObject *short_key(const uint8_t *s, Py_ssize_t n) except NULL:
+    """The str of a short ASCII key (new reference), from the cache when it was seen."""
+    cdef size_t slot
+    cdef PyObject *hit = cd_key_cache_get(key_cache, KEY_CACHE_SIZE - 1, s, n, &slot)
+    if hit != NULL:
+        incref(hit)
+        return hit
+    return cache_key(slot, s, n)
 
 
 cdef PyObject *new_ref(object value) except NULL:
@@ -574,6 +588,7 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
     cdef uint64_t arg
     cdef bint is_key
     cdef double x
+    cdef int c
     cdef int profile
     if Prof is ProfCore:
         profile = P_CORE
@@ -652,6 +667,15 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
                     val = PyDict_New()
             else:
                 f = push_container(d, F_ARRAY if major == 4 else F_MAP, start, pos, arg, klevel)
+                if major == 5:  # the first key, when a short ASCII text
+                    w = cd_short_ascii_key(p, n, d.full_n, pos)
+                    if w >= 0:
+                        f.key_start = pos
+                        f.key = short_key(p + pos + 1, w - pos - 1)
+                        c = cd_key_order(p, d.full_n, pos, w, &f.prev_start, &f.prev_len)
+                        if cd_unlikely(c >= 0):
+                            key_order_error(d, f, c)
+                        pos = w
                 continue
         elif major == 2:
             if cd_unlikely(arg > <uint64_t>(n - pos)):
@@ -709,7 +733,15 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
                 decref(f.key)
                 f.key = NULL
                 f.i += 1
-                if f.i < f.n:
+                if f.i < f.n:  # the next key, when a short ASCII text
+                    w = cd_short_ascii_key(p, n, d.full_n, pos)
+                    if w >= 0:
+                        f.key_start = pos
+                        f.key = short_key(p + pos + 1, w - pos - 1)
+                        c = cd_key_order(p, d.full_n, pos, w, &f.prev_start, &f.prev_len)
+                        if cd_unlikely(c >= 0):
+                            key_order_error(d, f, c)
+                        pos = w
                     break
             else:
                 try:

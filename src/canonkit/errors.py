@@ -428,8 +428,30 @@ class WriteGuardError(ASTPError):
     code = "write_guard"
 
 
+@_register
+class Layer3GovernanceError(ASTPError):
+    """A Layer 3 write or record breaks a rule of ASTP.md §19.3; ``code`` names the vector."""
+    code = "layer3_governance"
+
+    def __init__(self, message: str = "", *, vector: str, node_id: str | None = None,
+                 field: str | None = None, offset: int | None = None, detail: Any = None) -> None:
+        super().__init__(message, offset=offset, detail=detail if detail is not None else field)
+        self.code = vector          # the CONFORMANCE-LAYER3 vector, e.g. "WF-004"
+        self.vector = vector
+        self.node_id = node_id
+        self.field = field
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_layer3, (str(self), self.vector, self.node_id, self.field))
+
+
+def _rebuild_layer3(message: str, vector: str, node_id: str | None,
+                    field: str | None) -> Layer3GovernanceError:
+    return Layer3GovernanceError(message, vector=vector, node_id=node_id, field=field)
+
+
 _export(ASTPError, InvalidFieldError, InvalidHashError, EmptyTreeError, UnknownIdentifierError,
-        WriteGuardError)
+        WriteGuardError, Layer3GovernanceError)
 
 
 # --- Manifests, corpora and re-verification -------------------------------------------

@@ -199,6 +199,12 @@ class LimitExceededError(DecodeError):
 # item, ``["a"]`` a map entry (non-text keys by ``repr``), ``.value`` a tag's content.
 
 @_register
+class HookRefusedError(DecodeError):
+    """A decode ``tag_hook`` or ``object_hook`` raised ValueError for the item here."""
+    code = "hook_refused"
+
+
+@_register
 class UnrepresentableMapError(DecodeError):
     """A valid map whose distinct keys are equal as Python values (a dict holds only one)."""
     code = "unrepresentable_map"

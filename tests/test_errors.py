@@ -28,6 +28,7 @@ FROZEN = {
     "unknown_kind": "UnknownKindError",
     "unsupported_version": "UnsupportedVersionError",
     "schema_violation": "SchemaViolationError",
+    "input_unusable": "InputError",
 }
 
 

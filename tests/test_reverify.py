@@ -279,7 +279,7 @@ def test_failed_run_leaves_no_report(tmp_path: Path, monkeypatch: pytest.MonkeyP
         raise OSError("disk vanished")
 
     report = tmp_path / "report.jsonl"
-    monkeypatch.setattr(runner, "make_engine", boom)
+    monkeypatch.setattr(runner.engines, "open_engine", boom)
     with pytest.raises(OSError):
         list(reverify.run([corpus], jobs=1, report=report))
     assert not report.exists() and not list(tmp_path.glob("*.partial"))

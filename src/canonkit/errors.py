@@ -317,7 +317,13 @@ class InvalidRecordError(CanonkitError, ValueError):
     code = "invalid_record"
 
 
-_export(ManifestError, CorpusExistsError, InvalidRecordError)
+@_register
+class InputError(CanonkitError, ValueError):
+    """An input path is missing, not a file or directory, of unknown type, or holds no inputs."""
+    code = "input_unusable"
+
+
+_export(ManifestError, CorpusExistsError, InvalidRecordError, InputError)
 
 
 def context_hex(data: bytes | bytearray | memoryview, offset: int, radius: int = 8) -> str:

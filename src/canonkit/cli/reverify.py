@@ -116,40 +116,48 @@ def register(subparsers: Any) -> None:
 
 
 def _reverify(args: argparse.Namespace) -> int:
-    from .. import reverify
+    from .. import engines, reverify
+    from ..errors import OutputPathError
     from ..reverify.outcomes import EXIT_USAGE
 
     if args.scheduler is not None and args.engine != "dask":
         print("canonkit reverify: --scheduler needs --engine dask", file=sys.stderr)
         return EXIT_USAGE
-    try:
-        run = reverify.run(
-            args.paths, engine=args.engine, jobs=args.jobs, scheduler=args.scheduler,
-            search_cap=args.search_cap, report=args.report, annotations=args.annotations,
-            batch_size=args.batch_size, progress=False if args.no_progress else None,
-        )
-    except (reverify.InputError, ValueError) as exc:
-        print(f"canonkit reverify: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    out = sys.stdout.buffer
-    try:
-        for result in run:
+    with engines.interruptible():
+        try:
+            run = reverify.run(
+                args.paths, engine=args.engine, jobs=args.jobs, scheduler=args.scheduler,
+                search_cap=args.search_cap, report=args.report, annotations=args.annotations,
+                batch_size=args.batch_size, progress=False if args.no_progress else None,
+            )
+        except (reverify.InputError, OutputPathError, ValueError) as exc:
+            print(f"canonkit reverify: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        out = sys.stdout.buffer
+        results = iter(run)
+        try:
+            for result in results:
+                if args.json:
+                    out.write(result.line + b"\n")
+            summary = run.summary
             if args.json:
-                out.write(result.line + b"\n")
-    except RuntimeError as exc:  # e.g. the dask extra is not installed
-        print(f"canonkit reverify: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:  # the run cleaned up: no partial report or annotations
-        print("canonkit reverify: interrupted", file=sys.stderr)
-        return 130
-    summary = run.summary
-    if args.json:
-        import orjson
+                import orjson
 
-        out.write(orjson.dumps(summary.to_json()) + b"\n")
-        out.flush()
-    else:
-        print(summary.table(), flush=True)
+                out.write(orjson.dumps(summary.to_json()) + b"\n")
+                out.flush()
+            else:
+                print(summary.table(), flush=True)
+        except OutputPathError as exc:  # the report could not be written (disk full, ...)
+            print(f"canonkit reverify: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        except RuntimeError as exc:  # e.g. the dask extra is not installed
+            print(f"canonkit reverify: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        except KeyboardInterrupt as exc:  # the run cleaned up: no partial report
+            print("canonkit reverify: interrupted", file=sys.stderr)
+            return exc.exit_status if isinstance(exc, engines.Interrupted) else 130
+        finally:
+            results.close()  # a consumer leaving early still stops the workers
     print(summary.rate_line(), file=sys.stderr)
     return summary.exit_status
 

@@ -30,8 +30,33 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
+#: the ASTP kernels: four compiled modules, each with its twin, plus shared pure Python
+ASTP_KERNELS = ("astp_hash", "astp_proofs", "astp_fields", "astp_segments")
+
+
+def _astp_view(which: str) -> ModuleType:
+    """The whole ASTP kernel API of one backend as one namespace: the four kernel modules
+    and ``canonkit._astp_common``. The Keccak knobs (compiled only) reach every module."""
+    modules = [backend_module(name, which) for name in ASTP_KERNELS]
+    common = importlib.import_module("canonkit._astp_common")
+    view = ModuleType(f"canonkit.astp kernels ({which})")
+    view.__dict__.update({n: getattr(common, n) for n in common.__all__})
+    for module in modules:
+        view.__dict__.update({k: v for k, v in vars(module).items() if not k.startswith("__")})
+    if which == "c":
+        def _set_keccak_lanes(lanes: int, *, portable: bool = False) -> None:
+            for module in modules:
+                module._set_keccak_lanes(lanes, portable=portable)
+
+        view._set_keccak_lanes = _set_keccak_lanes  # type: ignore[attr-defined]
+    return view
+
+
 def backend_module(name: str, which: str) -> ModuleType:
-    """``which`` is "c" or "py"; skips the test when the compiled module is unavailable."""
+    """``which`` is "c" or "py"; skips the test when the compiled module is unavailable.
+    ``"astp"`` is the four ASTP kernels together (``_astp_view``)."""
+    if name == "astp":
+        return _astp_view(which)
     if which == "py":
         return importlib.import_module(f"canonkit._{name}_py")
     if os.environ.get("CANONKIT_NO_EXTENSIONS") == "1":

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import backend_pair
+from conftest import backend_module, backend_pair
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies_astp import EP, any_digest, digests, invalid_fields, uints, uuids, valid_fields
@@ -93,7 +93,7 @@ def test_sha3_256_lengths(astp_impl: ModuleType) -> None:
 @EXAMPLES
 @given(valid_fields)
 def test_valid_fields_twin(field: tuple[str, Any]) -> None:
-    from canonkit import _astp_py as py
+    py = backend_module("astp", "py")
     kind, value = field
     encoded = py.encode_field(kind, value)
     base = kind.split("|")[0].split("(")[0]
@@ -110,7 +110,7 @@ def test_valid_fields_differential(field: tuple[str, Any]) -> None:
 @EXAMPLES
 @given(invalid_fields)
 def test_invalid_fields_refused(field: tuple[str, Any]) -> None:
-    from canonkit import _astp_py as py
+    py = backend_module("astp", "py")
     with pytest.raises((errors.InvalidFieldError, errors.InvalidHashError)):
         py.encode_field(*field)
 
@@ -246,7 +246,7 @@ def test_spine_refusals(astp_impl: ModuleType, call: Callable[[ModuleType], Any]
 @EXAMPLES
 @given(st.lists(digests, max_size=20), st.randoms())
 def test_sets(members: list[bytes], rnd: random.Random) -> None:
-    from canonkit import _astp_py as py
+    py = backend_module("astp", "py")
     shuffled = members + members[: len(members) // 2]
     rnd.shuffle(shuffled)
     for fn in (py.hash_set_v1, py.hash_set_v2):
@@ -360,7 +360,7 @@ def _groups(rnd: random.Random, n_segments: int, n_signals: int) -> list[tuple[i
 @settings(max_examples=30, deadline=None)
 @given(st.integers(1, 40), st.integers(1, 10), st.sampled_from([0, 1, 2, 3]), st.randoms(use_true_random=False))
 def test_tie_search_twin(n_segments: int, n_signals: int, sav: int, rnd: random.Random) -> None:
-    from canonkit import _astp_py as py
+    py = backend_module("astp", "py")
     inputs = leaves_of(n_segments + n_signals, rnd.randint(0, 10**6))
     if rnd.random() < 0.3 and n_signals > 1:  # duplicates inside the signals
         inputs[-1] = inputs[-2]
@@ -424,7 +424,7 @@ def test_tie_search_eight_signals(astp_impl: ModuleType) -> None:
 
 
 def test_itertools_order_is_the_contract() -> None:
-    from canonkit import _astp_py as py
+    py = backend_module("astp", "py")
     search = py.TieSearch(["00" * 32] * 5, [(0, 2), (2, 3)], spine_algorithm_version=2)
     expected = [list(a) + list(b) for a, b in itertools.product(itertools.permutations(range(2)),
                                                                  itertools.permutations(range(2, 5)))]

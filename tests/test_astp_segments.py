@@ -122,7 +122,7 @@ DECLINE = SimpleNamespace(read_segments=lambda items, start, *a, **k: (start, Fa
 
 def read(kernel: Any, doc: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     with monkeypatch.context() as m:
-        m.setattr(documents, "K", kernel)
+        m.setattr(documents, "reader", kernel)
         try:
             return documents.read_episode(doc)
         except InvalidRecordError as exc:

@@ -150,11 +150,11 @@ def test_cli_check_an_empty_directory_fails(tmp_path: Path) -> None:
 def test_cli_record(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["conformance", "record", str(tmp_path), "--version", "2"]) == 0
     assert f"recorded {tmp_path / 'v2'}" in capsys.readouterr().out
-    assert main(["conformance", "record", str(tmp_path), "--version", "2"]) == 1
+    assert main(["conformance", "record", str(tmp_path), "--version", "2"]) == 2
     assert "exists" in capsys.readouterr().err
     assert main(["conformance", "record", str(tmp_path), "--version", "0"]) == 2
     (tmp_path / "a-file").write_bytes(b"")
-    assert main(["conformance", "record", str(tmp_path / "a-file"), "--version", "1"]) == 1
+    assert main(["conformance", "record", str(tmp_path / "a-file"), "--version", "1"]) == 2
     assert "a-file" in capsys.readouterr().err
     assert main(["conformance", "check", str(tmp_path / "v2")]) == 0
 

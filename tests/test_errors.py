@@ -29,6 +29,12 @@ FROZEN = {
     "unsupported_version": "UnsupportedVersionError",
     "schema_violation": "SchemaViolationError",
     "input_unusable": "InputError",
+    "invalid_json": "InvalidJSONError",
+    "non_canonical_json": "NonCanonicalJSONError",
+    "reserved_namespace": "ReservedNamespaceError",
+    "unknown_multicodec": "UnknownMulticodecError",
+    "unsupported_hash": "UnsupportedHashError",
+    "missing_dependency": "MissingDependencyError",
 }
 
 

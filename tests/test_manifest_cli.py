@@ -52,7 +52,7 @@ def test_write_refuses_a_directory_outside(tmp_path: Path,
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     assert main(["manifest", "write", str(tmp_path / "a"), "-o",
-                 str(tmp_path / "b" / "m.json")]) == 1
+                 str(tmp_path / "b" / "m.json")]) == 2
     assert "inside" in capsys.readouterr().err
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import random
+import threading
 
 import pytest
 from conftest import backend_module
@@ -144,3 +145,40 @@ def test_big_endian_lane_code(tmp_path) -> None:
     got = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
     data = bytes((i * 131 + 7) & 0xFF for i in range(700))
     assert got == [hashlib.sha3_256(data[:n]).hexdigest() for n in range(701)]
+
+
+def test_one_hasher_shared_by_threads() -> None:
+    """Large updates absorb without the GIL; two threads updating one hasher must still see
+    each update absorbed whole (never two at once into one state), and a digest or copy taken
+    meanwhile must be the state between two updates."""
+    c_astp = backend_module("astp", "c")
+    chunk = random.Random(5).randbytes(256 * 1024)  # far above the GIL-release threshold
+    rounds = 24
+    reference = hashlib.sha3_256()
+    prefixes = {reference.digest()}
+    for _ in range(2 * rounds):
+        reference.update(chunk)
+        prefixes.add(reference.digest())
+    for _ in range(3):
+        h = c_astp.Sha3_256()
+        start = threading.Barrier(3)
+        seen: list[bytes] = []
+
+        def update() -> None:
+            start.wait()
+            for _ in range(rounds):
+                h.update(chunk)
+
+        def observe() -> None:
+            start.wait()
+            for _ in range(rounds):
+                seen.append(h.digest())
+                seen.append(h.copy().digest())
+
+        threads = [threading.Thread(target=f) for f in (update, update, observe)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert h.digest() == reference.digest()
+        assert set(seen) <= prefixes

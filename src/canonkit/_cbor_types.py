@@ -7,7 +7,13 @@ immutable, encodes back to the same bytes); ``Link`` is a DAG-CBOR tag-42 CID.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from . import _cid
+from ._cid import cid_problem
+
+if TYPE_CHECKING:
+    from multiformats import CID
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
@@ -128,87 +134,6 @@ class FrozenDict(Mapping[Any, Any]):
         return f"FrozenDict({self._d!r})"
 
 
-_B32_ALPHABET = "abcdefghijklmnopqrstuvwxyz234567"
-_B58_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-
-
-def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
-    """One unsigned LEB128 varint (multiformats rules: minimal, at most 9 bytes)."""
-    value = 0
-    for i in range(9):
-        if pos + i >= len(data):
-            raise ValueError("varint runs past the end")
-        byte = data[pos + i]
-        value |= (byte & 0x7F) << (7 * i)
-        if not byte & 0x80:
-            if byte == 0 and i > 0:
-                raise ValueError("varint is not minimally encoded")
-            return value, pos + i + 1
-    raise ValueError("varint longer than 9 bytes")
-
-
-def cid_problem(cid: bytes) -> str | None:
-    """Why ``cid`` (binary CID, no 0x00 multibase prefix) is not a CID, or None.
-
-    CIDv0: the 34-byte sha2-256 multihash ``12 20 <32 bytes>``. CIDv1: varint version 1,
-    varint codec, varint multihash code, varint digest length, then exactly that many
-    digest bytes. Codecs and hash functions are not checked against a table."""
-    if len(cid) == 34 and cid[0] == 0x12 and cid[1] == 0x20:
-        return None
-    try:
-        version, pos = _read_varint(cid, 0)
-        if version != 1:
-            return f"CID version {version} (only CIDv0 sha2-256 and CIDv1 are defined)"
-        _codec, pos = _read_varint(cid, pos)
-        _hash_code, pos = _read_varint(cid, pos)
-        digest_len, pos = _read_varint(cid, pos)
-    except ValueError as exc:
-        return f"bad CID: {exc}"
-    if len(cid) - pos != digest_len:
-        return f"multihash digest length {digest_len} but {len(cid) - pos} bytes follow"
-    return None
-
-
-def _b32encode(data: bytes) -> str:
-    bits = int.from_bytes(data, "big") << ((5 - len(data) * 8 % 5) % 5)
-    count = (len(data) * 8 + 4) // 5
-    return "".join(_B32_ALPHABET[(bits >> (5 * (count - 1 - i))) & 31] for i in range(count))
-
-
-def _b32decode(text: str) -> bytes:
-    bits = 0
-    for ch in text:
-        index = _B32_ALPHABET.find(ch)
-        if index < 0:
-            raise ValueError(f"not a base32 character: {ch!r}")
-        bits = bits << 5 | index
-    extra = len(text) * 5 % 8
-    if bits & ((1 << extra) - 1):
-        raise ValueError("non-zero padding bits in base32")
-    return (bits >> extra).to_bytes(len(text) * 5 // 8, "big")
-
-
-def _b58encode(data: bytes) -> str:
-    number = int.from_bytes(data, "big")
-    out = ""
-    while number:
-        number, digit = divmod(number, 58)
-        out = _B58_ALPHABET[digit] + out
-    return "1" * (len(data) - len(data.lstrip(b"\0"))) + out
-
-
-def _b58decode(text: str) -> bytes:
-    number = 0
-    for ch in text:
-        index = _B58_ALPHABET.find(ch)
-        if index < 0:
-            raise ValueError(f"not a base58 character: {ch!r}")
-        number = number * 58 + index
-    zeros = len(text) - len(text.lstrip("1"))
-    body = number.to_bytes((number.bit_length() + 7) // 8, "big")
-    return b"\0" * zeros + body
-
-
 class Link:
     """A DAG-CBOR link (tag 42): a CID. ``cid_bytes`` is the binary CID *without* the
     0x00 multibase prefix that tag 42 content carries. Never inferred from plain ``bytes``.
@@ -217,6 +142,8 @@ class Link:
     raises ``InvalidLinkError`` otherwise. ``str(link)`` is the canonical multibase string
     (base32 ``b...`` for CIDv1, base58btc ``Qm...`` for CIDv0); ``Link.from_string``
     parses it back (also ``B...`` upper base32 and ``z...`` base58btc).
+    ``Link.for_block(data)`` is the CID of an encoded block; ``codec``, ``hash_function``,
+    ``multihash`` and ``digest`` take a CID apart (names from the multicodec table).
     """
 
     __slots__ = ("cid_bytes",)
@@ -235,10 +162,15 @@ class Link:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Link is immutable")
 
-    @property
-    def version(self) -> int:
-        """0 for a CIDv0, 1 for a CIDv1."""
-        return 0 if self.cid_bytes[0] == 0x12 else 1
+    @classmethod
+    def for_block(cls, data: Any, codec: str | int = "dag-cbor", hash: str = "sha2-256",
+                  *, version: int = 1) -> Link:
+        """The CID of the encoded block ``data`` (any buffer): the multihash of its bytes
+        under ``hash`` (``"sha2-256"``, ``"blake3"``, ... — see ``canonkit._cid.HASHES``)
+        tagged with the content ``codec`` (a multicodec name such as ``"dag-cbor"`` or
+        ``"raw"``, or a code). ``version=0`` makes a CIDv0 (dag-pb with sha2-256 only).
+        Raises ``UnknownMulticodecError`` or ``UnsupportedHashError``."""
+        return cls(_cid.make_cid(data, codec, hash, version))
 
     @classmethod
     def from_string(cls, text: str) -> Link:
@@ -247,25 +179,63 @@ class Link:
         from .errors import InvalidLinkError
 
         try:
-            if len(text) == 46 and text.startswith("Qm"):
-                cid = _b58decode(text)
-            elif text[:1] == "b":
-                cid = _b32decode(text[1:])
-            elif text[:1] == "B":
-                cid = _b32decode(text[1:].lower())
-            elif text[:1] == "z":
-                cid = _b58decode(text[1:])
-            else:
-                raise ValueError("unknown multibase prefix (expected Qm, b, B or z)")
+            cid = _cid.cid_from_string(text)
         except ValueError as exc:
             raise InvalidLinkError(f"cannot parse CID string {text!r}: {exc}",
                                    detail=text) from None
         return cls(cid)
 
+    @classmethod
+    def from_multiformats(cls, cid: CID) -> Link:
+        """The link for a ``multiformats.CID`` (same CID bytes)."""
+        return cls(bytes(cid))
+
+    def to_multiformats(self) -> CID:
+        """This CID as a ``multiformats.CID`` (base32 for CIDv1, as ``str(link)``).
+        Needs the optional ``multiformats`` package (extra ``canonkit[multiformats]``);
+        raises ``MissingDependencyError`` without it."""
+        cid = _cid.require_multiformats().decode(self.cid_bytes)
+        return cid if self.version == 0 else cid.set(base="base32")
+
+    @property
+    def version(self) -> int:
+        """0 for a CIDv0, 1 for a CIDv1."""
+        return 0 if self.cid_bytes[0] == 0x12 else 1
+
+    @property
+    def codec_code(self) -> int:
+        """The content codec's multicodec code (0x70 dag-pb for a CIDv0)."""
+        return _cid.cid_parts(self.cid_bytes).codec
+
+    @property
+    def codec(self) -> str:
+        """The content codec's multicodec name (``"dag-cbor"``, ``"raw"``, ...), or the
+        code as ``"0x..."`` when the table has no name for it."""
+        return _cid.code_name(self.codec_code)
+
+    @property
+    def hash_code(self) -> int:
+        """The multihash function code (0x12 for sha2-256)."""
+        return _cid.cid_parts(self.cid_bytes).hash_code
+
+    @property
+    def hash_function(self) -> str:
+        """The multihash function's multicodec name (``"sha2-256"``, ``"blake3"``, ...),
+        or the code as ``"0x..."`` when the table has no name for it."""
+        return _cid.code_name(self.hash_code)
+
+    @property
+    def multihash(self) -> bytes:
+        """The multihash: ``varint(hash code) varint(length) digest``."""
+        return self.cid_bytes[_cid.cid_parts(self.cid_bytes).mh_start:]
+
+    @property
+    def digest(self) -> bytes:
+        """The hash digest alone."""
+        return self.cid_bytes[_cid.cid_parts(self.cid_bytes).digest_start:]
+
     def __str__(self) -> str:
-        if self.version == 0:
-            return _b58encode(self.cid_bytes)
-        return "b" + _b32encode(self.cid_bytes)
+        return _cid.cid_to_string(self.cid_bytes)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Link):

@@ -178,6 +178,52 @@ class UnsupportedTypeError(EncodeError, TypeError):
 _export(CBORError, DecodeError, EncodeError, *[c for c in CODES.values()])
 
 
+# --- DAG-JSON (same classes as CBOR where the condition is the same) --------------------
+
+@_register
+class InvalidJSONError(DecodeError):
+    """The input is not JSON (RFC 8259 syntax)."""
+    code = "invalid_json"
+
+
+@_register
+class NonCanonicalJSONError(DecodeError):
+    """Valid DAG-JSON data, but not the one canonical spelling (whitespace, escapes, numbers)."""
+    code = "non_canonical_json"
+
+
+@_register
+class ReservedNamespaceError(DecodeError):
+    """A map whose first key is "/" that is neither a well-formed link nor bytes form."""
+    code = "reserved_namespace"
+
+
+_export(InvalidJSONError, NonCanonicalJSONError, ReservedNamespaceError)
+
+
+# --- Links and multiformats -----------------------------------------------------------
+
+@_register
+class UnknownMulticodecError(CanonkitError, ValueError):
+    """A codec or hash name the multicodec table does not define for that use, or a bad code."""
+    code = "unknown_multicodec"
+
+
+@_register
+class UnsupportedHashError(CanonkitError, ValueError):
+    """A multihash function in the table that canonkit does not compute."""
+    code = "unsupported_hash"
+
+
+@_register
+class MissingDependencyError(CanonkitError, ImportError):
+    """An optional package needed by this call is not installed; the message names the extra."""
+    code = "missing_dependency"
+
+
+_export(UnknownMulticodecError, UnsupportedHashError, MissingDependencyError)
+
+
 # --- FPS ----------------------------------------------------------------------------
 
 class FPSError(CanonkitError, ValueError):

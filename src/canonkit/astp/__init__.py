@@ -2,13 +2,14 @@
 structural manifest, Episode roots, context commitment, proofs, chain root, tie search,
 G-1, audit records v2, documents and seal reproduction.
 
-The hot kernels come from the compiled ``canonkit._astp`` when built, else from the twin
-``canonkit._astp_py`` (``canonkit.backend()`` says which); everything else is pure Python.
+The hot kernels come from the compiled ``canonkit._astp_hash``, ``_astp_proofs``,
+``_astp_fields`` and ``_astp_segments`` when built, else from their pure-Python twins
+(``canonkit.backend()`` says which); everything else is pure Python.
 Hashes go in as 64-hex text or 32 bytes and come out as lowercase hex.
 """
 from __future__ import annotations
 
-from canonkit.astp._kernel import K as _K
+from canonkit.astp import _kernel
 from canonkit.astp.audit import AUDIT_FIELDS, ChainVerdict, audit_record_hash, verify_audit_chain
 from canonkit.astp.canonical_json import canonical_json, canonical_json_bytes, parse_canonical
 from canonkit.astp.chain import verify_proof_chain
@@ -31,24 +32,40 @@ from canonkit.astp.encoding import (
     timestamp_ms,
     uuid_text,
 )
-from canonkit.astp.guard import FIXED_STATES, OPEN_STATES, check_write, is_fixed
-from canonkit.astp.leaves import leaf_hash_v1, leaf_hash_v2
 from canonkit.astp.proofs import (
     InclusionProofV1,
     InclusionProofV2,
+    TieSearch,
     expected_siblings,
     inclusion_proof_v1,
     inclusion_proof_v2,
+    search_orders,
     verify_inclusion_proof_v1,
     verify_inclusion_proof_v2,
 )
-from canonkit.astp.reproduce import COMPONENTS, FLAGS, OUTCOMES, Reproduction, reproduce
-from canonkit.astp.roots import chain_root, episode_root_v1, episode_root_v2, episode_root_v3
-from canonkit.astp.seal import compute_roots, compute_seal, seal_episode
+from canonkit.astp.reproduce import COMPONENTS, FLAGS, OUTCOMES, Reproduction, reproduce, tie_groups
+from canonkit.astp.roots import (
+    chain_root,
+    episode_root_v1,
+    episode_root_v2,
+    episode_root_v3,
+    leaf_hash_v1,
+    leaf_hash_v2,
+    merkle_root_v1,
+    merkle_root_v2,
+    spine_root,
+)
+from canonkit.astp.seal import (
+    FIXED_STATES,
+    OPEN_STATES,
+    check_write,
+    compute_roots,
+    compute_seal,
+    is_fixed,
+    seal_episode,
+)
 from canonkit.astp.sets import exclusion_hash, signal_manifest_hash, structural_manifest_hash
-from canonkit.astp.spine import merkle_root_v1, merkle_root_v2, spine_root
 from canonkit.astp.structural import member_hash
-from canonkit.astp.ties import TieSearch, search_orders, tie_groups
 
 __all__ = [
                                    "AUDIT_FIELDS",
@@ -117,4 +134,4 @@ __all__ = [
 ]
 
 #: "compiled" or "python": which kernel module is live
-__backend__ = "compiled" if _K.__name__ == "canonkit._astp" else "python"
+__backend__ = "python" if _kernel.hasher.__name__.endswith("_py") else "compiled"

@@ -5,7 +5,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from canonkit.astp._kernel import K
+from canonkit.astp._kernel import encoder, hasher
 from canonkit.astp.canonical_json import canonical_json_bytes, parse_canonical
 from canonkit.errors import ASTPError, InvalidFieldError
 
@@ -45,7 +45,7 @@ def audit_record_hash(record: Mapping[str, Any]) -> str:
         if name in ("forward_delta", "reverse_delta"):
             value = _delta(value, name)
         values.append((kind, value))
-    return K.hash_fields(b"AUDIT_RECORD:v2:", values).hex()
+    return encoder.hash_fields(b"AUDIT_RECORD:v2:", values).hex()
 
 
 @dataclass(frozen=True)
@@ -70,8 +70,8 @@ def verify_audit_chain(records: Sequence[Mapping[str, Any]]) -> ChainVerdict:
             return ChainVerdict(False, i, f"chain_key {record.get('chain_key')!r} differs from {key!r}")
         prior = record.get("prior_audit_hash")
         try:
-            prior_hex = None if prior is None else K.hash_hex(prior)
-            stored = K.hash_hex(record.get("record_hash"))
+            prior_hex = None if prior is None else hasher.hash_hex(prior)
+            stored = hasher.hash_hex(record.get("record_hash"))
             computed = audit_record_hash(record)
         except ASTPError as exc:
             return ChainVerdict(False, i, f"malformed record: {exc}")

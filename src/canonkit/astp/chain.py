@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from canonkit.astp._kernel import K
+from canonkit.astp._kernel import hasher, prover
 from canonkit.astp.audit import ChainVerdict
 from canonkit.astp.encoding import uuid_text
 from canonkit.astp.roots import chain_root
@@ -25,9 +25,9 @@ def _proof_ok(proof: Mapping[str, Any]) -> bool:
     """The proof verifies against the root it states (as the reference does: a 4.x proof's
     tree is not the 4.x spine, so its root need not be the link's spine root)."""
     if "siblings" in proof:
-        return K.verify_inclusion_proof_v2(proof["leaf_hash"], proof["leaf_index"], proof["leaf_count"],
+        return prover.verify_inclusion_proof_v2(proof["leaf_hash"], proof["leaf_index"], proof["leaf_count"],
                                            proof["siblings"], proof["spine_root"])
-    return K.verify_inclusion_proof_v1(proof["leaf_hash"], proof["merkle_path"], proof["path_directions"],
+    return prover.verify_inclusion_proof_v1(proof["leaf_hash"], proof["merkle_path"], proof["path_directions"],
                                        proof["spine_root"])
 
 
@@ -52,7 +52,7 @@ def verify_proof_chain(links: Sequence[Mapping[str, Any]], expected_chain_root: 
     ids: list[str] = []
     for i, link in enumerate(links):
         try:
-            roots.append(K.hash_hex(link["spine_root"]))
+            roots.append(hasher.hash_hex(link["spine_root"]))
             ids.append(uuid_text(link["node_id"]))
             parent = link.get("parent_node_id")
             parents[ids[-1]] = None if parent is None else uuid_text(parent)
@@ -82,7 +82,7 @@ def verify_proof_chain(links: Sequence[Mapping[str, Any]], expected_chain_root: 
             return ChainVerdict(False, i, "anchor log_timestamp decreases")
         last = stamp
     try:
-        expected = K.hash_hex(expected_chain_root)
+        expected = hasher.hash_hex(expected_chain_root)
     except ASTPError as exc:
         return ChainVerdict(False, None, f"malformed chain_root: {exc}")
     if chain_root(roots) != expected:

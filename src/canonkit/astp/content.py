@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from canonkit.astp._kernel import K
+from canonkit.astp._kernel import encoder, hasher
 from canonkit.errors import InvalidFieldError
 
 __all__ = ["CONTENT_LAYOUTS", "content_hash_v2", "public_key_fingerprint"]
@@ -65,11 +65,11 @@ def content_hash_v2(construction: str, fields: Mapping[str, Any]) -> str:
         if name not in fields and not kind.endswith("|NULL"):
             raise InvalidFieldError(f"{construction}: missing field {name!r}", detail=name)
         values.append((kind, fields.get(name)))
-    return K.hash_fields(prefix, values).hex()
+    return encoder.hash_fields(prefix, values).hex()
 
 
 def public_key_fingerprint(public_key: bytes) -> str:
     """``hex(H(public_key))`` of a 32-byte Ed25519 public key."""
     if not isinstance(public_key, (bytes, bytearray)) or len(public_key) != 32:
         raise InvalidFieldError("an Ed25519 public key is 32 bytes")
-    return K.sha3_256(bytes(public_key)).hex()
+    return hasher.sha3_256(bytes(public_key)).hex()

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from canonkit.astp._kernel import K
+from canonkit.astp._kernel import reader
 from canonkit.astp.encoding import hash_hex, is_uuid_text, uuid_text
 from canonkit.astp.structural import member_hash
 from canonkit.errors import ASTPError, InvalidRecordError
@@ -238,7 +238,7 @@ def _read_proof_of_record(doc: Mapping[str, Any]) -> Episode:
         i = 0
         while i < len(items):
             # the kernel reads the run of canonical items; the first other one is judged here
-            i, _ = K.read_segments(items, i, Segment, segments, excluded, proof_of_record=True)
+            i, _ = reader.read_segments(items, i, Segment, segments, excluded, proof_of_record=True)
             if i == len(items):
                 break
             p = f"stored.segments[{i}]"
@@ -289,7 +289,7 @@ def _read_episode_doc(doc: Mapping[str, Any]) -> Episode:
     i = -1
     while i + 1 < len(items):
         # the kernel reads the run of canonical items; the first other one is judged here
-        i, late = K.read_segments(items, i + 1, Segment, segments, excluded, closed_at=closed_at)
+        i, late = reader.read_segments(items, i + 1, Segment, segments, excluded, closed_at=closed_at)
         if late:
             flags.add("post_closure_append")
         if i == len(items):

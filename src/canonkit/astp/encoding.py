@@ -6,7 +6,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from canonkit.astp._kernel import K
+from canonkit import _astp_common as common
+from canonkit.astp._kernel import encoder, hasher
 
 __all__ = [
     "FIELD_KINDS",
@@ -25,22 +26,22 @@ __all__ = [
     "uuid_text",
 ]
 
-FIELD_KINDS = K.FIELD_KINDS
-sha3_256 = K.sha3_256
-hash_hex = K.hash_hex
-hash_bytes = K.hash_bytes
-uuid_bytes = K.uuid_bytes
-timestamp_ms = K.timestamp_ms
-encode_field = K.encode_field
-encode_fields = K.encode_fields
-hash_fields = K.hash_fields
-hash_set_v1 = K.hash_set_v1
-hash_set_v2 = K.hash_set_v2
+FIELD_KINDS = common.FIELD_KINDS
+uuid_bytes = common.uuid_bytes
+timestamp_ms = common.timestamp_ms
+sha3_256 = hasher.sha3_256
+hash_hex = hasher.hash_hex
+hash_bytes = hasher.hash_bytes
+hash_set_v1 = hasher.hash_set_v1
+hash_set_v2 = hasher.hash_set_v2
+encode_field = encoder.encode_field
+encode_fields = encoder.encode_fields
+hash_fields = encoder.hash_fields
 
 
 def encode_set(prefix: bytes, members: Iterable[Any]) -> bytes:
     """``prefix ‖ u32be(n) ‖ sorted distinct raw members`` (§2.2)."""
-    return K.encode_set_v2(prefix, members)
+    return hasher.encode_set_v2(prefix, members)
 
 
 _UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -55,5 +56,5 @@ def uuid_text(value: Any) -> str:
     """Canonical lowercase hyphenated text of a UUID given in any accepted form."""
     if isinstance(value, str) and len(value) == 36 and _UUID_TEXT.fullmatch(value):
         return value.lower()  # the common case, without a round trip through bytes
-    raw = K.uuid_bytes(value).hex()
+    raw = uuid_bytes(value).hex()
     return f"{raw[:8]}-{raw[8:12]}-{raw[12:16]}-{raw[16:20]}-{raw[20:]}"

@@ -11,19 +11,20 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import groupby
 from typing import Any
 
-from canonkit.astp._kernel import K
+from canonkit.astp._kernel import hasher, prover
 from canonkit.astp.documents import Episode, parse_instant, read_episode
-from canonkit.astp.leaves import leaf_hash_v1, leaf_hash_v2
+from canonkit.astp.roots import leaf_hash_v1, leaf_hash_v2
 from canonkit.astp.seal import check_identifiers, compute_roots, spine_inputs
-from canonkit.astp.ties import tie_groups
 from canonkit.errors import ASTPError, InvalidFieldError, InvalidRecordError, UnknownIdentifierError
 
-__all__ = ["COMPONENTS", "FLAGS", "OUTCOMES", "Reproduction", "construction_name", "reproduce"]
+__all__ = ["COMPONENTS", "FLAGS", "OUTCOMES", "Reproduction", "construction_name", "reproduce",
+           "tie_groups"]
 
 OUTCOMES = ("reproduced", "reproduced_with_annotation", "reproduced_by_search",
             "reproduced_under_other_construction", "not_reproducible", "no_seal_record", "unsealed",
@@ -87,10 +88,23 @@ def _admissible(annotation: Any, stored: list[str]) -> list[str] | None:
     if not isinstance(annotation, list) or not all(isinstance(h, str) for h in annotation):
         return None
     try:
-        order = [K.hash_hex(h) for h in annotation]
+        order = [hasher.hash_hex(h) for h in annotation]
     except ASTPError:
         return None
     return order if Counter(order) == Counter(stored) else None
+
+
+def tie_groups(received_at: Sequence[datetime], offset: int = 0) -> list[tuple[int, int]]:
+    """``(start, length)`` of each run (length >= 2) of equal consecutive instants, positions
+    shifted by ``offset`` (the number of spine inputs before the Signals)."""
+    groups = []
+    position = offset
+    for _, run in groupby(received_at):
+        length = len(list(run))
+        if length > 1:
+            groups.append((position, length))
+        position += length
+    return groups
 
 
 def _tie_groups(episode: Episode, offset: int) -> list[tuple[int, int]] | None:
@@ -110,12 +124,12 @@ def _spine(episode: Episode, seal: Mapping[str, Any], sav: int, ov: int, cap: in
     stored = [s.content_hash for s in episode.signals]
     if ov == 1 and episode.seal is not None and episode.seal.resolved_signal_order is not None:
         order = _admissible(episode.seal.resolved_signal_order, stored)
-        if order is not None and K.spine_root(spine_inputs(episode, sav, ov, order), spine_algorithm_version=sav,
+        if order is not None and hasher.spine_root(spine_inputs(episode, sav, ov, order), spine_algorithm_version=sav,
                                               episode_id=episode.episode_id) == sealed:
             attempt.how, attempt.order = "annotation", order
             return sealed
         attempt.notes.append("resolved_signal_order inadmissible; ignored")
-    root = K.spine_root(inputs, spine_algorithm_version=sav, episode_id=episode.episode_id)
+    root = hasher.spine_root(inputs, spine_algorithm_version=sav, episode_id=episode.episode_id)
     if root == sealed:
         return root
     if ov == 1 and sav in (0, 1) and episode.signals:
@@ -124,7 +138,7 @@ def _spine(episode: Episode, seal: Mapping[str, Any], sav: int, ov: int, cap: in
         if groups is None:
             attempt.notes.append("signals carry no timestamps: no tie search possible")
         elif groups:
-            search = K.TieSearch(inputs, groups, spine_algorithm_version=sav, episode_id=episode.episode_id)
+            search = prover.TieSearch(inputs, groups, spine_algorithm_version=sav, episode_id=episode.episode_id)
             found, tried, cap_hit = search.search(sealed, cap=cap)
             if cap_hit:
                 space = math.prod(math.factorial(n) for _, n in groups)
@@ -185,7 +199,7 @@ def _refusal(seal: Mapping[str, Any], episode: Episode) -> str | None:
             try:
                 if not isinstance(value, str):
                     raise ASTPError("not text")
-                K.hash_hex(value)
+                hasher.hash_hex(value)
             except ASTPError:
                 return f"refused: seal.{key} is not a 64-hex-character digest"
     sav = seal.get("spine_algorithm_version")

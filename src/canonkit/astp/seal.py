@@ -1,5 +1,6 @@
-"""Computing every root of an Episode under a chosen construction, and building sealed
-``canonkit-episode/1`` documents (for synthetic corpora and tests).
+"""Computing every root of an Episode under a chosen construction, building sealed
+``canonkit-episode/1`` documents (for synthetic corpora and tests), and the G-1 write guard
+(ASTP.md §13.1: no Segment or Signal commit to a fixed Episode).
 
 ``compute_roots`` is the single place where an Episode's stored nodes become seal values;
 ``reproduce`` and ``seal_episode`` both use it, so a document sealed here reproduces there.
@@ -10,22 +11,38 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from canonkit.astp._kernel import K
+from canonkit import _astp_common as common
+from canonkit.astp._kernel import hasher
 from canonkit.astp.context import context_manifest_hash, context_tree_root, entry_hashes
 from canonkit.astp.documents import EPISODE_FORMAT, Episode, read_episode
 from canonkit.astp.encoding import hash_hex
-from canonkit.astp.leaves import leaf_hash_v2
-from canonkit.astp.roots import episode_root_v1, episode_root_v2, episode_root_v3
+from canonkit.astp.roots import episode_root_v1, episode_root_v2, episode_root_v3, leaf_hash_v2
 from canonkit.astp.sets import exclusion_hash, signal_manifest_hash, structural_manifest_hash
-from canonkit.errors import InvalidFieldError, InvalidRecordError, UnknownIdentifierError
+from canonkit.errors import (
+    InvalidFieldError,
+    InvalidRecordError,
+    UnknownIdentifierError,
+    WriteGuardError,
+)
 
-__all__ = ["check_identifiers", "compute_roots", "compute_seal", "seal_episode", "spine_inputs"]
+__all__ = [
+    "EPISODE_STATUSES",
+    "FIXED_STATES",
+    "OPEN_STATES",
+    "check_identifiers",
+    "check_write",
+    "compute_roots",
+    "compute_seal",
+    "is_fixed",
+    "seal_episode",
+    "spine_inputs",
+]
 
 
 def check_identifiers(sav: Any, ov: Any) -> None:
     """Refuse unknown identifiers (``UnknownIdentifierError``) and sav 2/3 with ov != 2
     (``InvalidFieldError``)."""
-    if isinstance(sav, bool) or not isinstance(sav, int) or sav not in K.SPINE_VERSIONS:
+    if isinstance(sav, bool) or not isinstance(sav, int) or sav not in common.SPINE_VERSIONS:
         raise UnknownIdentifierError(f"unknown spine_algorithm_version {sav!r}", detail="spine_algorithm_version")
     if isinstance(ov, bool) or not isinstance(ov, int) or ov not in (1, 2):
         raise UnknownIdentifierError(f"unknown ordering_version {ov!r}", detail="ordering_version")
@@ -64,7 +81,7 @@ def compute_roots(episode: Episode, sav: int, ov: int, *, signal_order: Sequence
     cannot be applied (missing fields, non-UUID Episode id under sav 2/3, no spine leaf)."""
     check_identifiers(sav, ov)
     if spine_root is None:
-        spine_root = K.spine_root(spine_inputs(episode, sav, ov, signal_order),
+        spine_root = hasher.spine_root(spine_inputs(episode, sav, ov, signal_order),
                                   spine_algorithm_version=sav, episode_id=episode.episode_id)
     version = 1 if sav in (0, 1) else 2
     signals = [s.content_hash for s in episode.signals]
@@ -134,3 +151,26 @@ def seal_episode(document: Mapping[str, Any], **options: Any) -> dict[str, Any]:
     sealed["format"] = EPISODE_FORMAT
     sealed["seal"] = compute_seal(document, **options)
     return sealed
+
+
+# --- §13.1 G-1 write guard --------------------------------------------------------------
+
+FIXED_STATES = frozenset({"CLOSING_PENDING_SEAL", "CLOSED", "CRYSTALLIZATION_PENDING", "SEALING",
+                          "SEALED", "ARCHIVED"})
+OPEN_STATES = frozenset({"CREATED", "ACTIVE", "PENDING_HITL", "CLOSING", "CRYSTALLIZED"})
+EPISODE_STATUSES = FIXED_STATES | OPEN_STATES
+
+
+def is_fixed(status: str) -> bool:
+    """True for the six fixed states (incl. ``CLOSED``); unknown names are refused."""
+    if not isinstance(status, str) or status not in EPISODE_STATUSES:
+        raise UnknownIdentifierError(f"unknown EpisodeStatus {status!r}", detail=status)
+    return status in FIXED_STATES
+
+
+def check_write(status: str, what: str = "content") -> None:
+    """Raise ``WriteGuardError`` when committing a Segment or Signal to an Episode in
+    ``status`` is forbidden. Codicils are exempt and never go through this guard."""
+    if is_fixed(status):
+        raise WriteGuardError(f"G-1: cannot commit {what} to an Episode in fixed state {status}",
+                              detail=status)

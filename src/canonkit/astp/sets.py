@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from canonkit.astp._kernel import K
+from canonkit.astp._kernel import hasher
 from canonkit.errors import UnknownIdentifierError
 
 __all__ = ["exclusion_hash", "set_version_for", "signal_manifest_hash", "structural_manifest_hash"]
@@ -20,7 +20,7 @@ def _set(kind: str, hashes: Iterable[Any], version: Any) -> str:
     if isinstance(version, bool) or version not in (1, 2):
         raise UnknownIdentifierError(f"unknown {kind} set version {version!r}", detail=version)
     prefix = _PREFIXES[kind][version]
-    return K.hash_set_v1(prefix, hashes) if version == 1 else K.hash_set_v2(prefix, hashes)
+    return hasher.hash_set_v1(prefix, hashes) if version == 1 else hasher.hash_set_v2(prefix, hashes)
 
 
 def set_version_for(spine_algorithm_version: int) -> int:
@@ -40,4 +40,4 @@ def exclusion_hash(hashes: Iterable[Any], *, version: int) -> str:
 
 def structural_manifest_hash(member_hashes: Iterable[Any]) -> str:
     """``set("STRUCTURAL_MANIFEST:v1:", member hashes)`` (sav 2/3 only)."""
-    return K.hash_set_v2(b"STRUCTURAL_MANIFEST:v1:", member_hashes)
+    return hasher.hash_set_v2(b"STRUCTURAL_MANIFEST:v1:", member_hashes)

@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 from .._cbor_types import PROFILES
 from ..errors import CanonkitError
 from ._cbor_json import JSONFormError, from_json, to_json
+from ._common import EXIT_FAILURES, EXIT_OK, report_os_error, worst
 
 __all__ = ["register"]
 
@@ -82,7 +83,7 @@ def _encode(args: argparse.Namespace) -> int:
                               object_pairs_hook=_no_duplicate_keys)
         data = cbor.encode(from_json(document), profile=args.profile)
     except OSError as exc:
-        return _fail("encode", str(exc))
+        return report_os_error("cbor encode", exc)
     except UnicodeDecodeError as exc:
         return _fail("encode", f"input is not UTF-8 JSON: {exc}")
     except (json.JSONDecodeError, JSONFormError) as exc:
@@ -92,7 +93,7 @@ def _encode(args: argparse.Namespace) -> int:
     try:
         _write_atomically(args.output, data)
     except OSError as exc:
-        return _fail("encode", str(exc))
+        return report_os_error("cbor encode", exc)
     return 0
 
 
@@ -108,7 +109,7 @@ def _decode(args: argparse.Namespace) -> int:
             text = json.dumps(to_json(value), ensure_ascii=False, indent=args.indent,
                               allow_nan=False)
     except OSError as exc:
-        return _fail("decode", str(exc))
+        return report_os_error("cbor decode", exc)
     except CanonkitError as exc:
         return _fail("decode", _describe(exc))
     sys.stdout.write(text + "\n")
@@ -119,19 +120,19 @@ def _check(args: argparse.Namespace) -> int:
     from .. import cbor
 
     decoder = cbor.Decoder(profile=args.profile)
-    failed = False
+    statuses = []
     for path in args.files:
         try:
             decoder.decode(_read(path))
-        except OSError as exc:
-            print(f"{path}: unreadable: {exc.strerror or exc}")
-            failed = True
+        except OSError as exc:  # not a check result: the run is incomplete
+            statuses.append(report_os_error("cbor check", exc))
         except CanonkitError as exc:
             print(f"{path}: {_describe(exc)}")
-            failed = True
+            statuses.append(EXIT_FAILURES)
         else:
             print(f"{path}: ok")
-    return 1 if failed else 0
+            statuses.append(EXIT_OK)
+    return worst(statuses)
 
 
 def register(subparsers: Any) -> None:
@@ -171,7 +172,7 @@ def register(subparsers: Any) -> None:
     chk = commands.add_parser(
         "check", help="strictly validate CBOR files",
         description="Print 'FILE: ok' or 'FILE: <code> at offset N: <message>' per file "
-        "(the first violation); exit status 1 if any file fails.")
+        "(the first violation); exit status 1 if any file fails, 2 if any cannot be read.")
     chk.add_argument("files", nargs="+", metavar="FILE", help="CBOR files (- for stdin)")
     profile_option(chk)
     chk.set_defaults(func=_check)

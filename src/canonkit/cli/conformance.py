@@ -13,13 +13,21 @@ backends that disagree), 2 on a usage error.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..errors import CanonkitError
-from ._common import table_lines
+from ._common import (
+    EXIT_FAILURES,
+    EXIT_OK,
+    report_os_error,
+    report_usage_error,
+    table_lines,
+)
 
 CORPUS_FILES = ("manifest.json", "vectors.json", "negative.json")
 
@@ -75,10 +83,13 @@ def run_check(args: argparse.Namespace) -> int:
     backends = available_backends()
     if args.backend != "all":
         if args.backend not in backends:
-            print(f"canonkit conformance: backend {args.backend!r} is not available",
-                  file=sys.stderr)
-            return 2
+            return report_usage_error("conformance check",
+                                      f"backend {args.backend!r} is not available")
         backends = {args.backend: backends[args.backend]}
+    for given in args.dirs:  # a path that is not there at all is not a damaged corpus
+        if not given.exists():
+            return report_os_error("conformance check", FileNotFoundError(
+                errno.ENOENT, os.strerror(errno.ENOENT), str(given)))
     results = []
     for given in args.dirs:
         for directory in version_dirs(given):
@@ -93,7 +104,7 @@ def run_check(args: argparse.Namespace) -> int:
     else:
         for name, reports, disagreements in results:
             print_table(name, reports, disagreements)
-    return 1 if failed else 0
+    return EXIT_FAILURES if failed else EXIT_OK
 
 
 def print_table(directory: str, reports: dict[str, Any], disagreements: list[Any]) -> None:
@@ -118,11 +129,12 @@ def run_record(args: argparse.Namespace) -> int:
 
     try:
         path = record(args.root, args.format_version)
-    except (CanonkitError, OSError) as exc:  # exists, fails its own check, disk errors
+    except OSError as exc:  # the version exists (CorpusExistsError), disk errors
+        return report_os_error("conformance record", exc)
+    except CanonkitError as exc:  # the recorded corpus fails its own check
         print(f"canonkit conformance record: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_FAILURES
     except ValueError as exc:  # a bad --version
-        print(f"canonkit conformance record: {exc}", file=sys.stderr)
-        return 2
+        return report_usage_error("conformance record", str(exc))
     print(f"recorded {path}")
     return 0

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import FPSError
+from ._common import report_os_error
 
 
 def register(subparsers: Any) -> None:
@@ -57,8 +58,7 @@ def run_op(args: argparse.Namespace) -> int:
         print(f"{exc.code}: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:
-        print(f"canonkit fps run: {exc}", file=sys.stderr)
-        return 1
+        return report_os_error("fps run", exc)
     cid = fps.cid_sha256(output)
     if args.output is not None:
         args.output.write_bytes(output)

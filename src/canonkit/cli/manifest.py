@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from ..errors import ManifestError
-from ._common import table_lines
+from ._common import (
+    EXIT_COULD_NOT_RUN,
+    EXIT_FAILURES,
+    EXIT_OK,
+    report_os_error,
+    report_usage_error,
+    table_lines,
+    worst,
+)
 
 
 def register(subparsers: Any) -> None:
@@ -44,7 +51,12 @@ def _report(path: Path) -> dict[str, Any]:
     try:
         manifest = manifests.read(path)
     except ManifestError as exc:
-        return {"manifest": str(path), "schema": None, "entries": 0,
+        if isinstance(exc.__cause__, OSError):  # could not read it: the run is incomplete
+            report_os_error("manifest verify", exc.__cause__)
+            status = EXIT_COULD_NOT_RUN
+        else:
+            status = EXIT_FAILURES
+        return {"manifest": str(path), "schema": None, "entries": 0, "status": status,
                 "problems": [{"case": None, "reason": "unreadable", "detail": str(exc)}]}
     schema = manifest.schema
     array = manifests.SCHEMAS[schema].array if schema in manifests.SCHEMAS else None
@@ -60,9 +72,11 @@ def _report(path: Path) -> dict[str, Any]:
 def run_verify(args: argparse.Namespace) -> int:
     reports = [_report(path) for path in args.paths]
     failed = any(r["problems"] for r in reports)
+    exit_status = worst(r.pop("status", EXIT_FAILURES if r["problems"] else EXIT_OK)
+                   for r in reports)
     if args.json:
         print(json.dumps({"ok": not failed, "manifests": reports}, indent=2))
-        return 1 if failed else 0
+        return exit_status
     rows = [(r["manifest"], p["case"] or "-", p["reason"], p["detail"])
             for r in reports for p in r["problems"]]
     for r in reports:
@@ -73,7 +87,7 @@ def run_verify(args: argparse.Namespace) -> int:
         print()
         for line in table_lines(("MANIFEST", "CASE", "REASON", "DETAIL"), rows):
             print(line)
-    return 1 if failed else 0
+    return exit_status
 
 
 def run_write(args: argparse.Namespace) -> int:
@@ -82,9 +96,10 @@ def run_write(args: argparse.Namespace) -> int:
     try:
         manifest = manifests.build_fixtures(args.directory, args.output)
         manifests.write(manifest, args.output)
-    except (ManifestError, OSError) as exc:
-        print(f"canonkit manifest write: {exc}", file=sys.stderr)
-        return 1
+    except OSError as exc:
+        return report_os_error("manifest write", exc)
+    except ManifestError as exc:  # DIR missing or outside the manifest's directory
+        return report_usage_error("manifest write", str(exc))
     count = len(manifest.document["fixtures"])
     print(f"wrote {args.output} ({count} fixtures)")
     return 0

@@ -11,6 +11,8 @@ import argparse
 import sys
 from typing import Any
 
+from ._common import report_os_error
+
 _EPILOG = """\
 synthetic corpora:
   canonkit reverify synth --episodes N --mix seed-table --seed S --out FILE --answers FILE
@@ -172,7 +174,9 @@ def _synth(args: argparse.Namespace) -> int:
             median_segments=args.median_segments, por_fraction=args.por_fraction,
             search_cap=args.search_cap,
         )
-    except (ValueError, OSError) as exc:
+    except OSError as exc:
+        return report_os_error("reverify synth", exc)
+    except ValueError as exc:
         print(f"canonkit reverify synth: {exc}", file=sys.stderr)
         return EXIT_USAGE
     for name in TABLE_ORDER:

@@ -54,7 +54,8 @@ def read(path: Path | str) -> Manifest:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ManifestError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        # chained: a caller can tell "could not read" (an I/O failure) from "not a manifest"
+        raise ManifestError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     return loads(data, base=path.parent, path=path)
 
 

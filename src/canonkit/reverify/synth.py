@@ -494,7 +494,12 @@ def write_corpus(episodes: int, *, out: str, answers: str | None = None,
     if as_dir:
         os.makedirs(out, exist_ok=True)
     sink = None if as_dir else _writer(out)
-    ans = open(answers, "wb") if answers else None  # noqa: SIM115
+    try:
+        ans = open(answers, "wb") if answers else None  # noqa: SIM115
+    except BaseException:  # e.g. the answers' directory is missing: do not leak the sink
+        if sink is not None:
+            sink.close()
+        raise
     try:
         for ep in generate(episodes, mix=mix, seed=seed, median_segments=median_segments,
                            por_fraction=por_fraction, search_cap=search_cap):

@@ -82,6 +82,7 @@ _AS_NOBODY = textwrap.dedent("""
     import orjson, canonkit.cli, canonkit.cli.reverify, canonkit.reverify.runner
     import canonkit.reverify.worker, canonkit.reverify.ranges, canonkit.astp
     import canonkit.astp.reproduce, canonkit.cbor, canonkit.reverify.progress
+    import canonkit.reverify.synth, canonkit.engines, canonkit._files
     import encodings.idna, json, tqdm
     os.setgroups([]); os.setgid({nobody}); os.setuid({nobody})
     sys.exit(canonkit.cli.main(["reverify", *sys.argv[1:]]))

@@ -15,6 +15,8 @@ from typing import Any
 import orjson
 import pytest
 
+import canonkit
+
 from canonkit import reverify
 from canonkit.cli import main as cli_main
 from canonkit.reverify import synth
@@ -241,8 +243,11 @@ def test_report_and_annotations_files(corpus: tuple[Path, Path], tmp_path: Path)
     keys = ["episode_id", "outcome", "source", "components", "construction", "order",
             "flags", "reason"]
     assert all(list(line) == keys for line in lines[:-1])
-    assert lines[-1] == {"summary": {**dict.fromkeys(reverify.OUTCOMES, 0), **SEED_TABLE,
-                                     "total": 62}}
+    assert lines[-1]["summary"] == {**dict.fromkeys(reverify.OUTCOMES, 0), **SEED_TABLE,
+                                    "total": 62}
+    assert lines[-1]["format"] == "canonkit-reverify-report/1"
+    assert lines[-1]["canonkit_version"] == canonkit.__version__
+    assert lines[-1]["inputs"] == {"paths": [str(out)], "files": 1}
     assert [line for line in lines[:-1]] == [r.record for r in results]
     searched = [a for a in answers(ans) if a["outcome"] == "reproduced_by_search"]
     annotations = [orjson.loads(x) for x in notes.read_bytes().splitlines()]
@@ -299,12 +304,12 @@ def test_progress_only_on_a_terminal() -> None:
 
     quiet = io.StringIO()
     p = Progress(1000, stream=quiet)
-    p.update(10, 500, 500)
+    p.update(500, 10)
     p.close()
     assert quiet.getvalue() == ""
     tty = Tty()
     p = Progress(1000, stream=tty, min_interval=0)
-    p.update(10, 500, 500)
+    p.update(500, 10)
     p.close()
     assert "Episodes/s" in tty.getvalue()
 
@@ -319,10 +324,48 @@ def test_progress_without_tqdm(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm -> ImportError
     tty = Tty()
     p = Progress(1000, stream=tty, min_interval=0)
-    p.update(10, 500, 500)
+    p.update(500, 10)
     p.close()
     shown = tty.getvalue()
     assert "Episodes/s" in shown and "MB/s" in shown and "ETA" in shown
+
+
+@pytest.mark.parametrize("columns", [0, 12, 120])
+def test_progress_shows_in_a_terminal_of_any_width(tmp_path: Path, columns: int) -> None:
+    """A real pty: a 0-column terminal (where tqdm's dynamic width draws nothing) and a
+    narrow one get the plain line with the rate, a wide one the bar."""
+    from canonkit.reverify import progress as progress_module
+    import fcntl
+    import pty
+    import struct
+    import subprocess
+    import sys
+    import termios
+
+    corpus = tmp_path / "c.jsonl"
+    synth.write_corpus(30, out=str(corpus), mix="reproduced", seed=2, median_segments=4)
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    code = ("import sys, canonkit.reverify as rv\n"
+            "from canonkit.reverify import progress\n"
+            "for _ in rv.run([sys.argv[1]], jobs=1, progress=True, batch_size=1): pass\n")
+    done = subprocess.run([sys.executable, "-c", code, str(corpus)], stderr=slave,
+                          stdout=subprocess.DEVNULL, timeout=120)
+    os.close(slave)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    assert done.returncode == 0
+    assert b"reverify" in shown, shown[-300:]  # the bar or the line, not nothing
+    if columns < progress_module.MIN_BAR_COLUMNS:
+        assert b"Episodes/s" in shown, shown[-300:]
 
 
 # --- memory ---------------------------------------------------------------------------
@@ -390,9 +433,9 @@ def test_cli_reverify_and_exit_status(corpus: tuple[Path, Path], tmp_path: Path,
     assert exc.value.code == 2
 
 
-def test_cli_help_for_both_forms(capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_help_for_both_commands(capsys: pytest.CaptureFixture[str]) -> None:
     for argv, needle in ((["reverify", "--help"], "--annotations"),
-                         (["reverify", "synth", "--help"], "--episodes")):
+                         (["synth", "--help"], "--episodes")):
         with pytest.raises(SystemExit) as exc:
             cli_main(argv)
         assert exc.value.code == 0
@@ -401,13 +444,40 @@ def test_cli_help_for_both_forms(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_cli_synth(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out, ans = tmp_path / "c.jsonl.zst", tmp_path / "a.jsonl"
-    assert cli_main(["reverify", "synth", "--episodes", "62", "--mix", "seed-table",
+    assert cli_main(["synth", "--episodes", "62", "--mix", "seed-table",
                      "--seed", "3", "--out", str(out), "--answers", str(ans),
                      "--median-segments", "6"]) == 0
     assert "62" in capsys.readouterr().out
     check_against(list(reverify.run([out], jobs=1)), answers(ans))
-    assert cli_main(["reverify", "synth", "--episodes", "3", "--out",
-                     str(tmp_path / "x.txt")]) == 2
+    assert cli_main(["synth", "--episodes", "3", "--out", str(tmp_path / "x.txt")]) == 2
+    # a directory corpus appears whole; a non-empty directory is never written into
+    assert cli_main(["synth", "--episodes", "4", "--out", str(tmp_path / "d") + os.sep,
+                     "--mix", "reproduced", "--median-segments", "3"]) == 0
+    assert len(list((tmp_path / "d").glob("*.json"))) == 4
+    assert cli_main(["synth", "--episodes", "4", "--out", str(tmp_path / "d") + os.sep]) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "c.jsonl.zst", "d"]
+
+
+def test_synth_leaves_nothing_behind_when_it_fails(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    real = synth._Maker.make
+
+    def failing(self: Any, outcome: str, variant: int) -> Any:
+        calls.append(outcome)
+        if len(calls) == 5:
+            raise OSError(28, "No space left on device")
+        return real(self, outcome, variant)
+
+    monkeypatch.setattr(synth._Maker, "make", failing)
+    (tmp_path / "c.jsonl").write_bytes(b"old corpus\n")
+    for out in ("c.jsonl", "c.jsonl.gz", "c.cborseq", "dir" + os.sep):
+        calls.clear()
+        with pytest.raises(OSError):
+            synth.write_corpus(10, out=f"{tmp_path}{os.sep}{out}",
+                               answers=str(tmp_path / "a.jsonl"), median_segments=3)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.jsonl"]
+    assert (tmp_path / "c.jsonl").read_bytes() == b"old corpus\n"
 
 
 # --- the shipped example -------------------------------------------------------------

@@ -122,12 +122,13 @@ class Run:
             raise ValueError("a scheduler address needs engine='dask'")
         self.inputs = expand_paths(paths)  # InputError for a path that cannot be used
         _check_outputs(report, annotations, self.inputs)  # OutputPathError
+        self._named = [os.fspath(p) for p in paths]
         self._engine_name, self._jobs, self._scheduler = engine, jobs, scheduler
         self.search_cap = search_cap
         self._report_path, self._annotations_path = report, annotations
         self._batch_size, self._batch_bytes = batch_size, batch_bytes
         self._progress_enabled = progress
-        self._summary = Summary()
+        self._summary = Summary(paths=self._named, files=len(self.inputs))
         self._started = False
         self._done = False
 
@@ -304,7 +305,7 @@ class Run:
                             notes.write_json(annotation(verdict.episode_id, where,
                                                         verdict.order))
                         yield Result(line, verdict.outcome, verdict.episode_id, verdict.order)
-                    progress.update(len(result.verdicts), result.doc_bytes, result.disk_bytes)
+                    progress.update(result.disk_bytes, len(result.verdicts))
             summary.seconds = time.perf_counter() - start
             if report is not None:
                 report.write_json(summary.to_json())

@@ -179,3 +179,21 @@ def test_dask_local_cluster_in_order() -> None:
         assert engine.jobs == 2 and engine.shares_files
         out = list(engine.map(tasks.square, range(20), 3))
     assert out == [(i, i * i + 3) for i in range(20)]
+
+
+def test_workers_that_cannot_start_end_the_run(tmp_path: Path) -> None:
+    """A script without the main guard: every spawned worker fails while importing it. The
+    parent must say so at once, not lose every task to worker_lost (or spin)."""
+    script = tmp_path / "unguarded.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(HERE)!r})
+        import engine_tasks
+        from canonkit.engines import open_engine
+        with open_engine("local", jobs=2) as engine:
+            print(list(engine.map(engine_tasks.square, range(4))))
+    """))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode != 0
+    assert "failed to start" in done.stderr

@@ -200,10 +200,14 @@ def _watch_parent(parent: int) -> None:  # pragma: no cover - only where prctl i
     os._exit(1)
 
 
+_READY = "ready"
+
+
 def _serve(conn: Any, parent: int) -> None:
     """A pool worker: run ``(fn, task, args)`` messages until ``None`` or end of file,
     answering ``("ok", result)`` or ``("error", exception)``."""
     _worker_start(parent)
+    conn.send(_READY)  # the parent tells a start-up failure from a lost task by this
     while True:
         try:
             message = conn.recv()
@@ -237,12 +241,13 @@ class _Ticket:
 
 
 class _Worker:
-    __slots__ = ("process", "conn", "ticket")
+    __slots__ = ("process", "conn", "ticket", "ready")
 
     def __init__(self, process: Any, conn: Any) -> None:
         self.process = process
         self.conn = conn
         self.ticket: _Ticket | None = None
+        self.ready = False  # it has said so: it imported and is serving
 
 
 class LocalPoolEngine(Engine):
@@ -308,10 +313,17 @@ class LocalPoolEngine(Engine):
                 ticket.attempts += 1
 
     def _lost_worker(self, worker: _Worker) -> None:
-        """The worker is gone: run its task again (once), and start a replacement."""
+        """The worker is gone: run its task again (once), and start a replacement. A worker
+        that dies before it could serve (its start-up failed: a script without the
+        ``if __name__ == "__main__":`` guard, a broken install) would only fail again, so
+        that ends the run instead."""
         ticket, worker.ticket = worker.ticket, None
         worker.process.join(1)
         worker.conn.close()
+        if not worker.ready and not self._stopped:
+            raise RuntimeError(f"a worker process failed to start (exit status "
+                               f"{worker.process.exitcode}); under the spawn start method "
+                               "the main module needs an if __name__ == '__main__': guard")
         if ticket is not None:
             if ticket.attempts >= 2:
                 ticket.outcome = ("lost", Lost(
@@ -339,6 +351,11 @@ class LocalPoolEngine(Engine):
                 except (OSError, EOFError):
                     self._lost_worker(worker)
                     continue
+                if answer == _READY and not worker.ready:
+                    worker.ready = True
+                    if not worker.conn.poll():
+                        continue
+                    answer = worker.conn.recv()  # the task's answer came right behind
                 assert worker.ticket is not None
                 worker.ticket.outcome = answer
                 worker.ticket = None

@@ -18,9 +18,11 @@ import gzip
 import io
 import os
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
+
+import orjson
 
 from .._files import JSONLines, open_regular
 from ..errors import InputError
@@ -289,17 +291,43 @@ def _read_jsonl(path: str) -> Iterator[Item]:
         counter.close()
 
 
+def plain(value: Any) -> Any:
+    """CBOR maps may decode as FrozenDict; the Episode readers take plain dicts/lists."""
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+_FLOAT_HEADS = (b"\xf9", b"\xfa", b"\xfb")  # half/single/double float heads (major type 7)
+
+
+def _as_json(item: bytes, value: Any) -> bytes | None:
+    """The decoded item as JSON text that parses back to the same value, or None: then the
+    worker decodes the CBOR itself. No float may be involved (JSON has no NaN or infinity
+    and orjson writes them as null), so an item holding a float head byte anywhere is
+    left as CBOR, as is anything JSON cannot hold (bytes, tags, non-text keys, integers
+    outside 64 bits)."""
+    if any(head in item for head in _FLOAT_HEADS):
+        return None
+    try:
+        return orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+
+
 def _read_cbor_sequence(path: str) -> Iterator[Item]:
     """RFC 8742: concatenated CBOR data items, each one document, located by byte offset.
 
-    Items are delimited with ``canonkit.cbor`` (core profile): decoding a buffer that holds
-    more than one item stops with ``trailing_data`` at the end of the first, which gives
-    its length (the worker decodes the item again; the parent only delimits). An item that
-    is not well-formed (or not deterministic CBOR) ends the file: after it no item boundary
-    can be trusted.
+    Each item is decoded once, here (``canonkit.cbor``, core profile, ``decode_prefix``):
+    the document goes on as JSON text when JSON holds it exactly (the worker then takes the
+    JSON fast path), as its CBOR bytes otherwise. An item that is not well-formed (or not
+    deterministic CBOR) ends the file: after it no item boundary can be trusted.
     """
     from .. import cbor, errors
 
+    decoder = cbor.Decoder()
     with open_regular(path) as f:
         buf = b""
         pos = 0  # start of the next item in buf
@@ -312,31 +340,35 @@ def _read_cbor_sequence(path: str) -> Iterator[Item]:
                 buf, pos = f.read(_CHUNK), 0
                 if not buf:
                     return
-            view = memoryview(buf)[pos:]
+            view = memoryview(buf)[pos:]  # offsets in messages count from the item
             try:
-                cbor.decode(view)
-                end = len(view)
-            except errors.TrailingDataError as exc:
-                end = int(exc.offset)  # type: ignore[arg-type]
+                value, length = decoder.decode_prefix(view)
             except errors.TruncatedError as exc:
-                if not eof and len(view) <= MAX_DOCUMENT_BYTES:
-                    more = f.read(max(_CHUNK, len(view)))
+                rest = len(buf) - pos
+                if not eof and rest <= MAX_DOCUMENT_BYTES:
+                    more = f.read(max(_CHUNK, rest))
                     if more:
-                        buf, pos = bytes(view) + more, 0
+                        buf, pos = buf[pos:] + more, 0
                     else:
                         eof = True
                     continue
                 reason = (
                     f"document exceeds the {MAX_DOCUMENT_BYTES}-byte limit"
-                    if len(view) > MAX_DOCUMENT_BYTES
+                    if rest > MAX_DOCUMENT_BYTES
                     else f"truncated CBOR item: {exc}"
                 )
-                yield Item("error", reason.encode(), Source(path, "offset", base), len(view))
+                yield Item("error", reason.encode(), Source(path, "offset", base), rest)
                 return
             except errors.DecodeError as exc:
                 reason = f"CBOR item cannot be read ({exc.code}): {exc}"
-                yield Item("error", reason.encode(), Source(path, "offset", base), len(view))
+                yield Item("error", reason.encode(), Source(path, "offset", base),
+                           len(buf) - pos)
                 return
-            yield Item("cbor", bytes(view[:end]), Source(path, "offset", base), end)
-            pos += end
-            base += end
+            item = bytes(view[:length])
+            text = _as_json(item, plain(value))
+            if text is not None:
+                yield Item("json", text, Source(path, "offset", base), length)
+            else:
+                yield Item("cbor", item, Source(path, "offset", base), length)
+            base += length
+            pos += length

@@ -6,13 +6,13 @@ every engine hands back byte-identical lines.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
 from ..errors import CanonkitError
 from .lines import Source, Verdict, invalid, render
+from .sources import plain
 
 # what the Episode reader may raise on a document shape it did not anticipate: still
 # reported as invalid_record, never a crash of a million-Episode run
@@ -29,15 +29,6 @@ def _readable_episode_id(doc: Any) -> str | None:
     return None
 
 
-def _plain(value: Any) -> Any:
-    """CBOR maps may decode as FrozenDict; the Episode readers take plain dicts/lists."""
-    if isinstance(value, dict):
-        return value
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
-
-
 def _parse(kind: str, payload: bytes, source: Source, head: bytes | None
            ) -> tuple[Any, Verdict | None]:
     if kind == "json":
@@ -48,7 +39,7 @@ def _parse(kind: str, payload: bytes, source: Source, head: bytes | None
     from .. import cbor
 
     try:
-        return _plain(cbor.decode(payload)), None
+        return plain(cbor.decode(payload)), None
     except CanonkitError as exc:
         return None, invalid(source, f"not CBOR ({exc.code}): {exc}", None, head)
 

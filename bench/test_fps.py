@@ -1,12 +1,14 @@
 """FPS/1 at 64 MiB against bitarray (endian='big'), numpy, a preallocated memcpy and
-incremental hashlib (the issue's targets; FPS.md §4 anchors).
+incremental hashlib (FPS.md §4 anchors).
 
     python -m pytest bench/test_fps.py --benchmark-json=/tmp/fps.json --benchmark-min-rounds=5
     python bench/report.py /tmp/fps.json
 
 Contenders: ``canonkit-c`` writes into a preallocated ``out=`` buffer (fresh 64 MiB
-allocations cost about as much as the work itself: page faults), ``canonkit-c-alloc``
-returns new bytes, ``canonkit-py`` is the twin. Inputs are built outside the timed call.
+allocations cost about as much as the work itself: page faults), ``canonkit-c-inplace``
+reverses a buffer in place (``out`` is the input, as ``bitarray.reverse()``),
+``canonkit-c-alloc`` returns new bytes, ``canonkit-py`` is the twin. Inputs are built
+outside the timed call.
 """
 from __future__ import annotations
 
@@ -77,12 +79,15 @@ def test_bit_slice(benchmark: Any, contender: str) -> None:
 
 # --- full bit reversal ---------------------------------------------------------------
 
-@pytest.mark.parametrize("contender", ["canonkit-c", "canonkit-c-alloc", "canonkit-py",
-                                       "bitarray", "numpy+bitarray"])
+@pytest.mark.parametrize("contender", ["canonkit-c", "canonkit-c-inplace", "canonkit-c-alloc",
+                                       "canonkit-py", "bitarray", "numpy+bitarray"])
 def test_bit_reverse(benchmark: Any, contender: str) -> None:
     if contender == "canonkit-c":
         fps, out = backend("fps", "c"), bytearray(SIZE)
         fn = lambda: fps.reverse(PAYLOAD, "bit", out=out)
+    elif contender == "canonkit-c-inplace":  # out is the input, as bitarray.reverse()
+        fps, buf = backend("fps", "c"), bytearray(PAYLOAD)
+        fn = lambda: fps.reverse(buf, "bit", out=buf)
     elif contender in ("canonkit-c-alloc", "canonkit-py"):
         fps = backend("fps", "c" if contender == "canonkit-c-alloc" else "py")
         fn = lambda: fps.reverse(PAYLOAD, "bit")
@@ -103,17 +108,23 @@ def test_bit_reverse(benchmark: Any, contender: str) -> None:
 # --- word / long reversal ------------------------------------------------------------
 
 @pytest.mark.parametrize("level", ["word", "long"])
-@pytest.mark.parametrize("contender", ["canonkit-c", "canonkit-c-alloc", "numpy",
-                                       "numpy-into", "memcpy"])
+@pytest.mark.parametrize("contender", ["canonkit-c", "canonkit-c-inplace", "canonkit-c-alloc",
+                                       "numpy", "numpy-into", "numpy-inplace", "memcpy"])
 def test_unit_reverse(benchmark: Any, level: str, contender: str) -> None:
     dtype = ">u2" if level == "word" else ">u4"
     if contender == "canonkit-c":
         fps, out = backend("fps", "c"), bytearray(SIZE)
         fn = lambda: fps.reverse(PAYLOAD, level, out=out)
+    elif contender == "canonkit-c-inplace":
+        fps, buf = backend("fps", "c"), bytearray(PAYLOAD)
+        fn = lambda: fps.reverse(buf, level, out=buf)
+    elif contender == "numpy-inplace":  # numpy's in-place reversal: a copy of the reversed view
+        arr = np.frombuffer(bytearray(PAYLOAD), dtype)
+        fn = lambda: np.copyto(arr, arr[::-1].copy())
     elif contender == "canonkit-c-alloc":
         fps = backend("fps", "c")
         fn = lambda: fps.reverse(PAYLOAD, level)
-    elif contender == "numpy":  # the issue's anchor: frombuffer(...)[::-1] copy
+    elif contender == "numpy":  # FPS.md's anchor: frombuffer(...)[::-1] copy
         fn = lambda: np.frombuffer(PAYLOAD, dtype)[::-1].copy()
     elif contender == "numpy-into":
         src = np.frombuffer(PAYLOAD, dtype)

@@ -28,10 +28,14 @@ from libc.string cimport memcmp, memcpy
 import unicodedata
 from collections.abc import Mapping
 
-from canonkit import _cbor_types, errors
+from canonkit import _cbor_stream, _cbor_types, errors
+from canonkit._cbor_options import (MAX_KEY_DEPTH, check_limit, check_max_depth, check_offset,
+                                    check_profile)
 from canonkit._cbor_types import DEFAULT_MAX_DEPTH, FrozenDict, Link, Simple, Tag, UNDEFINED
+from canonkit.errors import InputTypeError
 
-__all__ = ["Decoder", "Encoder", "decode", "encode"]
+__all__ = ["Decoder", "Encoder", "check", "check_sequence", "decode", "decode_prefix", "encode",
+           "iter_sequence", "load"]
 
 
 cdef extern from "Python.h":
@@ -132,7 +136,8 @@ cdef int profile_id(object profile) except -1:
         return P_DCBOR
     if profile == "dag-cbor":
         return P_DAG
-    raise ValueError(f"unknown CBOR profile {profile!r}; expected one of {_cbor_types.PROFILES}")
+    check_profile(profile)  # raises UnknownProfileError
+    return -1
 
 
 cdef inline bint is_nfc(object text) except -1:
@@ -813,19 +818,33 @@ cdef struct Frame:
     Py_ssize_t prev_len    # ... (-1: none yet)
     uint64_t tag
     int kind
-    bint frozen            # inside a map key: arrays become tuples, maps FrozenDicts
+    int klevel             # 0 outside map keys, else this container's level inside its
+                           # outermost key (arrays become tuples, maps FrozenDicts)
 
 cdef enum:
     INLINE_FRAMES = 24
     KEY_CACHE_SIZE = 1024  # power of two
     KEY_CACHE_MAX_LEN = 32
 
+cdef int _MAX_KEY_DEPTH = MAX_KEY_DEPTH
+
+cdef struct Opts:
+    int profile
+    Py_ssize_t max_depth
+    Py_ssize_t max_size    # -1: no limit
+    Py_ssize_t max_items   # -1: no limit
+
 cdef struct Dec:
     const uint8_t *p
-    Py_ssize_t n
+    Py_ssize_t n           # reads stop here: the input's end, or max_size after the start
+    Py_ssize_t full_n      # the input's length
     Py_ssize_t pos
     Py_ssize_t max_depth
+    Py_ssize_t max_size
+    Py_ssize_t max_items
+    Py_ssize_t items_left  # of max_items (unused when max_items is -1)
     int profile
+    bint build             # False (check): maps with keys equal as Python values pass
     PyObject *data         # the caller's object, for error messages (borrowed)
     Frame *frames
     Py_ssize_t depth       # frames in use
@@ -842,6 +861,13 @@ for _k in range(KEY_CACHE_SIZE):
 
 cdef int derr(Dec *d, str code, Py_ssize_t offset, str what) except -1:
     raise _decode_error(code, <object>d.data, offset, what)
+
+
+cdef int dshort(Dec *d, Py_ssize_t offset, str what) except -1:
+    """The input, or the part of it max_size allows, ends inside an item."""
+    if d.n < d.full_n:
+        derr(d, "limit_exceeded", offset, f"data item longer than max_size={d.max_size} bytes")
+    derr(d, "truncated", offset, what)
 
 
 cdef object dec_text(Dec *d, Py_ssize_t start, Py_ssize_t n, bint is_key):
@@ -926,12 +952,30 @@ cdef object dec_simple(Dec *d, Py_ssize_t start, uint64_t value):
     return _Simple(value)
 
 
-cdef int push(Dec *d, int kind, Py_ssize_t start, uint64_t n, bint frozen) except -1:
-    """Open a container or tag frame; the depth check comes first."""
-    cdef Frame *f
-    cdef Py_ssize_t remaining, alloc
+cdef int enter(Dec *d, Py_ssize_t start, int klevel, int kind, uint64_t n) except -1:
+    """The checks on opening a container or tag of n children (n pairs for a map), in
+    the twin's order: depth, depth inside a map key, max_items."""
     if d.depth >= d.max_depth:
         derr(d, "depth_exceeded", start, f"nesting deeper than max_depth={d.max_depth}")
+    if klevel > _MAX_KEY_DEPTH:
+        derr(d, "depth_exceeded", start, f"map key nesting deeper than {_MAX_KEY_DEPTH}")
+    if d.max_items >= 0:
+        if kind == F_MAP:
+            if n > <uint64_t>(d.items_left >> 1):
+                derr(d, "limit_exceeded", start, f"more than max_items={d.max_items} data items")
+            d.items_left -= <Py_ssize_t>(n * 2)
+        else:
+            if n > <uint64_t>d.items_left:
+                derr(d, "limit_exceeded", start, f"more than max_items={d.max_items} data items")
+            d.items_left -= <Py_ssize_t>n
+    return 0
+
+
+cdef int push(Dec *d, int kind, Py_ssize_t start, uint64_t n, int klevel) except -1:
+    """Open a container or tag frame (after ``enter``'s checks)."""
+    cdef Frame *f
+    cdef Py_ssize_t remaining, alloc
+    enter(d, start, klevel, kind, 1 if kind == F_TAG else n)
     if d.depth == d.fcap:
         grow_frames(d)
     f = &d.frames[d.depth]
@@ -942,7 +986,7 @@ cdef int push(Dec *d, int kind, Py_ssize_t start, uint64_t n, bint frozen) excep
     f.head = start
     f.prev_len = -1
     f.kind = kind
-    f.frozen = frozen
+    f.klevel = klevel
     f.tag = n
     if kind == F_ARRAY:
         # Each item takes at least one byte: never preallocate more slots than the input
@@ -985,7 +1029,7 @@ cdef object finish_container(Frame *f):
     f.obj = NULL
     result = <object>obj
     Py_XDECREF(obj)
-    if f.frozen:
+    if f.klevel:
         if f.kind == F_ARRAY:
             return PyList_AsTuple(<PyObject *>result)
         return _FrozenDict(result)
@@ -1022,32 +1066,33 @@ cdef object make_link(Dec *d, Py_ssize_t head, object content):
 
 
 cdef object dec_run(Dec *d):
-    """Decode one data item starting at d.pos (the top-level item)."""
+    """Decode one data item starting at d.pos."""
     cdef object val
     cdef Frame *f
     cdef Py_ssize_t start, w, klen, m, before
     cdef uint8_t ib, major, ai
     cdef uint64_t arg
-    cdef bint is_key, frozen
-    cdef int c
+    cdef bint is_key
+    cdef int c, klevel
     while True:
         # ---- one head --------------------------------------------------------------
         start = d.pos
         arg = 0
         is_key = False
-        frozen = False
+        klevel = 0
         f = NULL
         if d.depth:
             f = &d.frames[d.depth - 1]
-            frozen = f.frozen
             if f.kind == F_MAP and f.key == NULL:
                 is_key = True
-                frozen = True
+                klevel = f.klevel + 1
                 f.key_start = start
+            elif f.klevel:
+                klevel = f.klevel + 1
         if start >= d.n:
             if f != NULL:  # a missing child is reported at its container's head
-                derr(d, "truncated", f.head, "input ends inside a container")
-            derr(d, "truncated", start, "input ends before this data item")
+                dshort(d, f.head, "input ends inside a container")
+            dshort(d, start, "input ends before this data item")
         ib = d.p[start]
         major = ib >> 5
         ai = ib & 0x1f
@@ -1057,7 +1102,7 @@ cdef object dec_run(Dec *d):
         elif ai < 28:
             w = 1 << (ai - 24)
             if d.n - start - 1 < w:
-                derr(d, "truncated", start, "input ends inside a head")
+                dshort(d, start, "input ends inside a head")
             if ai == 24:
                 arg = d.p[start + 1]
             elif ai == 25:
@@ -1097,35 +1142,33 @@ cdef object dec_run(Dec *d):
                 val = -1 - PyLong_FromUnsignedLongLong(arg)
         elif major == 2:
             if arg > <uint64_t>(d.n - d.pos):
-                derr(d, "truncated", start, f"string of {arg} bytes runs past the end")
+                dshort(d, start, f"string of {arg} bytes runs past the end")
             val = (<const char *>(d.p + d.pos))[:<Py_ssize_t>arg]
             d.pos += <Py_ssize_t>arg
         elif major == 3:
             if arg > <uint64_t>(d.n - d.pos):
-                derr(d, "truncated", start, f"string of {arg} bytes runs past the end")
+                dshort(d, start, f"string of {arg} bytes runs past the end")
             val = dec_text(d, start, <Py_ssize_t>arg, is_key)
         elif major == 4:
             if arg == 0:
-                if d.depth >= d.max_depth:
-                    derr(d, "depth_exceeded", start, f"nesting deeper than max_depth={d.max_depth}")
-                val = () if frozen else []
+                enter(d, start, klevel, F_ARRAY, 0)
+                val = () if klevel else []
             else:
-                push(d, F_ARRAY, start, arg, frozen)
+                push(d, F_ARRAY, start, arg, klevel)
                 continue
         elif major == 5:
             if arg == 0:
-                if d.depth >= d.max_depth:
-                    derr(d, "depth_exceeded", start, f"nesting deeper than max_depth={d.max_depth}")
-                val = _FrozenDict() if frozen else {}
+                enter(d, start, klevel, F_MAP, 0)
+                val = _FrozenDict() if klevel else {}
             else:
-                push(d, F_MAP, start, arg, frozen)
+                push(d, F_MAP, start, arg, klevel)
                 continue
         elif major == 6:
             if d.profile == P_DAG and arg != 42:
                 derr(d, "unsupported_item", start, f"tag {arg} (dag-cbor allows only 42)")
             if d.profile == P_DCBOR and (arg == 2 or arg == 3):
                 derr(d, "unsupported_item", start, f"bignum tag {arg} (dcbor)")
-            push(d, F_TAG, start, arg, frozen)
+            push(d, F_TAG, start, arg, klevel)
             continue
         else:
             if ai >= 25:
@@ -1168,10 +1211,11 @@ cdef object dec_run(Dec *d):
                     f.prev_start = f.key_start
                     f.prev_len = klen
                     # distinct encodings of text or bytes keys are distinct values; other
-                    # keys may collide as Python values (1, 1.0, True; 0.0 and -0.0)
+                    # keys may be equal as Python values (1, 1.0, True; 0.0 and -0.0),
+                    # which a dict cannot hold: decode refuses such a map, check passes it
                     if type(val) is not str and type(val) is not bytes and f.i and \
-                            PyDict_Contains(<object>f.obj, val):
-                        derr(d, "duplicate_map_key", f.key_start,
+                            d.build and PyDict_Contains(<object>f.obj, val):
+                        derr(d, "unrepresentable_map", f.key_start,
                              "map key equals an earlier key as a Python value")
                     Py_INCREF(val)
                     f.key = <PyObject *>val
@@ -1201,21 +1245,27 @@ cdef int release_frames(Dec *d) noexcept:
     return 0
 
 
-cdef object decode_buffer(object data, const uint8_t *p, Py_ssize_t n, int profile,
-                          Py_ssize_t max_depth):
+cdef object decode_buffer(object data, const uint8_t *p, Py_ssize_t n, Py_ssize_t start,
+                          const Opts *o, bint whole, bint build, Py_ssize_t *end):
+    """The item at ``start``; ``whole``: it must end at ``n`` (else trailing_data)."""
     cdef Dec d
+    cdef int gc_was_enabled
     d.p = p
-    d.n = n
-    d.pos = 0
-    d.max_depth = max_depth
-    d.profile = profile
+    d.full_n = n
+    d.n = n if o.max_size < 0 or o.max_size >= n - start else start + o.max_size
+    d.pos = start
+    d.max_depth = o.max_depth
+    d.max_size = o.max_size
+    d.max_items = o.max_items
+    d.items_left = o.max_items
+    d.profile = o.profile
+    d.build = build
     d.data = <PyObject *>data
     d.frames = d.inline_frames
     d.depth = 0
     d.fcap = INLINE_FRAMES
-    cdef int gc_was_enabled
-    if n == 0:
-        derr(&d, "empty_input", 0, "empty input")
+    if start == n:
+        derr(&d, "empty_input", start, "empty input")
     # Decoding creates many containers and none can be garbage yet: pause the cyclic GC
     # (it would otherwise rescan the growing result on every young-generation pass).
     gc_was_enabled = PyGC_Disable()
@@ -1225,53 +1275,164 @@ cdef object decode_buffer(object data, const uint8_t *p, Py_ssize_t n, int profi
         if gc_was_enabled:
             PyGC_Enable()
         release_frames(&d)
-    if d.pos != n:
+    if whole and d.pos != n:
         derr(&d, "trailing_data", d.pos, "bytes after the top-level item")
+    end[0] = d.pos
     return val
 
 
-cdef object decode_with(object data, int profile, Py_ssize_t max_depth):
-    cdef Py_buffer view
-    if type(data) is bytes:
-        return decode_buffer(data, <const uint8_t *><char *><bytes>data, len(<bytes>data),
-                             profile, max_depth)
+cdef int get_view(object data, Py_buffer *view) except -1:
     if not PyObject_CheckBuffer(data):
-        raise TypeError(f"decode() needs a bytes-like object, not {type(data).__name__}")
+        raise InputTypeError(f"decode() needs a bytes-like object, not {type(data).__name__}")
     try:
-        PyObject_GetBuffer(data, &view, PyBUF_C_CONTIGUOUS)
+        PyObject_GetBuffer(data, view, PyBUF_C_CONTIGUOUS)
     except BufferError as exc:
-        raise TypeError(f"decode() needs a C-contiguous buffer: {exc}") from None
+        raise InputTypeError(f"decode() needs a C-contiguous buffer: {exc}") from None
+    return 0
+
+
+cdef object decode_with(object data, const Opts *o, bint build):
+    """Exactly one item filling ``data``."""
+    cdef Py_buffer view
+    cdef Py_ssize_t end
+    if type(data) is bytes:
+        return decode_buffer(data, <const uint8_t *><char *><bytes>data, len(<bytes>data), 0,
+                             o, True, build, &end)
+    get_view(data, &view)
     try:
-        return decode_buffer(data, <const uint8_t *>view.buf, view.len, profile, max_depth)
+        return decode_buffer(data, <const uint8_t *>view.buf, view.len, 0, o, True, build, &end)
     finally:
         PyBuffer_Release(&view)
 
 
-cdef Py_ssize_t check_max_depth(object max_depth) except -1:
-    if not isinstance(max_depth, int) or max_depth < 0:
-        raise ValueError(f"max_depth must be a non-negative int, got {max_depth!r}")
-    return max_depth if max_depth < 0x7fffffff else 0x7fffffff
+cdef object decode_prefix_with(object data, object offset, const Opts *o):
+    cdef Py_buffer view
+    cdef Py_ssize_t end, start
+    get_view(data, &view)
+    try:
+        if type(offset) is int and 0 <= offset <= view.len:
+            start = offset
+        else:
+            start = check_offset(offset, view.len)
+        val = decode_buffer(data, <const uint8_t *>view.buf, view.len, start, o, False, True,
+                            &end)
+    finally:
+        PyBuffer_Release(&view)
+    return val, end
 
 
-def decode(data, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH):
+cdef Py_ssize_t check_sequence_with(object data, const Opts *o) except -1:
+    cdef Py_buffer view
+    cdef Py_ssize_t pos = 0, count = 0
+    get_view(data, &view)
+    try:
+        while pos < view.len:
+            decode_buffer(data, <const uint8_t *>view.buf, view.len, pos, o, False, False, &pos)
+            count += 1
+    finally:
+        PyBuffer_Release(&view)
+    return count
+
+
+cdef int set_opts(Opts *o, object profile, object max_depth, object max_size,
+                  object max_items) except -1:
+    o.profile = profile_id(profile)
+    if type(max_depth) is not int or max_depth < 0:
+        check_max_depth(max_depth)  # raises unless an int subclass (bool)
+    o.max_depth = max_depth if max_depth < 0x7fffffff else 0x7fffffff
+    o.max_size = -1 if max_size is None else clip_limit(check_limit("max_size", max_size))
+    o.max_items = -1 if max_items is None else clip_limit(check_limit("max_items", max_items))
+    return 0
+
+
+cdef Py_ssize_t clip_limit(object value) except -2:
+    return value if value < 0x7fffffffffffffff else 0x7fffffffffffffff
+
+
+def decode(data, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH, max_size=None,
+           max_items=None):
     """Decode exactly one deterministic CBOR data item from a bytes-like ``data``."""
-    return decode_with(data, profile_id(profile), check_max_depth(max_depth))
+    cdef Opts o
+    set_opts(&o, profile, max_depth, max_size, max_items)
+    return decode_with(data, &o, True)
+
+
+def check(data, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH, max_size=None,
+          max_items=None):
+    """Validate exactly one data item; raises what ``decode`` raises, except that valid
+    maps whose keys are equal as Python values pass."""
+    cdef Opts o
+    set_opts(&o, profile, max_depth, max_size, max_items)
+    decode_with(data, &o, False)
+
+
+def decode_prefix(data, offset=0, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH,
+                  max_size=None, max_items=None):
+    """Decode the one data item starting at ``offset``: ``(value, end)``."""
+    cdef Opts o
+    set_opts(&o, profile, max_depth, max_size, max_items)
+    return decode_prefix_with(data, offset, &o)
+
+
+def check_sequence(data, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH, max_size=None,
+                   max_items=None):
+    """Validate a CBOR sequence (RFC 8742) item by item; returns the number of items."""
+    cdef Opts o
+    set_opts(&o, profile, max_depth, max_size, max_items)
+    return check_sequence_with(data, &o)
+
+
+def iter_sequence(source, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH, max_size=None,
+                  max_items=None):
+    """The items of a CBOR sequence from a bytes-like object or a binary file."""
+    return Decoder(profile=profile, max_depth=max_depth, max_size=max_size,
+                   max_items=max_items).iter_sequence(source)
+
+
+def load(fp, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH, max_size=None,
+         max_items=None):
+    """Decode the one data item that fills the rest of binary file ``fp``."""
+    return Decoder(profile=profile, max_depth=max_depth, max_size=max_size,
+                   max_items=max_items).load(fp)
 
 
 cdef class Decoder:
-    """A reusable strict decoder for one profile and depth limit."""
+    """A reusable strict decoder for one profile and set of limits."""
 
-    cdef int _profile
-    cdef Py_ssize_t _max_depth
+    cdef Opts _o
     cdef readonly str profile
     cdef readonly object max_depth
+    cdef readonly object max_size
+    cdef readonly object max_items
 
-    def __init__(self, *, profile="core", max_depth=DEFAULT_MAX_DEPTH):
-        self._profile = profile_id(profile)
-        self._max_depth = check_max_depth(max_depth)
-        self.profile = profile_name(self._profile)
+    def __init__(self, *, profile="core", max_depth=DEFAULT_MAX_DEPTH, max_size=None,
+                 max_items=None):
+        set_opts(&self._o, profile, max_depth, max_size, max_items)
+        self.profile = profile_name(self._o.profile)
         self.max_depth = max_depth
+        self.max_size = max_size
+        self.max_items = max_items
 
     def decode(self, data):
-        """Decode exactly one data item from ``data``."""
-        return decode_with(data, self._profile, self._max_depth)
+        """Decode exactly one data item filling ``data``."""
+        return decode_with(data, &self._o, True)
+
+    def check(self, data):
+        """Validate exactly one data item filling ``data`` (see ``check``)."""
+        decode_with(data, &self._o, False)
+
+    def decode_prefix(self, data, offset=0):
+        """Decode the item at ``offset``: ``(value, offset after it)``."""
+        return decode_prefix_with(data, offset, &self._o)
+
+    def check_sequence(self, data):
+        """Validate a CBOR sequence; returns the number of items."""
+        return check_sequence_with(data, &self._o)
+
+    def iter_sequence(self, source):
+        """The items of a CBOR sequence (bytes-like object or binary file)."""
+        return _cbor_stream.iter_sequence(self.decode_prefix, source)
+
+    def load(self, fp):
+        """Decode the one item filling the rest of binary file ``fp``."""
+        return decode_with(_cbor_stream.read_for_load(fp, self.max_size), &self._o, True)

@@ -32,10 +32,13 @@ cdef extern from "fps_kernels.h" nogil:
     void fps_slice_bits(uint8_t *dst, const uint8_t *src, uint64_t bit_offset, size_t n)
     void fps_reverse_units(uint8_t *dst, const uint8_t *src, size_t n, unsigned unit_bytes,
                            int reverse_bits)
+    void fps_reverse_units_inplace(uint8_t *buf, size_t n, unsigned unit_bytes,
+                                   int reverse_bits)
     void fps_splice_bits(uint8_t *dst, const uint8_t *src, size_t n, uint64_t off,
                          uint64_t cut, const uint8_t *ins, size_t m)
 
-__all__ = ["CID_PREFIX", "LEVELS", "cid_sha256", "concat", "reverse", "slice", "splice"]
+__all__ = ["CID_PREFIX", "LEVELS", "cid_sha256", "cid_sha256_digest", "cid_sha256_hex",
+           "concat", "reverse", "slice", "splice"]
 
 LEVELS = {"bit": 1, "byte": 8, "word": 16, "long": 32}
 CID_PREFIX = b"CAS:OBJ\x00"
@@ -50,6 +53,7 @@ ctypedef enum Kind:
     K_SLICE
     K_REVERSE
     K_SPLICE
+    K_REVERSE_IN_PLACE
 
 
 cdef int _acquire(object obj, Py_buffer *view, str name, bint writable) except -1:
@@ -145,12 +149,14 @@ cdef uint8_t *_scratch(Py_ssize_t size) except NULL:
 
 cdef int _run(Kind kind, uint8_t *dst, const uint8_t *src, Py_ssize_t n, uint64_t a,
               uint64_t b, const uint8_t *ins, Py_ssize_t m, Py_ssize_t size) except -1 nogil:
-    """One kernel call: slice (a = bit offset), reverse (a = unit bytes, b = reverse bits)
-    or splice (a = bit offset, b = cut bits)."""
+    """One kernel call: slice (a = bit offset), reverse (a = unit bytes, b = reverse bits;
+    in place: dst is src) or splice (a = bit offset, b = cut bits)."""
     if kind == K_SLICE:
         fps_slice_bits(dst, src, a, <size_t>size)
     elif kind == K_REVERSE:
         fps_reverse_units(dst, src, <size_t>n, <unsigned>a, <int>b)
+    elif kind == K_REVERSE_IN_PLACE:
+        fps_reverse_units_inplace(dst, <size_t>n, <unsigned>a, <int>b)
     else:
         fps_splice_bits(dst, src, <size_t>n, a, b, ins, <size_t>m)
     return 0
@@ -158,8 +164,10 @@ cdef int _run(Kind kind, uint8_t *dst, const uint8_t *src, Py_ssize_t n, uint64_
 
 cdef object _produce(Kind kind, Py_buffer *data, uint64_t a, uint64_t b, Py_buffer *ins,
                      Py_ssize_t size, object out, Py_buffer *target):
-    """Run the kernel into a new bytes object, or into ``target`` (``out``) when given;
-    an ``out`` overlapping an input gets the result through a scratch buffer."""
+    """Run the kernel into a new bytes object, or into ``target`` (``out``) when given.
+    A reversal whose ``out`` is exactly its input runs in place (swapping from both
+    ends); any other ``out`` overlapping an input gets the result through a scratch
+    buffer."""
     cdef const uint8_t *src = <const uint8_t *>data.buf
     cdef const uint8_t *ins_p = <const uint8_t *>ins.buf if ins != NULL else NULL
     cdef Py_ssize_t m = ins.len if ins != NULL else 0
@@ -168,7 +176,9 @@ cdef object _produce(Kind kind, Py_buffer *data, uint64_t a, uint64_t b, Py_buff
     cdef uint8_t *scratch = NULL
     cdef bint release = size >= NOGIL_BYTES
     result = _destination(size, out, target, &dst)
-    if out is not None and (_overlaps(dst, size, src, n) or _overlaps(dst, size, ins_p, m)):
+    if kind == K_REVERSE and out is not None and <const uint8_t *>dst == src and size == n:
+        kind = K_REVERSE_IN_PLACE
+    elif out is not None and (_overlaps(dst, size, src, n) or _overlaps(dst, size, ins_p, m)):
         scratch = _scratch(size)
     try:
         if release:
@@ -317,13 +327,27 @@ def concat(inputs, *, out=None):
             PyBuffer_Release(&target)
 
 
-def cid_sha256(data):
-    """Lowercase hex SHA-256 of ``b"CAS:OBJ\\x00" || data``, hashed incrementally (hashlib
-    releases the GIL on large updates; the payload is never copied)."""
+cdef object _cid_hash(object data):
+    """SHA-256 of ``b"CAS:OBJ\\x00" || data``, hashed incrementally (hashlib releases the
+    GIL on large updates; the payload is never copied)."""
     cdef Py_buffer view
     if type(data) is not bytes:  # bytes need no check; others must be a flat buffer
         _acquire(data, &view, "data", False)
         PyBuffer_Release(&view)
     digest = _sha256(CID_PREFIX)
     digest.update(data)
-    return digest.hexdigest()
+    return digest
+
+
+def cid_sha256_hex(data):
+    """The content ID as FPS.md and the manifests write it: lowercase hex of
+    SHA-256(``b"CAS:OBJ\\x00" || data``)."""
+    return _cid_hash(data).hexdigest()
+
+
+def cid_sha256_digest(data):
+    """The content ID's 32 raw bytes: SHA-256(``b"CAS:OBJ\\x00" || data``)."""
+    return _cid_hash(data).digest()
+
+
+cid_sha256 = cid_sha256_hex  # the FPS.md name; returns hex

@@ -76,6 +76,42 @@ static inline void fps_slice_bits(uint8_t *FPS_RESTRICT dst, const uint8_t *src,
     }
 }
 
+/* The unit order of a 16-byte vector reversed: bytes (reverse_bits also reverses the bits
+ * of every byte), 2-byte words or 4-byte longs. */
+#ifdef FPS_HAVE_SSE2
+static inline __m128i fps_reverse_vec(__m128i x, unsigned unit_bytes, int reverse_bits) {
+    x = _mm_shuffle_epi32(x, 0x1B);                     /* longs */
+    if (unit_bytes == 4) return x;
+    x = _mm_shufflehi_epi16(_mm_shufflelo_epi16(x, 0xB1), 0xB1);  /* words */
+    if (unit_bytes == 2) return x;
+    x = _mm_or_si128(_mm_srli_epi16(x, 8), _mm_slli_epi16(x, 8));  /* bytes */
+    if (!reverse_bits) return x;
+    {
+        const __m128i m1 = _mm_set1_epi8(0x55), m2 = _mm_set1_epi8(0x33);
+        const __m128i m4 = _mm_set1_epi8(0x0F);
+        x = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(x, 1), m1),
+                         _mm_slli_epi16(_mm_and_si128(x, m1), 1));
+        x = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(x, 2), m2),
+                         _mm_slli_epi16(_mm_and_si128(x, m2), 2));
+        x = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(x, 4), m4),
+                         _mm_slli_epi16(_mm_and_si128(x, m4), 4));
+    }
+    return x;
+}
+#endif
+
+/* The same for an 8-byte block held in a register (the lane permutations are the same in
+ * either host byte order). */
+static inline uint64_t fps_reverse_u64(uint64_t x, unsigned unit_bytes, int reverse_bits) {
+    if (unit_bytes == 4) return (x >> 32) | (x << 32);
+    if (unit_bytes == 2) {
+        x = (x >> 32) | (x << 32);
+        return ((x >> 16) & 0x0000FFFF0000FFFFULL) | ((x & 0x0000FFFF0000FFFFULL) << 16);
+    }
+    x = FPS_BSWAP64(x);
+    return reverse_bits ? fps_reverse_bits_in_bytes(x) : x;
+}
+
 /* dst[0..n) = the units of src[0..n) in reverse order; unit_bytes is 1, 2 or 4 and n is
  * a multiple of it. With reverse_bits (unit_bytes == 1) every byte is also bit-reversed:
  * the full bit reversal.
@@ -113,20 +149,9 @@ static inline void fps_reverse_units(uint8_t *FPS_RESTRICT dst,
         /* 16 bytes per step (1.4x the 64-bit loop): reverse the byte order of the
          * vector (32-bit lanes, then 16-bit halves, then bytes), then the bits of
          * every byte; 16-bit shifts are safe because the masks keep bits in their byte */
-        const __m128i m1 = _mm_set1_epi8(0x55), m2 = _mm_set1_epi8(0x33);
-        const __m128i m4 = _mm_set1_epi8(0x0F);
         for (; i + 16 <= n; i += 16) {
             __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(src + n - i - 16));
-            x = _mm_shuffle_epi32(x, 0x1B);
-            x = _mm_shufflehi_epi16(_mm_shufflelo_epi16(x, 0xB1), 0xB1);
-            x = _mm_or_si128(_mm_srli_epi16(x, 8), _mm_slli_epi16(x, 8));
-            x = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(x, 1), m1),
-                             _mm_slli_epi16(_mm_and_si128(x, m1), 1));
-            x = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(x, 2), m2),
-                             _mm_slli_epi16(_mm_and_si128(x, m2), 2));
-            x = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(x, 4), m4),
-                             _mm_slli_epi16(_mm_and_si128(x, m4), 4));
-            _mm_storeu_si128((__m128i *)(void *)(dst + i), x);
+            _mm_storeu_si128((__m128i *)(void *)(dst + i), fps_reverse_vec(x, 1, 1));
         }
 #endif
         for (; i + 8 <= n; i += 8)
@@ -139,6 +164,61 @@ static inline void fps_reverse_units(uint8_t *FPS_RESTRICT dst,
         for (; i < n; i++)
             dst[i] = src[n - 1 - i];
     }
+}
+
+/* buf[0..n) reversed in place, unit by unit (same result as fps_reverse_units into a
+ * separate buffer): blocks are taken from both ends, each permuted in a register and
+ * stored at the mirrored position, so no scratch buffer is needed and every byte is read
+ * and written once. 16-byte vectors, then 8-byte words, then single units; a unit left in
+ * the middle stays where it is (for bits, the bits of the middle byte are reversed). */
+static inline void fps_reverse_inplace_impl(uint8_t *buf, size_t n, unsigned unit_bytes,
+                                            int reverse_bits) {
+    size_t lo = 0, hi = n;  /* [lo, hi) is still to be reversed; n - hi == lo */
+#ifdef FPS_HAVE_SSE2
+    while (hi - lo >= 32) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(buf + lo));
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(buf + hi - 16));
+        _mm_storeu_si128((__m128i *)(void *)(buf + lo), fps_reverse_vec(b, unit_bytes, reverse_bits));
+        _mm_storeu_si128((__m128i *)(void *)(buf + hi - 16), fps_reverse_vec(a, unit_bytes, reverse_bits));
+        lo += 16;
+        hi -= 16;
+    }
+#endif
+    while (hi - lo >= 16) {
+        uint64_t a = fps_load64(buf + lo), b = fps_load64(buf + hi - 8);
+        fps_store64(buf + lo, fps_reverse_u64(b, unit_bytes, reverse_bits));
+        fps_store64(buf + hi - 8, fps_reverse_u64(a, unit_bytes, reverse_bits));
+        lo += 8;
+        hi -= 8;
+    }
+    while (hi - lo >= 2 * (size_t)unit_bytes) {
+        uint8_t a[4], b[4];
+        memcpy(a, buf + lo, unit_bytes);
+        memcpy(b, buf + hi - unit_bytes, unit_bytes);
+        if (reverse_bits) {
+            a[0] = (uint8_t)fps_reverse_bits_in_bytes(a[0]);
+            b[0] = (uint8_t)fps_reverse_bits_in_bytes(b[0]);
+        }
+        memcpy(buf + lo, b, unit_bytes);
+        memcpy(buf + hi - unit_bytes, a, unit_bytes);
+        lo += unit_bytes;
+        hi -= unit_bytes;
+    }
+    if (reverse_bits && hi - lo == 1)
+        buf[lo] = (uint8_t)fps_reverse_bits_in_bytes(buf[lo]);
+}
+
+/* One call per level with constant arguments, so each loop is compiled for its level. */
+static inline void fps_reverse_units_inplace(uint8_t *buf, size_t n, unsigned unit_bytes,
+                                             int reverse_bits) {
+    if (unit_bytes == 4)
+        fps_reverse_inplace_impl(buf, n, 4, 0);
+    else if (unit_bytes == 2)
+        fps_reverse_inplace_impl(buf, n, 2, 0);
+    else if (reverse_bits)
+        fps_reverse_inplace_impl(buf, n, 1, 1);
+    else
+        fps_reverse_inplace_impl(buf, n, 1, 0);
 }
 
 /* Bit splice: dst = bits [0, off) of src ++ ins[0..m) ++ bits [off + cut, 8n) of src,

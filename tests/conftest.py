@@ -87,6 +87,11 @@ def astp_impl(request: pytest.FixtureRequest) -> ModuleType:
     return backend_module("astp", request.param)
 
 
+@pytest.fixture(params=["c", "py"])
+def store_impl(request: pytest.FixtureRequest) -> ModuleType:
+    return backend_module("store", request.param)
+
+
 @pytest.fixture(autouse=True)
 def _fail_on_unraisable() -> object:
     """Fail any test during which Python printed 'Exception ignored' (fastavro's guard)."""

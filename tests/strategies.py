@@ -166,8 +166,8 @@ def same(a: Any, b: Any) -> bool:
     if isinstance(a, (dict, FrozenDict)):
         if len(a) != len(b):
             return False
-        return all(any(same(k, k2) and same(v, b[k2]) for k2 in b if k2 == k or k2 is k)
-                   for k, v in a.items())
+        # NaN keys equal nothing, not even themselves: match every key structurally
+        return all(any(same(k, k2) and same(v, b[k2]) for k2 in b) for k, v in a.items())
     if isinstance(a, Tag):
         return a.number == b.number and same(a.value, b.value)
     return bool(a == b)

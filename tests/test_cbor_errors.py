@@ -50,9 +50,11 @@ DECODE_CASES: list[tuple[str, str, str, int]] = [
     ("a2617401617402", "core", "duplicate_map_key", 4),  # CBOR.md §2 example
     ("a200000001", "core", "duplicate_map_key", 3),
     ("a2f93c0000f93c0001", "core", "duplicate_map_key", 5),
-    ("a2010af93c000b", "core", "duplicate_map_key", 3),  # 1 and 1.0 collide as dict keys
-    ("a2f9000000f9800001", "core", "duplicate_map_key", 5),  # 0.0 and -0.0 collide
     ("a201000101", "core", "duplicate_map_key", 3),
+    # unrepresentable_map: distinct keys (valid CBOR) equal as Python values
+    ("a2010af93c000b", "core", "unrepresentable_map", 3),  # 1 and 1.0
+    ("a2f9000000f9800001", "core", "unrepresentable_map", 5),  # 0.0 and -0.0
+    ("a20a00f9490000", "core", "unrepresentable_map", 3),  # 10 and 10.0
     # invalid_utf8
     ("a1617462c328", "core", "invalid_utf8", 3),  # CBOR.md §2 example
     ("62c328", "core", "invalid_utf8", 0),

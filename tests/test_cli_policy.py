@@ -46,6 +46,17 @@ def _a_file(tmp: Path) -> Path:
     return path
 
 
+_EMPTY = "blake3:af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"
+
+
+def _store(tmp: Path) -> Path:
+    from canonkit.store import Store
+
+    store = Store.init(tmp / "store", durable=False)
+    store.put(b"")  # _EMPTY
+    return tmp / "store"
+
+
 CASES: dict[tuple[str, ...], list[Case]] = {
     ("cbor", "encode"): [
         lambda t: (["cbor", "encode", str(t / "missing.json")], t / "missing.json"),
@@ -92,6 +103,27 @@ CASES: dict[tuple[str, ...], list[Case]] = {
         lambda t: (["synth", "--episodes", "1", "--out", str(t / "no" / "c.jsonl")], t / "no"),
         lambda t: (["synth", "--episodes", "1", "--out", str(t / "c.jsonl"),
                     "--answers", str(t / "no" / "a.jsonl")], t / "no"),
+    ],
+    ("store", "init"): [
+        lambda t: (["store", "init", str(_a_file(t) / "s")], t / "a-file"),
+    ],
+    ("store", "put"): [
+        lambda t: (["store", "put", str(t / "missing"), str(_a_file(t))], t / "missing"),
+        lambda t: (["store", "put", str(_store(t)), str(t / "missing")], t / "missing"),
+    ],
+    ("store", "get"): [
+        lambda t: (["store", "get", str(t / "missing"), "blake3:" + "00" * 32], t / "missing"),
+        lambda t: (["store", "get", str(_store(t)), _EMPTY, "-o", str(t / "no" / "o")],
+                   t / "no"),
+    ],
+    ("store", "ref"): [lambda t: (["store", "ref", str(t / "missing")], t / "missing")],
+    ("store", "repack"): [lambda t: (["store", "repack", str(t / "missing")], t / "missing")],
+    ("store", "gc"): [lambda t: (["store", "gc", str(t / "missing")], t / "missing")],
+    ("store", "fsck"): [lambda t: (["store", "fsck", str(t / "missing")], t / "missing")],
+    ("store", "unlock"): [lambda t: (["store", "unlock", str(t / "missing")], t / "missing")],
+    ("store", "import"): [
+        lambda t: (["store", "import", str(t / "missing"), str(t)], t / "missing"),
+        lambda t: (["store", "import", str(_store(t)), str(t / "missing")], t / "missing"),
     ],
 }
 # sub-commands routed outside argparse's sub-parsers are listed here by hand

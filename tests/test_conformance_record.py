@@ -29,7 +29,8 @@ def test_record_writes_a_checked_version_directory(tmp_path: Path,
     assert path == tmp_path / "conformance" / "v3"
     assert sorted(p.name for p in (tmp_path / "conformance").iterdir()) == ["v3"]  # no temp
     expected = build_corpus(3, ObjectCodec(cbor_impl))
-    assert {p.name: p.read_bytes() for p in path.iterdir()} == expected
+    assert {p.relative_to(path).as_posix(): p.read_bytes() for p in path.rglob("*")
+            if p.is_file()} == expected
     assert conformance.check(path, cbor=cbor_impl).failures == []
     manifest = json.loads((path / "manifest.json").read_bytes())
     assert manifest["format_version"] == 3
@@ -41,14 +42,16 @@ def test_record_writes_a_checked_version_directory(tmp_path: Path,
 def test_record_refuses_an_existing_version(tmp_path: Path) -> None:
     root = tmp_path / "conformance"
     shutil.copytree(V1, root / "v1")
-    before = {p.name: p.read_bytes() for p in (root / "v1").iterdir()}
+    before = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+              if p.is_file()}
     with pytest.raises(errors.CorpusExistsError) as info:
         conformance.record(root, 1)
     assert info.value.code == "corpus_exists" and isinstance(info.value, FileExistsError)
     (root / "v2").mkdir()  # even an empty directory is never replaced
     with pytest.raises(errors.CorpusExistsError):
         conformance.record(root, 2)
-    assert {p.name: p.read_bytes() for p in (root / "v1").iterdir()} == before
+    assert {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+            if p.is_file()} == before
     assert sorted(p.name for p in root.iterdir()) == ["v1", "v2"]
 
 

@@ -43,9 +43,11 @@ def reseal(corpus: Path) -> None:
 
 
 def found(corpus: Path, cbor: ModuleType) -> set[tuple[str, str]]:
+    """The failures, without those of the physical forms under forms/: a changed vector
+    changes what its forms must hold, and tests/test_conformance_forms.py checks those."""
     report = conformance.check(corpus, cbor=cbor)
     assert not report.ok
-    return {(f.path, f.reason) for f in report.failures}
+    return {(f.path, f.reason) for f in report.failures if not f.path.startswith("forms/")}
 
 
 def vector(doc: Any, name: str) -> dict[str, Any]:
@@ -100,15 +102,17 @@ def test_a_digest_in_the_vectors(corpus: Path, cbor_impl: ModuleType) -> None:
 
 def test_a_digest_in_the_manifest(corpus: Path, cbor_impl: ModuleType) -> None:
     def change(doc: Any) -> None:
-        entry = doc["files"][0]
+        (entry,) = [e for e in doc["files"] if e["path"] == "negative.json"]
         entry["sha256"] = ("0" if entry["sha256"][0] != "0" else "1") + entry["sha256"][1:]
     edit(corpus / "manifest.json", change)
     assert found(corpus, cbor_impl) == {("negative.json", "digest_mismatch")}
 
 
 def test_a_size_in_the_manifest(corpus: Path, cbor_impl: ModuleType) -> None:
-    edit(corpus / "manifest.json",
-         lambda doc: doc["files"][1].update(bytes=str(int(doc["files"][1]["bytes"]) + 1)))
+    def change(doc: Any) -> None:
+        (entry,) = [e for e in doc["files"] if e["path"] == "vectors.json"]
+        entry.update(bytes=str(int(entry["bytes"]) + 1))
+    edit(corpus / "manifest.json", change)
     assert found(corpus, cbor_impl) == {("vectors.json", "size_mismatch")}
 
 

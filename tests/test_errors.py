@@ -19,6 +19,11 @@ FROZEN = {
     "depth_exceeded": "DepthExceededError",
     "limit_exceeded": "LimitExceededError",
     "unsupported_type": "UnsupportedTypeError",
+    "unrepresentable_map": "UnrepresentableMapError",
+    "unknown_profile": "UnknownProfileError",
+    "invalid_option": "InvalidOptionError",
+    "input_type": "InputTypeError",
+    "invalid_input": "InputError",
     "ERR_ARG_INVALID": "FPSArgumentError",
     "ERR_LEVEL_INVALID": "FPSLevelError",
     "ERR_RANGE": "FPSRangeError",
@@ -28,7 +33,17 @@ FROZEN = {
     "unknown_kind": "UnknownKindError",
     "unsupported_version": "UnsupportedVersionError",
     "schema_violation": "SchemaViolationError",
-    "input_unusable": "InputError",
+    "not_a_store": "NotAStoreError",
+    "store_init_refused": "StoreInitError",
+    "missing_object": "MissingObjectError",
+    "corrupt_object": "CorruptObjectError",
+    "corrupt_ref": "CorruptRefError",
+    "unsafe_path": "UnsafePathError",
+    "invalid_ref_name": "InvalidRefNameError",
+    "ref_conflict": "RefConflictError",
+    "lock_held": "LockHeldError",
+    "stale_lock": "StaleLockError",
+    "missing_reachable": "MissingReachableError",
     "invalid_json": "InvalidJSONError",
     "non_canonical_json": "NonCanonicalJSONError",
     "reserved_namespace": "ReservedNamespaceError",
@@ -59,3 +74,16 @@ def test_errors_pickle_with_their_attributes() -> None:
     exc = errors.TruncatedError("short", offset=7, detail="x")
     back = pickle.loads(pickle.dumps(exc))
     assert type(back) is errors.TruncatedError and back.offset == 7 and back.detail == "x"
+
+
+def test_store_errors_keep_path_and_address_across_pickling() -> None:
+    import pickle
+
+    exc = errors.CorruptObjectError("bad", offset=13, detail="digest_mismatch",
+                                    path="objects/ab/cd", address="blake3:" + "00" * 32)
+    back = pickle.loads(pickle.dumps(exc))
+    assert type(back) is errors.CorruptObjectError and str(back) == "bad"
+    assert (back.offset, back.detail, back.path, back.address) == (
+        13, "digest_mismatch", "objects/ab/cd", "blake3:" + "00" * 32)
+    assert isinstance(back, errors.StoreError) and isinstance(back, ValueError)
+    assert issubclass(errors.MissingObjectError, LookupError)

@@ -162,3 +162,65 @@ def test_differential_on_exotic_buffers(make: Any) -> None:
         Call("reverse", (b"abcd", "byte"), {"out": make()}),
     ):
         assert outcome(call, compiled) == outcome(call, twin), call
+
+
+# --- in-place reversal (out is the input): the compiled kernel swaps from both ends ---
+
+@settings(max_examples=300)
+@given(st.sampled_from(sorted(UNIT_BITS)), st.integers(0, 300), st.randoms(use_true_random=False),
+       st.sampled_from(["bytearray", "memoryview", "numpy"]))
+@example("bit", 1, random.Random(0), "bytearray")       # one byte: only its bits move
+@example("word", 2, random.Random(0), "bytearray")      # one unit: nothing moves
+@example("long", 12, random.Random(0), "memoryview")    # an odd number of units
+@example("bit", 33, random.Random(0), "numpy")          # one vector pair plus a middle byte
+def test_in_place_reverse_matches_twin(level: str, units: int, rnd: random.Random,
+                                       kind: str) -> None:
+    compiled, twin = backend_pair("fps")
+    size = units * max(UNIT_BITS[level] // 8, 1)
+    data = rnd.randbytes(size)
+    buf = bytearray(data)
+    target: Any = {"bytearray": buf, "memoryview": memoryview(buf),
+                   "numpy": np.frombuffer(buf, dtype=np.uint8)}[kind]
+    assert compiled.reverse(target, level, out=target) == size
+    assert bytes(buf) == twin.reverse(data, level) == compiled.reverse(data, level)
+    twin_buf = bytearray(data)
+    twin.reverse(twin_buf, level, out=twin_buf)
+    assert twin_buf == buf
+
+
+@pytest.mark.parametrize("level", sorted(UNIT_BITS))
+def test_in_place_reverse_every_size_to_300_bytes(level: str) -> None:
+    compiled, twin = backend_pair("fps")
+    unit = max(UNIT_BITS[level] // 8, 1)
+    rnd = random.Random(level)
+    for size in range(0, 301, unit):
+        data = rnd.randbytes(size)
+        buf = bytearray(data)
+        compiled.reverse(buf, level, out=buf)
+        assert bytes(buf) == twin.reverse(data, level), size
+        out = bytearray(size)
+        compiled.reverse(data, level, out=out)  # out of place, same bytes
+        assert out == buf
+
+
+@pytest.mark.parametrize("level", sorted(UNIT_BITS))
+def test_in_place_reverse_across_nogil_threshold(level: str) -> None:
+    compiled, twin = backend_pair("fps")
+    data = random.Random(3).randbytes(64 * 1024 + 12)
+    buf = bytearray(data)
+    compiled.reverse(buf, level, out=buf)
+    assert bytes(buf) == twin.reverse(data, level)
+
+
+@pytest.mark.parametrize("level", sorted(UNIT_BITS))
+def test_partly_overlapping_out_still_correct(level: str) -> None:
+    """An out that overlaps the input without being it takes the scratch path."""
+    compiled, twin = backend_pair("fps")
+    data = random.Random(4).randbytes(4096 + 64)
+    for shift in (4, 8, 60):
+        backing = bytearray(data)
+        view = memoryview(backing)
+        src, dst = view[:4096], view[shift:shift + 4096]
+        expected = twin.reverse(bytes(src), level)
+        compiled.reverse(src, level, out=dst)
+        assert bytes(dst) == expected

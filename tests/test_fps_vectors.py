@@ -1,6 +1,7 @@
 """FPS.md §2 worked vectors and refusals, on both backends (the ``fps_impl`` fixture)."""
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -140,3 +141,22 @@ def test_facade_uses_live_backend() -> None:
 
     assert canonkit.backend()["fps"] in {"compiled", "python"}
     assert fps.slice(X, 1, 3) == bytes.fromhex("234567")
+
+
+def test_content_id_names(fps_impl: ModuleType) -> None:
+    data = bytes.fromhex("0123456789abcdef")
+    digest = fps_impl.cid_sha256_digest(data)
+    assert isinstance(digest, bytes) and len(digest) == 32
+    assert fps_impl.cid_sha256_hex(data) == digest.hex() == fps_impl.cid_sha256(data)
+    assert digest.hex() == hashlib.sha256(b"CAS:OBJ\x00" + data).hexdigest()
+    assert fps_impl.cid_sha256 is fps_impl.cid_sha256_hex  # FPS.md's name, kept
+    assert fps_impl.cid_sha256_digest(memoryview(data)) == digest
+    with pytest.raises(errors.FPSArgumentError):
+        fps_impl.cid_sha256_digest("0123")
+
+
+def test_facade_exposes_the_content_id_names() -> None:
+    from canonkit import fps
+
+    assert fps.cid_sha256 is fps.cid_sha256_hex
+    assert fps.cid_sha256_digest(b"").hex().startswith("b3988a37e43c77eb")

@@ -72,13 +72,22 @@ def test_fps_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert (tmp_path / "o.bin").read_bytes() == b"\x01\x02"
 
 
+def test_fps_run_reverse_needs_a_level(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["fps", "run", "reverse", "--input", "00"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "reverse needs --level" in err and "usage:" in err and "None" not in err
+
+
 @pytest.mark.parametrize(("argv", "code"), [
     (["concat"], "ERR_ARG_INVALID"),
     (["concat", "--inputs"], "ERR_ARITY"),
     (["reverse", "--input", "010203", "--level", "word"], "ERR_LENGTH_MISALIGNED"),
     (["slice", "--input", "00", "--offset", "-1", "--length", "0"], "ERR_ARG_INVALID"),
     (["slice", "--input", "00", "--offset", "0", "--length", "2"], "ERR_RANGE"),
-    (["reverse", "--input", "0g"], "ERR_ARG_INVALID"),
+    (["reverse", "--input", "0g", "--level", "bit"], "ERR_ARG_INVALID"),
+    (["reverse", "--input", "00", "--level", "nibble"], "ERR_LEVEL_INVALID"),
 ])
 def test_fps_run_refusals_exit_one(capsys: pytest.CaptureFixture[str], argv: list[str],
                                    code: str) -> None:

@@ -15,7 +15,8 @@ __version__ = "0.1.0"
 __all__ = ["CAPABILITIES", "CanonkitError", "__version__", "backend", "errors"]
 
 # capability -> public facade module; each facade picks its backend through _backend.load
-CAPABILITIES = {"cbor": "canonkit.cbor", "fps": "canonkit.fps", "astp": "canonkit.astp"}
+CAPABILITIES = {"cbor": "canonkit.cbor", "fps": "canonkit.fps", "astp": "canonkit.astp",
+                "store": "canonkit.store"}
 
 
 def backend() -> dict[str, str]:

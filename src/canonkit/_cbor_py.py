@@ -1,9 +1,10 @@
 """Pure-Python twin of ``canonkit._cbor``: the reference oracle for deterministic CBOR.
 
 Simple and obviously correct, not fast. Decoding is one recursive-descent pass over the
-input; every rule of CBOR.md and of the backend contract is checked in the order below,
-and the first violation raises. The compiled backend must report the same class and
-offset for every input, so the exact order matters:
+input (written as generators, so nesting uses no Python recursion); every rule of CBOR.md
+and of the backend contract is checked in the order below, and the first violation
+raises. The compiled backend must report the same class and offset for every input, so
+the exact order matters:
 
 For one data item starting at ``start``:
 
@@ -19,37 +20,41 @@ For one data item starting at ``start``:
 5. strings: length larger than the bytes left → ``truncated`` (before anything is
    allocated), then UTF-8 (``invalid_utf8``) and, in dcbor, NFC (``non_nfc_text``);
 6. arrays, maps and tags: nesting depth (``depth_exceeded`` when the container would be
-   number ``max_depth + 1`` of the nest), then the content. A child item that is
-   missing entirely (the input ends where it should start) → ``truncated`` at the head
-   of the *enclosing* container. In maps, after each key: its encoded bytes compared
-   with the previous key's (smaller → ``unsorted_map_keys``, equal →
-   ``duplicate_map_key``), then a key equal *as a Python value* to an earlier key
-   (``1``, ``1.0`` and ``true``; ``0.0`` and ``-0.0``) → ``duplicate_map_key`` because a
-   ``dict`` cannot hold both, then the value;
+   number ``max_depth + 1`` of the nest, or number ``MAX_KEY_DEPTH + 1`` inside one map
+   key), then ``max_items`` (``limit_exceeded`` when the container's children take the
+   count of contained items past it), then the content. A child item that is missing
+   entirely (the input ends where it should start) → ``truncated`` at the head of the
+   *enclosing* container. In maps, after each key: its encoded bytes compared with the
+   previous key's (smaller → ``unsorted_map_keys``, equal → ``duplicate_map_key``), then
+   (``decode`` only) a key equal *as a Python value* to an earlier key (``1``, ``1.0``
+   and ``true``; ``0.0`` and ``-0.0``) → ``unrepresentable_map`` because a ``dict``
+   cannot hold both, then the value;
 7. tags, after the content is decoded: bignums (core) must hold a byte string
    (else ``unsupported_item``) with no leading zero byte and a value outside
    −2^64…2^64−1 (else ``non_shortest_integer``); dag-cbor tag 42 must hold a byte string
    ``00 <CID>`` (else ``invalid_link``). These errors point at the tag's head.
 
-After the top-level item: bytes left → ``trailing_data`` (at the first one); no input at
-all → ``empty_input``.
+After the top-level item: bytes left → ``trailing_data`` (at the first one; not for
+``decode_prefix`` and sequences); no input at all → ``empty_input``. With ``max_size``,
+reads stop ``max_size`` bytes after the item's start: wherever the input ending there
+would give ``truncated``, the result is ``limit_exceeded`` at the same offset.
 
-Depth counts arrays, maps and tags. Recursion depth of this twin is bounded by
-``max_depth`` (one Python frame per level), so ``max_depth`` values close to
-``sys.getrecursionlimit()`` raise ``RecursionError`` here; the default 512 is safe.
+Depth counts arrays, maps and tags.
 """
 from __future__ import annotations
 
 import math
 import struct
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Generator, Iterator, Mapping
 from itertools import pairwise
-from typing import Any
+from typing import Any, NamedTuple
 
+from . import _cbor_stream
+from ._cbor_options import MAX_KEY_DEPTH, check_limit, check_max_depth, check_offset
+from ._cbor_options import check_profile as _check_profile
 from ._cbor_types import (
     DEFAULT_MAX_DEPTH,
-    PROFILES,
     UNDEFINED,
     FrozenDict,
     Link,
@@ -62,6 +67,7 @@ from .errors import (
     DepthExceededError,
     DuplicateMapKeyError,
     FloatOutsideProfileError,
+    InputTypeError,
     IntegerOutOfRangeError,
     NonNFCTextError,
     UnsupportedItemError,
@@ -69,16 +75,11 @@ from .errors import (
     decode_error,
 )
 
-__all__ = ["DEFAULT_MAX_DEPTH", "Decoder", "Encoder", "decode", "encode"]
+__all__ = ["DEFAULT_MAX_DEPTH", "Decoder", "Encoder", "check", "check_sequence", "decode",
+           "decode_prefix", "encode", "iter_sequence", "load"]
 
 _U64 = 1 << 64
 _I63 = 1 << 63
-
-
-def _check_profile(profile: str) -> str:
-    if profile not in PROFILES:
-        raise ValueError(f"unknown CBOR profile {profile!r}; expected one of {PROFILES}")
-    return profile
 
 
 # --- floats ---------------------------------------------------------------------------
@@ -134,36 +135,92 @@ def _as_bytes(data: Any) -> bytes:
     if isinstance(data, bytes):
         return data
     if isinstance(data, str):
-        raise TypeError("decode() needs a bytes-like object, not str")
+        raise InputTypeError("decode() needs a bytes-like object, not str")
     try:
         view = memoryview(data)
     except TypeError:
-        raise TypeError(
+        raise InputTypeError(
             f"decode() needs a bytes-like object, not {type(data).__name__}"
         ) from None
     with view:
         if not view.c_contiguous:
-            raise TypeError("decode() needs a C-contiguous buffer")
+            raise InputTypeError("decode() needs a C-contiguous buffer")
         return view.tobytes()
 
 
-class _Reader:
-    """One decode call: the input, the position and the profile's switches."""
+class _Options(NamedTuple):
+    """The options of one decode call, validated."""
 
-    def __init__(self, data: bytes, profile: str, max_depth: int) -> None:
+    profile: str
+    max_depth: int
+    max_size: int | None
+    max_items: int | None
+
+
+def _options(profile: Any, max_depth: Any, max_size: Any, max_items: Any) -> _Options:
+    return _Options(_check_profile(profile), check_max_depth(max_depth),
+                    check_limit("max_size", max_size), check_limit("max_items", max_items))
+
+
+# An item's generator yields (depth, key_level, is_map_key) for each child and is sent
+# the child's value back; ``_Reader.run`` drives the generators with an explicit stack.
+_Item = Generator[tuple[int, int, bool], Any, Any]
+
+
+class _Reader:
+    """One data item of ``data`` starting at ``start``: the position, the profile and the
+    caller's limits. ``build=False`` (``check``) accepts maps whose distinct keys are
+    equal as Python values, the one thing ``decode`` refuses that is valid CBOR."""
+
+    def __init__(self, data: bytes, start: int, options: _Options, build: bool) -> None:
         self.data = data
-        self.pos = 0
-        self.profile = profile
-        self.max_depth = max_depth
+        self.pos = start
+        self.profile = options.profile
+        self.max_depth = options.max_depth
+        self.max_size = options.max_size
+        self.max_items = options.max_items
+        self.items_left = options.max_items
+        self.build = build
+        # Reads stop at ``end``. When max_size cut the input short, running into it is
+        # limit_exceeded instead of truncated (at the offset truncated would have had).
+        self.end = len(data) if options.max_size is None else \
+            min(len(data), start + options.max_size)
 
     def fail(self, code: str, offset: int, what: str) -> Exception:
         return decode_error(code, self.data, offset, what)
 
-    def item(self, depth: int, frozen: bool, map_key: bool) -> Any:
-        """Decode the item at ``self.pos``; ``depth`` = number of enclosing containers,
-        ``frozen`` = inside a map key (arrays → tuple, maps → FrozenDict)."""
-        data, start, profile = self.data, self.pos, self.profile
-        end = len(data)
+    def short(self, offset: int, what: str) -> Exception:
+        """The input, or the part of it that max_size allows, ends inside an item."""
+        if self.end < len(self.data):
+            return self.fail("limit_exceeded", offset,
+                             f"data item longer than max_size={self.max_size} bytes")
+        return self.fail("truncated", offset, what)
+
+    def run(self) -> Any:
+        """Decode the item at ``self.pos``. Nesting costs no Python recursion: each item
+        is a generator (``item``) that yields a request for each child and is sent the
+        child's value, and this loop keeps the open items on a list."""
+        stack = [self.item(0, 0, False)]
+        value: Any = None
+        while True:
+            try:
+                child = stack[-1].send(value)
+            except StopIteration as done:
+                stack.pop()
+                value = done.value
+                if not stack:
+                    return value
+                continue
+            stack.append(self.item(*child))
+            value = None
+
+    def item(self, depth: int, key_level: int, map_key: bool) -> _Item:
+        """The item at ``self.pos``; ``depth`` = number of enclosing containers,
+        ``key_level`` = 0 outside map keys, else the level this item (if a container)
+        has inside its outermost key (arrays decode to tuples, maps to FrozenDicts)."""
+        data, start, profile, end = self.data, self.pos, self.profile, self.end
+        if start >= end:  # only when max_size leaves no room for the top-level item
+            raise self.short(start, "input ends before this data item")
         ib = data[start]
         major, ai = ib >> 5, ib & 31
 
@@ -180,7 +237,7 @@ class _Reader:
         else:
             size = 1 << (ai - 24)
             if start + 1 + size > end:
-                raise self.fail("truncated", start, "input ends inside a head")
+                raise self.short(start, "input ends inside a head")
             arg = int.from_bytes(data[start + 1:start + 1 + size], "big")
             pos = start + 1 + size
             # (3) shortest form
@@ -207,7 +264,7 @@ class _Reader:
         if major == 2 or major == 3:
             # (5) length checked against the input before any allocation
             if arg > end - pos:
-                raise self.fail("truncated", start, f"string of {arg} bytes runs past the end")
+                raise self.short(start, f"string of {arg} bytes runs past the end")
             raw = data[pos:pos + arg]
             self.pos = pos + arg
             if major == 2:
@@ -220,30 +277,32 @@ class _Reader:
                     not unicodedata.is_normalized("NFC", text):
                 raise self.fail("non_nfc_text", start, "text string is not in Unicode NFC")
             return text
+        # (6) containers and tags; the children of an item inside a key are inside it too
+        inner = key_level + 1 if key_level else 0
         if major == 6:
             if profile == "dag-cbor" and arg != 42:
                 raise self.fail("unsupported_item", start, f"tag {arg} (dag-cbor allows only 42)")
             if profile == "dcbor" and arg in (2, 3):
                 raise self.fail("unsupported_item", start, f"bignum tag {arg} (dcbor)")
-            self.enter(depth, start)
+            self.enter(depth, key_level, start, 1)
             self.need_child(start)
-            content = self.item(depth + 1, frozen, False)
+            content = yield (depth + 1, inner, False)
             return self.finish_tag(arg, content, start)
         if major == 4:
-            self.enter(depth, start)
+            self.enter(depth, key_level, start, arg)
             items = []
             for _ in range(arg):  # no preallocation: ``arg`` may be 2^64-1
                 self.need_child(start)
-                items.append(self.item(depth + 1, frozen, False))
-            return tuple(items) if frozen else items
+                items.append((yield (depth + 1, inner, False)))
+            return tuple(items) if key_level else items
         if major == 5:
-            self.enter(depth, start)
+            self.enter(depth, key_level, start, 2 * arg)
             result: dict[Any, Any] = {}
             previous_key = b""
             for index in range(arg):
                 self.need_child(start)
                 key_start = self.pos
-                key = self.item(depth + 1, True, True)
+                key = yield (depth + 1, key_level + 1, True)
                 raw_key = data[key_start:self.pos]
                 if index:
                     if raw_key < previous_key:
@@ -252,23 +311,32 @@ class _Reader:
                     if raw_key == previous_key:
                         raise self.fail("duplicate_map_key", key_start,
                                         "map key equals the previous key")
-                if key in result:
-                    raise self.fail("duplicate_map_key", key_start,
+                if self.build and key in result:
+                    raise self.fail("unrepresentable_map", key_start,
                                     "map key equals an earlier key as a Python value")
                 previous_key = raw_key
                 self.need_child(start)
-                result[key] = self.item(depth + 1, frozen, False)
-            return FrozenDict(result) if frozen else result
+                result[key] = yield (depth + 1, inner, False)
+            return FrozenDict(result) if key_level else result
         return self.simple_or_float(ai, arg, start)
 
-    def enter(self, depth: int, start: int) -> None:
+    def enter(self, depth: int, key_level: int, start: int, children: int) -> None:
+        """Open the container or tag at ``start`` holding ``children`` items."""
         if depth >= self.max_depth:
             raise self.fail("depth_exceeded", start,
                             f"nesting deeper than max_depth={self.max_depth}")
+        if key_level > MAX_KEY_DEPTH:
+            raise self.fail("depth_exceeded", start,
+                            f"map key nesting deeper than {MAX_KEY_DEPTH}")
+        if self.items_left is not None:
+            self.items_left -= children
+            if self.items_left < 0:
+                raise self.fail("limit_exceeded", start,
+                                f"more than max_items={self.max_items} data items")
 
     def need_child(self, container_start: int) -> None:
-        if self.pos >= len(self.data):
-            raise self.fail("truncated", container_start, "input ends inside a container")
+        if self.pos >= self.end:
+            raise self.short(container_start, "input ends inside a container")
 
     def finish_tag(self, number: int, content: Any, start: int) -> Any:
         if number in (2, 3) and self.profile == "core":
@@ -347,32 +415,112 @@ class _Reader:
         return value
 
 
-def decode(data: Any, /, *, profile: str = "core", max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
-    """Decode exactly one CBOR data item that is valid under ``profile``."""
-    _check_profile(profile)
-    if not isinstance(max_depth, int) or max_depth < 0:
-        raise ValueError(f"max_depth must be a non-negative int, got {max_depth!r}")
-    raw = _as_bytes(data)
-    if not raw:
-        raise decode_error("empty_input", raw, 0, "empty input")
-    reader = _Reader(raw, profile, max_depth)
-    value = reader.item(0, False, False)
-    if reader.pos != len(raw):
-        raise decode_error("trailing_data", raw, reader.pos, "bytes after the top-level item")
+def _read_one(raw: bytes, start: int, options: _Options, build: bool) -> tuple[Any, int]:
+    """The item at ``start`` and the offset after it (no trailing-data check)."""
+    if start == len(raw):
+        raise decode_error("empty_input", raw, start, "empty input")
+    reader = _Reader(raw, start, options, build)
+    return reader.run(), reader.pos
+
+
+def _read_all(raw: bytes, options: _Options, build: bool) -> Any:
+    """Exactly one item filling ``raw``."""
+    value, end = _read_one(raw, 0, options, build)
+    if end != len(raw):
+        raise decode_error("trailing_data", raw, end, "bytes after the top-level item")
     return value
 
 
-class Decoder:
-    """A reusable decoder with a fixed profile and depth limit."""
+def decode(data: Any, /, *, profile: str = "core", max_depth: int = DEFAULT_MAX_DEPTH,
+           max_size: int | None = None, max_items: int | None = None) -> Any:
+    """Decode exactly one CBOR data item that is valid under ``profile``."""
+    return Decoder(profile=profile, max_depth=max_depth, max_size=max_size,
+                   max_items=max_items).decode(data)
 
-    def __init__(self, *, profile: str = "core", max_depth: int = DEFAULT_MAX_DEPTH) -> None:
-        self.profile = _check_profile(profile)
-        if not isinstance(max_depth, int) or max_depth < 0:
-            raise ValueError(f"max_depth must be a non-negative int, got {max_depth!r}")
+
+def check(data: Any, /, *, profile: str = "core", max_depth: int = DEFAULT_MAX_DEPTH,
+          max_size: int | None = None, max_items: int | None = None) -> None:
+    """Validate exactly one data item without keeping a value: raises what ``decode``
+    raises, except that valid maps whose keys collide as Python values pass."""
+    Decoder(profile=profile, max_depth=max_depth, max_size=max_size,
+            max_items=max_items).check(data)
+
+
+def decode_prefix(data: Any, offset: int = 0, /, *, profile: str = "core",
+                  max_depth: int = DEFAULT_MAX_DEPTH, max_size: int | None = None,
+                  max_items: int | None = None) -> tuple[Any, int]:
+    """Decode the one data item starting at ``offset``; returns ``(value, end)``."""
+    return Decoder(profile=profile, max_depth=max_depth, max_size=max_size,
+                   max_items=max_items).decode_prefix(data, offset)
+
+
+def check_sequence(data: Any, /, *, profile: str = "core",
+                   max_depth: int = DEFAULT_MAX_DEPTH, max_size: int | None = None,
+                   max_items: int | None = None) -> int:
+    """Validate a CBOR sequence (RFC 8742: zero or more items back to back) as ``check``
+    validates one item; returns the number of items."""
+    return Decoder(profile=profile, max_depth=max_depth, max_size=max_size,
+                   max_items=max_items).check_sequence(data)
+
+
+def iter_sequence(source: Any, /, *, profile: str = "core",
+                  max_depth: int = DEFAULT_MAX_DEPTH, max_size: int | None = None,
+                  max_items: int | None = None) -> Iterator[Any]:
+    """The items of a CBOR sequence from a bytes-like object or a binary file, each
+    decoded once; a file is read in chunks."""
+    return Decoder(profile=profile, max_depth=max_depth, max_size=max_size,
+                   max_items=max_items).iter_sequence(source)
+
+
+def load(fp: Any, /, *, profile: str = "core", max_depth: int = DEFAULT_MAX_DEPTH,
+         max_size: int | None = None, max_items: int | None = None) -> Any:
+    """Decode the one data item that fills the rest of binary file ``fp``."""
+    return Decoder(profile=profile, max_depth=max_depth, max_size=max_size,
+                   max_items=max_items).load(fp)
+
+
+class Decoder:
+    """A reusable decoder with a fixed profile and limits."""
+
+    def __init__(self, *, profile: str = "core", max_depth: int = DEFAULT_MAX_DEPTH,
+                 max_size: int | None = None, max_items: int | None = None) -> None:
+        self._options = _options(profile, max_depth, max_size, max_items)
+        self.profile = profile
         self.max_depth = max_depth
+        self.max_size = max_size
+        self.max_items = max_items
 
     def decode(self, data: Any) -> Any:
-        return decode(data, profile=self.profile, max_depth=self.max_depth)
+        """Decode exactly one data item filling ``data``."""
+        return _read_all(_as_bytes(data), self._options, True)
+
+    def check(self, data: Any) -> None:
+        """Validate exactly one data item filling ``data`` (see ``check``)."""
+        _read_all(_as_bytes(data), self._options, False)
+
+    def decode_prefix(self, data: Any, offset: int = 0) -> tuple[Any, int]:
+        """Decode the item at ``offset``: ``(value, offset after it)``."""
+        raw = _as_bytes(data)
+        return _read_one(raw, check_offset(offset, len(raw)), self._options, True)
+
+    def check_sequence(self, data: Any) -> int:
+        """Validate a CBOR sequence; returns the number of items."""
+        raw = _as_bytes(data)
+        count = pos = 0
+        while pos < len(raw):
+            pos = _read_one(raw, pos, self._options, False)[1]
+            count += 1
+        return count
+
+    def iter_sequence(self, source: Any) -> Iterator[Any]:
+        """The items of a CBOR sequence (bytes-like object or binary file)."""
+        if not hasattr(source, "read"):
+            source = _as_bytes(source)  # once, not per item
+        return _cbor_stream.iter_sequence(self.decode_prefix, source)
+
+    def load(self, fp: Any) -> Any:
+        """Decode the one item filling the rest of binary file ``fp``."""
+        return self.decode(_cbor_stream.read_for_load(fp, self.max_size))
 
 
 # --- encoding -------------------------------------------------------------------------

@@ -11,8 +11,10 @@ from the multicodec table (``_multicodec_table``), loaded on first use only.
 """
 from __future__ import annotations
 
+import base64
 import hashlib
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -22,6 +24,8 @@ __all__ = [
     "HASHES",
     "CIDParts",
     "b32decode",
+    "b64decode_unpadded",
+    "b64encode_unpadded",
     "b32encode",
     "b58decode",
     "b58encode",
@@ -249,14 +253,19 @@ def b32encode(data: bytes) -> str:
     return "".join(_B32_ALPHABET[(bits >> (5 * (count - 1 - i))) & 31] for i in range(count))
 
 
+def _digits(text: str, alphabet: str, base: str) -> Iterator[int]:
+    for ch in text:
+        index = alphabet.find(ch)
+        if index < 0:
+            raise ValueError(f"not a {base} character: {ch!r}")
+        yield index
+
+
 def b32decode(text: str) -> bytes:
     """Inverse of ``b32encode``; refuses other characters and non-zero padding bits."""
     bits = 0
-    for ch in text:
-        index = _B32_ALPHABET.find(ch)
-        if index < 0:
-            raise ValueError(f"not a base32 character: {ch!r}")
-        bits = bits << 5 | index
+    for digit in _digits(text, _B32_ALPHABET, "base32"):
+        bits = bits << 5 | digit
     extra = len(text) * 5 % 8
     if extra >= 5:  # 1, 3 or 6 characters left over cannot come from whole bytes
         raise ValueError("impossible base32 length")
@@ -278,14 +287,30 @@ def b58encode(data: bytes) -> str:
 def b58decode(text: str) -> bytes:
     """Inverse of ``b58encode``."""
     number = 0
-    for ch in text:
-        index = _B58_ALPHABET.find(ch)
-        if index < 0:
-            raise ValueError(f"not a base58 character: {ch!r}")
-        number = number * 58 + index
+    for digit in _digits(text, _B58_ALPHABET, "base58"):
+        number = number * 58 + digit
     zeros = len(text) - len(text.lstrip("1"))
     body = number.to_bytes((number.bit_length() + 7) // 8, "big")
     return b"\0" * zeros + body
+
+
+_BASE64 = re.compile(r"[A-Za-z0-9+/]*")
+
+
+def b64encode_unpadded(data: Any) -> str:
+    """RFC 4648 §4 base64 (standard alphabet) without padding: DAG-JSON's bytes form."""
+    return base64.b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def b64decode_unpadded(text: str) -> bytes:
+    """Inverse of ``b64encode_unpadded``; refuses padding, other characters, impossible
+    lengths and non-zero unused bits (so every byte string has one spelling)."""
+    if len(text) % 4 == 1 or not _BASE64.fullmatch(text):
+        raise ValueError("not unpadded standard base64")
+    data = base64.b64decode(text + "=" * (-len(text) % 4))
+    if b64encode_unpadded(data) != text:
+        raise ValueError("base64 with non-zero unused bits")
+    return data
 
 
 def cid_to_string(cid: bytes) -> str:

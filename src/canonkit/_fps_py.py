@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import operator
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 from .errors import (
     FPSArgumentError,
@@ -21,7 +21,13 @@ from .errors import (
     FPSRangeError,
 )
 
-__all__ = ["CID_PREFIX", "LEVELS", "cid_sha256", "concat", "reverse", "slice", "splice"]
+if TYPE_CHECKING:  # typeshed's names for "any object with the buffer protocol"
+    from typing import SupportsIndex
+
+    from _typeshed import ReadableBuffer, WriteableBuffer
+
+__all__ = ["CID_PREFIX", "LEVELS", "cid_sha256", "cid_sha256_digest", "cid_sha256_hex",
+           "concat", "reverse", "slice", "splice"]
 
 # level -> unit size in bits (FPS.md §1)
 LEVELS = {"bit": 1, "byte": 8, "word": 16, "long": 32}
@@ -118,6 +124,14 @@ def _as_int(view: memoryview) -> int:
     return int.from_bytes(view, "big")
 
 
+@overload
+def slice(data: ReadableBuffer, offset: SupportsIndex, length: SupportsIndex,
+          level: str = "byte", *, out: None = None) -> bytes: ...
+@overload
+def slice(data: ReadableBuffer, offset: SupportsIndex, length: SupportsIndex,
+          level: str = "byte", *, out: WriteableBuffer) -> int: ...
+
+
 def slice(data: Any, offset: Any, length: Any, level: Any = "byte", *,
           out: Any = None) -> bytes | int:
     """Units ``[offset, offset + length)`` of ``data``."""
@@ -128,6 +142,14 @@ def slice(data: Any, offset: Any, length: Any, level: Any = "byte", *,
     total_bits, start, width = _span(view, offset, length, level)
     value = (_as_int(view) >> (total_bits - start - width)) & ((1 << width) - 1)
     return _deliver(value.to_bytes(width // 8, "big"), target)
+
+
+@overload
+def concat(inputs: list[ReadableBuffer] | tuple[ReadableBuffer, ...], *,
+           out: None = None) -> bytes: ...
+@overload
+def concat(inputs: list[ReadableBuffer] | tuple[ReadableBuffer, ...], *,
+           out: WriteableBuffer) -> int: ...
 
 
 def concat(inputs: Any, *, out: Any = None) -> bytes | int:
@@ -141,6 +163,12 @@ def concat(inputs: Any, *, out: Any = None) -> bytes | int:
     if not views:
         raise FPSArityError("concat needs at least one input", detail="inputs")
     return _deliver(b"".join(bytes(v) for v in views), target)
+
+
+@overload
+def reverse(data: ReadableBuffer, level: str, *, out: None = None) -> bytes: ...
+@overload
+def reverse(data: ReadableBuffer, level: str, *, out: WriteableBuffer) -> int: ...
 
 
 def reverse(data: Any, level: Any = None, *, out: Any = None) -> bytes | int:
@@ -163,6 +191,14 @@ def reverse(data: Any, level: Any = None, *, out: Any = None) -> bytes | int:
     return _deliver(result, target)
 
 
+@overload
+def splice(data: ReadableBuffer, offset: SupportsIndex, length: SupportsIndex,
+           insert: ReadableBuffer, level: str = "byte", *, out: None = None) -> bytes: ...
+@overload
+def splice(data: ReadableBuffer, offset: SupportsIndex, length: SupportsIndex,
+           insert: ReadableBuffer, level: str = "byte", *, out: WriteableBuffer) -> int: ...
+
+
 def splice(data: Any, offset: Any, length: Any, insert: Any, level: Any = "byte", *,
            out: Any = None) -> bytes | int:
     """``data[0:offset] ++ insert ++ data[offset+length:]`` in units of ``level``."""
@@ -181,10 +217,23 @@ def splice(data: Any, offset: Any, length: Any, insert: Any, level: Any = "byte"
     return _deliver(result.to_bytes((start + insert_bits + tail_bits) // 8, "big"), target)
 
 
-def cid_sha256(data: Any) -> str:
-    """Lowercase hex SHA-256 of ``b"CAS:OBJ\\x00" || data``, hashed incrementally."""
+def _cid_hash(data: Any) -> Any:
     view = _buffer(data, "data")
     digest = hashlib.sha256(CID_PREFIX)
     digest.update(view)
-    return digest.hexdigest()
+    return digest
+
+
+def cid_sha256_hex(data: ReadableBuffer) -> str:
+    """The content ID as FPS.md and the manifests write it: lowercase hex of
+    SHA-256(``b"CAS:OBJ\\x00" || data``), hashed incrementally."""
+    return str(_cid_hash(data).hexdigest())
+
+
+def cid_sha256_digest(data: ReadableBuffer) -> bytes:
+    """The content ID's 32 raw bytes: SHA-256(``b"CAS:OBJ\\x00" || data``)."""
+    return bytes(_cid_hash(data).digest())
+
+
+cid_sha256 = cid_sha256_hex  # the FPS.md name; returns hex
 

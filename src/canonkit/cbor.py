@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import _backend
+from . import _backend, dag_json
 from ._cbor_diag import diagnose
+from ._cbor_options import MAX_KEY_DEPTH
 from ._cbor_types import (
     DEFAULT_MAX_DEPTH,
     PROFILES,
@@ -31,7 +32,9 @@ from .errors import (
     FloatOutsideProfileError,
     IndefiniteLengthError,
     IntegerOutOfRangeError,
+    InputTypeError,
     InvalidLinkError,
+    InvalidOptionError,
     InvalidUTF8Error,
     LimitExceededError,
     NonNFCTextError,
@@ -39,30 +42,49 @@ from .errors import (
     NotWellFormedError,
     TrailingDataError,
     TruncatedError,
+    UnknownProfileError,
+    UnrepresentableMapError,
     UnsortedMapKeysError,
     UnsupportedItemError,
     UnsupportedTypeError,
 )
 
 if TYPE_CHECKING:  # the twin is the typed surface
-    from ._cbor_py import Decoder, Encoder, decode, encode
+    from ._cbor_py import (
+        Decoder,
+        Encoder,
+        check,
+        check_sequence,
+        decode,
+        decode_prefix,
+        encode,
+        iter_sequence,
+        load,
+    )
 else:
     _impl = _backend.load("cbor")
     encode = _impl.encode
     decode = _impl.decode
     Encoder = _impl.Encoder
     Decoder = _impl.Decoder
+    check = _impl.check
+    check_sequence = _impl.check_sequence
+    decode_prefix = _impl.decode_prefix
+    iter_sequence = _impl.iter_sequence
+    load = _impl.load
 
 dumps = encode
 loads = decode
 
 __all__ = [
-    "DEFAULT_MAX_DEPTH", "PROFILES", "UNDEFINED", "CBORError", "DecodeError", "Decoder",
-    "DepthExceededError", "DuplicateMapKeyError", "EmptyInputError", "EncodeError",
+    "DEFAULT_MAX_DEPTH", "MAX_KEY_DEPTH", "PROFILES", "UNDEFINED", "CBORError", "DecodeError",
+    "Decoder", "DepthExceededError", "DuplicateMapKeyError", "EmptyInputError", "EncodeError",
     "Encoder", "FloatOutsideProfileError", "FrozenDict", "IndefiniteLengthError",
-    "IntegerOutOfRangeError", "InvalidLinkError", "InvalidUTF8Error", "LimitExceededError",
-    "Link", "NonNFCTextError", "NonShortestIntegerError", "NotWellFormedError", "Simple",
-    "Tag", "TrailingDataError", "TruncatedError", "UndefinedType", "UnsortedMapKeysError",
-    "UnsupportedItemError", "UnsupportedTypeError", "decode", "diagnose", "dumps",
-    "encode", "loads",
+    "InputTypeError", "IntegerOutOfRangeError", "InvalidLinkError", "InvalidOptionError",
+    "InvalidUTF8Error", "LimitExceededError", "Link", "NonNFCTextError",
+    "NonShortestIntegerError", "NotWellFormedError", "Simple", "Tag", "TrailingDataError",
+    "TruncatedError", "UndefinedType", "UnknownProfileError", "UnrepresentableMapError",
+    "UnsortedMapKeysError", "UnsupportedItemError", "UnsupportedTypeError", "check",
+    "check_sequence", "dag_json", "decode", "decode_prefix", "diagnose", "dumps", "encode",
+    "iter_sequence", "load", "loads",
 ]

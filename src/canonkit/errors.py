@@ -5,7 +5,7 @@ programs. A code never changes meaning. ``CODES`` maps each code to its class an
 frozen by ``tests/test_errors.py``.
 
 Sections: CBOR (CBOR.md §2), FPS (FPS.md §2), objects (OBJECTS.md §1),
-ASTP (ASTP.md), manifests and corpora, re-verification.
+ASTP (ASTP.md), manifests and corpora, re-verification, the object store (STORE.md).
 """
 from __future__ import annotations
 
@@ -71,6 +71,24 @@ class EncodeError(CBORError):
     """A Python value cannot be encoded under the chosen profile."""
 
     code = "encode_error"
+
+
+@_register
+class UnknownProfileError(CBORError):
+    """A profile name that is not one of ``PROFILES`` (a usage error, not bad data)."""
+    code = "unknown_profile"
+
+
+@_register
+class InvalidOptionError(CBORError):
+    """An option value out of its domain (``max_depth``, ``max_size``, ``offset``, ...)."""
+    code = "invalid_option"
+
+
+@_register
+class InputTypeError(CanonkitError, TypeError):
+    """The data argument is not a C-contiguous bytes-like object."""
+    code = "input_type"
 
 
 @_register
@@ -164,9 +182,15 @@ class DepthExceededError(DecodeError, EncodeError):
 
 
 @_register
-class LimitExceededError(DecodeError, EncodeError):
-    """A size limit set by the caller was exceeded."""
+class LimitExceededError(DecodeError):
+    """A data item exceeds a size limit the caller set (``max_size``, ``max_items``)."""
     code = "limit_exceeded"
+
+
+@_register
+class UnrepresentableMapError(DecodeError):
+    """A valid map whose distinct keys are equal as Python values (a dict holds only one)."""
+    code = "unrepresentable_map"
 
 
 @_register
@@ -365,16 +389,116 @@ class InvalidRecordError(CanonkitError, ValueError):
 
 @_register
 class InputError(CanonkitError, ValueError):
-    """An input path is missing, not a file or directory, of unknown type, or holds no inputs."""
-    code = "input_unusable"
+    """A path given as input cannot be used (missing, of unknown type, holding no inputs)."""
+    code = "invalid_input"
 
 
 _export(ManifestError, CorpusExistsError, InvalidRecordError, InputError)
 
 
-def context_hex(data: bytes | bytearray | memoryview, offset: int, radius: int = 8) -> str:
+# --- Object store (STORE.md) ---------------------------------------------------------
+
+class StoreError(CanonkitError):
+    """An object store operation failed; ``path`` (store-relative where known) and
+    ``address`` say where."""
+
+    code = "store_error"
+
+    def __init__(self, message: str = "", *, offset: int | None = None, detail: Any = None,
+                 path: str | None = None, address: str | None = None) -> None:
+        super().__init__(message, offset=offset, detail=detail)
+        self.path = path
+        self.address = address
+
+    def __reduce__(self) -> Any:  # keep path/address across process pools too
+        return (_rebuild_store, (type(self), str(self), self.offset, self.detail, self.path,
+                                 self.address))
+
+
+def _rebuild_store(cls: type[StoreError], message: str, offset: Any, detail: Any,
+                   path: str | None, address: str | None) -> StoreError:
+    return cls(message, offset=offset, detail=detail, path=path, address=address)
+
+
+@_register
+class NotAStoreError(StoreError):
+    """The directory is not a version-1 canonkit store (no or unknown canonkit-store file)."""
+    code = "not_a_store"
+
+
+@_register
+class StoreInitError(StoreError, FileExistsError):
+    """Store.init refused: the directory is a store already, or not empty."""
+    code = "store_init_refused"
+
+
+@_register
+class MissingObjectError(StoreError, LookupError):
+    """No physical form of the address is in the store."""
+    code = "missing_object"
+
+
+@_register
+class CorruptObjectError(StoreError, ValueError):
+    """A physical form does not decode to its address; ``detail`` is the fsck finding code."""
+    code = "corrupt_object"
+
+
+@_register
+class CorruptRefError(StoreError, ValueError):
+    """A ref file does not hold exactly "blake3:<64 lowercase hex>\\n"."""
+    code = "corrupt_ref"
+
+
+@_register
+class UnsafePathError(StoreError):
+    """A store path is a symlink or would leave the store; it is never followed."""
+    code = "unsafe_path"
+
+
+@_register
+class InvalidRefNameError(StoreError, ValueError):
+    """A ref name is not [A-Za-z0-9._-] segments joined by "/" (no "", "." or "..")."""
+    code = "invalid_ref_name"
+
+
+@_register
+class RefConflictError(StoreError):
+    """A ref update lost: compare-and-swap saw another value, or the ref is locked."""
+    code = "ref_conflict"
+
+
+@_register
+class LockHeldError(StoreError):
+    """Another repack or gc holds the store lock (``detail``: the holder)."""
+    code = "lock_held"
+
+
+@_register
+class StaleLockError(StoreError):
+    """The store lock's holder is gone; break it explicitly (Store.break_lock)."""
+    code = "stale_lock"
+
+
+@_register
+class MissingReachableError(StoreError):
+    """gc found a reachable object missing and deleted nothing (``detail``: path from a root)."""
+    code = "missing_reachable"
+
+
+_export(StoreError, NotAStoreError, StoreInitError, MissingObjectError, CorruptObjectError,
+        CorruptRefError, UnsafePathError, InvalidRefNameError, RefConflictError, LockHeldError,
+        StaleLockError, MissingReachableError)
+
+
+CONTEXT_RADIUS = 8  # bytes shown on each side of an error's offset
+
+
+def context_hex(data: bytes | bytearray | memoryview, offset: int,
+                radius: int = CONTEXT_RADIUS, base: int = 0) -> str:
     """The bytes around ``offset`` as hex, the offending byte in brackets:
-    ``bytes 4..20: a2 61 74 [18] 17 61 76 01``."""
+    ``bytes 4..20: a2 61 74 [18] 17 61 76 01``. ``base`` is added to the positions shown
+    (``data`` is then a window starting at that offset of a longer stream)."""
     view = memoryview(data).cast("B") if not isinstance(data, (bytes, bytearray)) else data
     start = max(0, offset - radius)
     stop = min(len(view), offset + radius)
@@ -383,14 +507,15 @@ def context_hex(data: bytes | bytearray | memoryview, offset: int, radius: int =
     ]
     if offset >= len(view):
         parts.append("[end]")
-    return f"bytes {start}..{stop}: " + " ".join(parts)
+    return f"bytes {base + start}..{base + stop}: " + " ".join(parts)
 
 
 def decode_error(code: str, data: bytes | bytearray | memoryview, offset: int,
-                 what: str) -> CanonkitError:
+                 what: str, base: int = 0) -> CanonkitError:
     """Build the exception for ``code`` at ``offset`` with the standard message
     ``"<what> at offset N (bytes a..b: .. [xx] ..)"``. Both CBOR backends use this, so the
-    message is the same whichever backend raised it."""
+    message is the same whichever backend raised it. With ``base``, ``data`` is a window
+    of a stream starting at offset ``base``: the error's offset and message are absolute."""
     cls = CODES[code]
-    return cls(f"{what} at offset {offset} ({context_hex(data, offset)})", offset=offset,
-               detail=what)
+    return cls(f"{what} at offset {base + offset} ({context_hex(data, offset, base=base)})",
+               offset=base + offset, detail=what)

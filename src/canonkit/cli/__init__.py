@@ -28,7 +28,7 @@ from ._common import (
     stdout_reader_gone,
 )
 
-COMMAND_MODULES = ("cbor", "fps", "manifest", "conformance", "reverify")
+COMMAND_MODULES = ("cbor", "fps", "manifest", "conformance", "reverify", "store")
 
 
 def build_parser() -> argparse.ArgumentParser:

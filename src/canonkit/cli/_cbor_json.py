@@ -1,5 +1,7 @@
 """The reversible JSON form of decoded CBOR values used by ``canonkit cbor decode`` and
-read by ``canonkit cbor encode``.
+read by ``canonkit cbor encode`` for the ``core`` and ``dcbor`` profiles (``dag-cbor``
+uses DAG-JSON, ``canonkit.dag_json``). The ``$bytes`` and ``$link`` objects are spelled
+as in the AT Protocol's JSON data model: base64 without padding, and the CID string.
 
 JSON null/true/false, strings, integers (any size) and finite floats map to themselves
 (a float always keeps its ``.0`` or exponent, so ``1.0`` stays a float and ``1`` an int;
@@ -7,7 +9,7 @@ JSON null/true/false, strings, integers (any size) and finite floats map to them
 with ``$``:
 
 =====================================  ==================================================
-``{"$bytes": "<hex>"}``                byte string
+``{"$bytes": "<base64>"}``             byte string (RFC 4648 §4 alphabet, no padding)
 ``{"$float": "NaN"}``                  the quiet NaN ``0x7ff8000000000000``
 ``{"$float": "Infinity"}``             also ``"-Infinity"``
 ``{"$float": "0x<16 hex digits>"}``    any other NaN, as its binary64 bits (payload kept)
@@ -30,6 +32,7 @@ import struct
 from typing import Any
 
 from .._cbor_types import UNDEFINED, FrozenDict, Link, Simple, Tag, UndefinedType
+from .._cid import b64decode_unpadded, b64encode_unpadded
 
 __all__ = ["JSONFormError", "from_json", "to_json"]
 
@@ -52,7 +55,7 @@ def to_json(value: Any) -> Any:
         bits = int.from_bytes(struct.pack(">d", value), "big")
         return {"$float": "NaN" if bits == _QUIET_NAN_BITS else f"0x{bits:016x}"}
     if isinstance(value, bytes):
-        return {"$bytes": value.hex()}
+        return {"$bytes": b64encode_unpadded(value)}
     if isinstance(value, (list, tuple)):
         return [to_json(v) for v in value]
     if isinstance(value, (dict, FrozenDict)):
@@ -90,8 +93,8 @@ def _float_from(text: Any) -> float:
 def _special(obj: dict[str, Any], in_key: bool) -> Any:
     keys = set(obj)
     try:
-        if keys == {"$bytes"}:
-            return bytes.fromhex(obj["$bytes"])
+        if keys == {"$bytes"} and isinstance(obj["$bytes"], str):
+            return b64decode_unpadded(obj["$bytes"])
         if keys == {"$float"}:
             return _float_from(obj["$float"])
         if keys == {"$tag", "value"}:

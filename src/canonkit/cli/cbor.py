@@ -1,5 +1,9 @@
 """``canonkit cbor encode | decode | check``: JSON → CBOR, CBOR → JSON (or diagnostic
-notation) and strict validation, under an explicit profile."""
+notation) and strict validation, under an explicit profile.
+
+The JSON form is DAG-JSON for ``dag-cbor`` (``canonkit.dag_json``: canonical on output,
+read leniently on input) and the reversible ``$``-object form of ``_cbor_json`` for
+``core`` and ``dcbor``."""
 from __future__ import annotations
 
 import argparse
@@ -12,12 +16,21 @@ from typing import Any, NoReturn
 from .._cbor_types import PROFILES
 from ..errors import CanonkitError
 from ._cbor_json import JSONFormError, from_json, to_json
-from ._common import EXIT_FAILURES, EXIT_OK, report_os_error, worst
+from ._common import (
+    EXIT_COULD_NOT_RUN,
+    EXIT_FAILURES,
+    EXIT_OK,
+    describe_os_error,
+    report_os_error,
+    worst,
+)
 
 __all__ = ["register"]
 
 _JSON_FORM_HELP = (
-    "Values JSON cannot hold use one-key objects: {\"$bytes\": \"<hex>\"}, "
+    "With --profile dag-cbor the JSON is DAG-JSON ({\"/\": \"<CID>\"} links, "
+    "{\"/\": {\"bytes\": \"<base64>\"}} bytes). For core and dcbor, values JSON "
+    "cannot hold use one-key objects: {\"$bytes\": \"<base64, no padding>\"}, "
     "{\"$float\": \"NaN\"|\"Infinity\"|\"-Infinity\"|\"0x<binary64 hex>\"}, "
     "{\"$tag\": N, \"value\": V}, {\"$simple\": N}, {\"$undefined\": true}, "
     "{\"$link\": \"<CID>\"}, {\"$map\": [[K, V], ...]} (non-text keys). "
@@ -78,16 +91,22 @@ def _encode(args: argparse.Namespace) -> int:
     from .. import cbor
 
     try:
-        text = _read(args.file).decode("utf-8")
-        document = json.loads(text, parse_constant=_reject_constant,
-                              object_pairs_hook=_no_duplicate_keys)
-        data = cbor.encode(from_json(document), profile=args.profile)
+        raw = _read(args.file)
+        if args.profile == "dag-cbor":
+            value = _read_dag_json(raw)
+        else:
+            document = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant,
+                                  object_pairs_hook=_no_duplicate_keys)
+            value = from_json(document)
+        data = cbor.encode(value, profile=args.profile)
     except OSError as exc:
         return report_os_error("cbor encode", exc)
     except UnicodeDecodeError as exc:
         return _fail("encode", f"input is not UTF-8 JSON: {exc}")
     except (json.JSONDecodeError, JSONFormError) as exc:
         return _fail("encode", f"bad JSON input: {exc}")
+    except _DagJSONInput as exc:
+        return _fail("encode", f"bad DAG-JSON input: {exc}")
     except CanonkitError as exc:
         return _fail("encode", _describe(exc))
     try:
@@ -97,23 +116,80 @@ def _encode(args: argparse.Namespace) -> int:
     return 0
 
 
-def _decode(args: argparse.Namespace) -> int:
-    from .. import cbor
+class _DagJSONInput(Exception):
+    """Input of ``cbor encode --profile dag-cbor`` that is not DAG-JSON."""
+
+
+def _read_dag_json(raw: bytes) -> Any:
+    from .. import dag_json
 
     try:
-        data = _read(args.file)
-        if args.diag:
-            text = cbor.diagnose(data)
-        else:
-            value = cbor.decode(data, profile=args.profile)
-            text = json.dumps(to_json(value), ensure_ascii=False, indent=args.indent,
-                              allow_nan=False)
+        return dag_json.decode(raw, strict=False)
+    except CanonkitError as exc:
+        raise _DagJSONInput(_describe(exc)) from None
+
+
+def _document(data: bytes, args: argparse.Namespace) -> bytes:
+    """The decoded document as written: DAG-JSON bytes for dag-cbor (canonical, the
+    block whose CID is a dag-json CID, unless --indent asks for whitespace), the
+    reversible JSON form otherwise, diagnostic notation with --diag; text forms end in a
+    newline, canonical DAG-JSON does not."""
+    from .. import cbor, dag_json
+
+    if args.diag:
+        return (cbor.diagnose(data) + "\n").encode("utf-8")
+    value = cbor.decode(data, profile=args.profile)
+    if args.profile == "dag-cbor":
+        canonical = dag_json.encode(value)
+        if args.indent is None:
+            return canonical
+        pretty = json.dumps(json.loads(canonical), ensure_ascii=False, indent=args.indent)
+        return (pretty + "\n").encode("utf-8")
+    text = json.dumps(to_json(value), ensure_ascii=False, indent=args.indent, allow_nan=False)
+    return (text + "\n").encode("utf-8")
+
+
+def _decode(args: argparse.Namespace) -> int:
+    try:
+        document = _document(_read(args.file), args)
     except OSError as exc:
         return report_os_error("cbor decode", exc)
     except CanonkitError as exc:
         return _fail("decode", _describe(exc))
-    sys.stdout.write(text + "\n")
+    try:
+        if args.output == "-" and not document.endswith(b"\n"):
+            document += b"\n"  # a terminal line; -o FILE keeps the exact block
+        _write_atomically(args.output, document)
+    except OSError as exc:
+        return report_os_error("cbor decode", exc)
     return 0
+
+
+def _check_one(decoder: Any, path: str, sequence: bool) -> dict[str, Any]:
+    """The check result of one file: ``{"path", "status": "ok"|"invalid"|"unreadable",
+    ...}`` with ``items`` (sequences), ``code``/``offset``/``message`` (invalid) or
+    ``message`` (unreadable, already reported on stderr)."""
+    try:
+        data = _read(path)
+    except OSError as exc:  # not a check result: the run is incomplete
+        report_os_error("cbor check", exc)
+        return {"path": path, "status": "unreadable", "message": describe_os_error(exc)}
+    try:
+        if sequence:
+            items = decoder.check_sequence(data)
+        else:
+            decoder.check(data)
+    except CanonkitError as exc:
+        message = exc.detail if isinstance(exc.detail, str) else str(exc)
+        return {"path": path, "status": "invalid", "code": exc.code, "offset": exc.offset,
+                "message": message}
+    result: dict[str, Any] = {"path": path, "status": "ok"}
+    if sequence:
+        result["items"] = items
+    return result
+
+
+_STATUS = {"ok": EXIT_OK, "invalid": EXIT_FAILURES, "unreadable": EXIT_COULD_NOT_RUN}
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -122,16 +198,16 @@ def _check(args: argparse.Namespace) -> int:
     decoder = cbor.Decoder(profile=args.profile)
     statuses = []
     for path in args.files:
-        try:
-            decoder.decode(_read(path))
-        except OSError as exc:  # not a check result: the run is incomplete
-            statuses.append(report_os_error("cbor check", exc))
-        except CanonkitError as exc:
-            print(f"{path}: {_describe(exc)}")
-            statuses.append(EXIT_FAILURES)
-        else:
-            print(f"{path}: ok")
-            statuses.append(EXIT_OK)
+        result = _check_one(decoder, path, args.sequence)
+        statuses.append(_STATUS[result["status"]])
+        if args.json:
+            print(json.dumps({**result, "profile": args.profile}, ensure_ascii=False))
+        elif result["status"] == "ok":
+            items = result.get("items")
+            print(f"{path}: ok" if items is None else f"{path}: ok ({items} items)")
+        elif result["status"] == "invalid":
+            print(f"{path}: {result['code']} at offset {result['offset']}: "
+                  f"{result['message']}")
     return worst(statuses)
 
 
@@ -147,8 +223,8 @@ def register(subparsers: Any) -> None:
 
     enc = commands.add_parser(
         "encode", help="JSON → CBOR",
-        description="Read a JSON document and write its deterministic CBOR encoding. "
-        + _JSON_FORM_HELP)
+        description="Read a JSON document (DAG-JSON for dag-cbor, whitespace and key order "
+        "free) and write its deterministic CBOR encoding. " + _JSON_FORM_HELP)
     enc.add_argument("file", nargs="?", default="-", metavar="FILE",
                      help="JSON input file, - for stdin (default)")
     enc.add_argument("-o", "--output", default="-", metavar="OUT",
@@ -158,21 +234,33 @@ def register(subparsers: Any) -> None:
 
     dec = commands.add_parser(
         "decode", help="CBOR → JSON (or diagnostic notation)",
-        description="Strictly decode one CBOR item and print it as JSON. " + _JSON_FORM_HELP)
+        description="Strictly decode one CBOR item and print it as JSON (DAG-JSON for "
+        "dag-cbor). " + _JSON_FORM_HELP)
     dec.add_argument("file", nargs="?", default="-", metavar="FILE",
                      help="CBOR input file, - for stdin (default)")
+    dec.add_argument("-o", "--output", default="-", metavar="OUT",
+                     help="output file, - for stdout (default); written atomically. With "
+                     "--profile dag-cbor it holds exactly the canonical DAG-JSON block")
     profile_option(dec)
     dec.add_argument("--diag", action="store_true",
                      help="print RFC 8949 diagnostic notation of any well-formed item "
                      "instead (no profile check)")
     dec.add_argument("--indent", type=int, default=None, metavar="N",
-                     help="pretty-print the JSON with N spaces")
+                     help="pretty-print the JSON with N spaces (DAG-JSON with whitespace is "
+                     "no longer the canonical block)")
     dec.set_defaults(func=_decode)
 
     chk = commands.add_parser(
         "check", help="strictly validate CBOR files",
-        description="Print 'FILE: ok' or 'FILE: <code> at offset N: <message>' per file "
-        "(the first violation); exit status 1 if any file fails, 2 if any cannot be read.")
+        description="Validate each file without building its values and print 'FILE: ok' "
+        "or 'FILE: <code> at offset N: <message>' (the first violation); exit status 1 if "
+        "any file fails, 2 if any cannot be read (reported on stderr).")
     chk.add_argument("files", nargs="+", metavar="FILE", help="CBOR files (- for stdin)")
     profile_option(chk)
+    chk.add_argument("--sequence", action="store_true",
+                     help="each file is a CBOR sequence (RFC 8742): zero or more items back "
+                     "to back; 'ok' reports the item count")
+    chk.add_argument("--json", action="store_true",
+                     help="one JSON object per file and line: path, profile, status (ok, "
+                     "invalid, unreadable), items (--sequence), code, offset, message")
     chk.set_defaults(func=_check)

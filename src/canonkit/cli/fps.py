@@ -29,12 +29,13 @@ def register(subparsers: Any) -> None:
     run.add_argument("--insert", metavar="HEX|@PATH", help="insert of splice")
     run.add_argument("--offset", type=int, help="offset in units of the level")
     run.add_argument("--length", type=int, help="length in units of the level")
-    run.add_argument("--level", help="bit, byte, word or long (slice/splice default: byte)")
+    run.add_argument("--level", help="bit, byte, word or long (required by reverse; "
+                     "slice/splice default: byte)")
     run.add_argument("-o", "--output", type=Path, metavar="PATH",
                      help="write the raw output bytes to PATH instead of printing hex")
     run.add_argument("--json", action="store_true",
                      help="print the call as an amduat.conformance.fps.v0 case")
-    run.set_defaults(func=run_op)
+    run.set_defaults(func=run_op, run_parser=run)
 
 
 def _load(value: Any) -> Any:
@@ -49,6 +50,8 @@ def run_op(args: argparse.Namespace) -> int:
     from .. import fps
     from ..manifests.fps_exec import execute
 
+    if args.op == "reverse" and args.level is None:  # FPS.md: reverse has no default level
+        args.run_parser.error("reverse needs --level (bit, byte, word or long)")
     fields = {name: getattr(args, name)
               for name in ("input", "inputs", "insert", "offset", "length", "level")
               if getattr(args, name) is not None}

@@ -24,6 +24,7 @@ from .._cbor_types import PROFILES
 from ..objects import BUILTIN_KINDS, ObjectCodec, address
 from ..objects.hashing import PREFIX
 from .fixtures import NEGATIVE_CLASSES, OBJECT_FIXTURES, REQUIREMENTS
+from .forms import FORM_REASONS, check_forms
 from .layout import (
     MANIFEST,
     MANIFEST_SCHEMA,
@@ -75,6 +76,7 @@ REASONS: dict[str, str] = {
     # the checker itself
     "unexpected_error": "the check itself failed; reported so that nothing passes silently",
     "backends_disagree": "two backends reported different failures for the same corpus",
+    **FORM_REASONS,  # physical forms (forms.py)
 }
 
 MAX_JSON_BYTES = 64 << 20  # a corpus JSON file larger than this is refused, not read
@@ -336,8 +338,10 @@ class _Run:
         found: dict[tuple[str, str], str] = {}  # (file, name) -> family
         vectors = self.load(VECTORS, VECTORS_SCHEMA)
         if vectors is not None:
-            for entry in self.object_vectors(vectors):
+            good = self.object_vectors(vectors)
+            for entry in good:
                 found[(VECTORS, entry["name"])] = entry["kind"]
+            check_forms(self, good)  # the store's physical forms, if the corpus has them
         negative = self.load(NEGATIVE, NEGATIVE_SCHEMA)
         if negative is not None:
             for entry in self.negative_cases(negative):

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..objects import ObjectCodec, address
 from .fixtures import NEGATIVE_FIXTURES, OBJECT_FIXTURES, NegativeFixture, ObjectFixture
+from .forms import build_forms
 
 __all__ = ["MANIFEST", "MANIFEST_SCHEMA", "NEGATIVE", "NEGATIVE_SCHEMA", "VECTORS",
            "VECTORS_SCHEMA", "VECTOR_FILES", "build_corpus", "dump_json", "file_entry",
@@ -63,15 +64,18 @@ def build_corpus(version: int, codec: ObjectCodec,
                  objects: Iterable[ObjectFixture] = OBJECT_FIXTURES,
                  negatives: Iterable[NegativeFixture] = NEGATIVE_FIXTURES) -> dict[str, bytes]:
     """Every file of a corpus of format ``version``, encoded by ``codec`` (the live
-    encoder when recording): ``{file name: bytes}``, the manifest last."""
+    encoder when recording): ``{path: bytes}`` (``forms/...`` paths included), the
+    manifest last."""
     objects = sorted(objects, key=lambda f: f.name)
     negatives = sorted(negatives, key=lambda f: f.name)
+    vectors = [vector_entry(f, codec) for f in objects]
     files = {
-        VECTORS: dump_json({"schema": VECTORS_SCHEMA,
-                            "vectors": [vector_entry(f, codec) for f in objects]}),
+        VECTORS: dump_json({"schema": VECTORS_SCHEMA, "vectors": vectors}),
         NEGATIVE: dump_json({"schema": NEGATIVE_SCHEMA, "profile": PROFILE,
                              "cases": [negative_entry(f) for f in negatives]}),
     }
+    # the store's physical forms of every vector (forms.py; STORE.md §5)
+    files.update(build_forms((v["name"], bytes.fromhex(v["hex"])) for v in vectors))
     listed = [{"file": NEGATIVE, "name": f.name, "family": f.cls,
                "requirements": f.all_requirements()} for f in negatives]
     listed += [{"file": VECTORS, "name": f.name, "family": f.kind,

@@ -82,9 +82,11 @@ def record(root: str | os.PathLike[str], version: int, *,
     tmp = Path(tempfile.mkdtemp(prefix=f".v{version}.tmp-", dir=root))
     try:
         for name, data in files.items():  # manifest.json last: it seals the others
+            (tmp / name).parent.mkdir(parents=True, exist_ok=True)  # forms/...
             _write_file(tmp / name, data)
         os.chmod(tmp, 0o755)  # mkdtemp makes it 0700; a corpus is meant to be read
-        _fsync_dir(tmp)
+        for directory in sorted({(tmp / name).parent for name in files}, reverse=True):
+            _fsync_dir(directory)
         report = check(tmp, cbor=cbor, format_version=version)
         if not report.ok:
             _raise_failed(report, "before publishing")

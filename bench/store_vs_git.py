@@ -1,0 +1,177 @@
+"""canonkit's object store next to git's object database, on the same objects.
+
+    python bench/store_vs_git.py [--objects 100000] [--repeat 2]
+
+The objects are ``store_datasets.objects_1k``: 1 KiB of CBOR each. Every step runs on a
+fresh copy where it changes the store, and each contender gets the same input:
+
+- **write loose**: from N files on disk, ``git hash-object -w --stdin-paths`` (zlib loose
+  objects, no fsync) vs ``Store.put`` of each file's bytes (raw loose files,
+  ``durable=False``: no fsync either);
+- **repack**: git's ``repack -a -d`` packs only what a ref reaches, and these objects are
+  unreachable, so git does what it does inside: ``git pack-objects`` of every object id
+  (delta search window 10, and ``--window=0``: none) then ``git prune-packed``, vs
+  ``Store.repack()`` (``deflate="auto"``; it packs every loose object); pack sizes too;
+- **fsck**: ``git fsck --full --no-dangling`` vs ``Store.fsck()`` (one worker) on the
+  packed stores;
+- **read N random objects**: ``git cat-file --batch`` (ids on stdin, contents to a pipe
+  that is drained) vs ``Store.get_many`` and a loop of ``Store.get`` (into memory).
+
+Times are the minimum of ``--repeat`` runs (a shared machine: read the ratios). Prints a
+Markdown table.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from store_datasets import objects_1k
+
+from canonkit.store import Store
+
+
+def _git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    proc = subprocess.run(["git", "-C", str(repo), *args], input=stdin,
+                          stdout=subprocess.PIPE, check=True)
+    return proc.stdout
+
+
+def _timed(fn: Callable[[], object], repeat: int, fresh: Callable[[], None] | None = None
+           ) -> tuple[float, object]:
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        if fresh is not None:
+            fresh()
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def _size(path: Path, pattern: str) -> int:
+    return sum(p.stat().st_size for p in path.rglob(pattern))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--objects", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=2)
+    args = parser.parse_args()
+    n = args.objects
+    items = objects_1k(n)
+    base = Path(tempfile.mkdtemp(prefix="canonkit-vs-git-"))
+    rows: list[tuple[str, str, float, str, float]] = []
+    try:
+        files = base / "files"
+        files.mkdir()
+        for i, data in enumerate(items):
+            (files / f"{i:06d}").write_bytes(data)
+        paths = "".join(f"{files / f'{i:06d}'}\n" for i in range(n)).encode()
+
+        git_repo, store_dir = base / "git", base / "store"
+
+        def fresh_git() -> None:
+            shutil.rmtree(git_repo, ignore_errors=True)
+            subprocess.run(["git", "init", "-q", "--bare", str(git_repo)], check=True)
+
+        def fresh_store() -> None:
+            shutil.rmtree(store_dir, ignore_errors=True)
+            Store.init(store_dir, durable=False)
+
+        def put_all() -> list[str]:
+            store = Store(store_dir, durable=False)
+            out = []
+            for i in range(n):
+                with open(files / f"{i:06d}", "rb") as fh:
+                    out.append(store.put(fh.read()))
+            return out
+
+        g, oids = _timed(lambda: _git(git_repo, "hash-object", "-w", "--stdin-paths",
+                                      stdin=paths).split(), args.repeat, fresh_git)
+        c, addresses = _timed(put_all, args.repeat, fresh_store)
+        rows.append((f"write {n} loose objects", "git hash-object -w --stdin-paths", g,
+                     "Store.put", c))
+
+        loose_git, loose_store = base / "git-loose", base / "store-loose"
+        shutil.copytree(git_repo, loose_git)
+        shutil.copytree(store_dir, loose_store)
+
+        def restore(src: Path, dst: Path) -> Callable[[], None]:
+            def run() -> None:
+                shutil.rmtree(dst, ignore_errors=True)
+                shutil.copytree(src, dst)
+            return run
+
+        ids = b"".join(oid + b"\n" for oid in oids)
+
+        def git_pack(*options: str) -> Callable[[], None]:
+            def run() -> None:
+                _git(git_repo, "pack-objects", "-q", *options,
+                     str(git_repo / "objects" / "pack" / "pack"), stdin=ids)
+                _git(git_repo, "prune-packed")
+            return run
+
+        g, _ = _timed(git_pack(), args.repeat, restore(loose_git, git_repo))
+        git_pack_size = _size(git_repo / "objects" / "pack", "*.pack")
+        g0, _ = _timed(git_pack("--window=0"), args.repeat, restore(loose_git, git_repo))
+        git_pack0 = _size(git_repo / "objects" / "pack", "*.pack")
+        c, stats = _timed(lambda: Store(store_dir, durable=False).repack(), args.repeat,
+                          restore(loose_store, store_dir))
+        total = sum(map(len, items))
+        rows.append((f"pack {n} loose objects", "git pack-objects + prune-packed", g,
+                     "Store.repack", c))
+        rows.append((f"pack {n} loose objects", "... --window=0 (no deltas)", g0,
+                     "Store.repack", c))
+        # leave git with the delta-compressed pack for fsck and reads
+        restore(loose_git, git_repo)()
+        git_pack()()
+
+        g, _ = _timed(lambda: _git(git_repo, "fsck", "--full", "--no-dangling"), args.repeat)
+        store = Store(store_dir, durable=False)
+        c, report = _timed(store.fsck, args.repeat)
+        assert report.ok and report.objects == n  # type: ignore[attr-defined]
+        assert not list((git_repo / "objects").glob("??"))  # git's objects are all packed
+        rows.append((f"fsck {n} packed objects", "git fsck --full", g, "Store.fsck", c))
+
+        rng = random.Random(5)
+        picks = [rng.randrange(n) for _ in range(n)]
+        batch = b"".join(oids[i] + b"\n" for i in picks)
+        wanted = [addresses[i] for i in picks]
+
+        def cat_file() -> None:
+            with subprocess.Popen(["git", "-C", str(git_repo), "cat-file", "--batch"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE) as proc:
+                out, _ = proc.communicate(batch)
+                assert len(out) > n * 1024
+
+        g, _ = _timed(cat_file, args.repeat)
+        c, _ = _timed(lambda: store.get_many(wanted), args.repeat)
+        c2, _ = _timed(lambda: [store.get(a) for a in wanted], args.repeat)
+        rows.append((f"read {n} random objects", "git cat-file --batch", g,
+                     "Store.get_many", c))
+        rows.append((f"read {n} random objects", "git cat-file --batch", g,
+                     "loop of Store.get", c2))
+
+        print(f"\n{n} objects of 1 KiB ({total / 1e6:.1f} MB); "
+              f"{subprocess.run(['git', '--version'], capture_output=True, text=True).stdout.strip()}; "
+              f"load average {os.getloadavg()[0]:.1f}\n")
+        print("| operation | git | s | canonkit | s | git / canonkit |")
+        print("|---|---|---|---|---|---|")
+        for op, gname, gt, cname, ct in rows:
+            print(f"| {op} | `{gname}` | {gt:.2f} | `{cname}` | {ct:.2f} | {gt / ct:.2f}x |")
+        print(f"\npack size / object bytes: canonkit {stats.ratio:.3f} "  # type: ignore[attr-defined]
+              f"({stats.deflated} of {stats.objects} entries DEFLATE), "  # type: ignore[attr-defined]
+              f"git {git_pack_size / total:.3f} (deltas), git --window=0 {git_pack0 / total:.3f}")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

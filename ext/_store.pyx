@@ -1,0 +1,474 @@
+# Readers of the object store's byte formats (STORE.md §2, §6), compiled. Same API,
+# results and errors as src/canonkit/_store_py.py (the oracle); differential tests hold
+# them together.
+#
+# Index and Pack hold their buffer (an mmap) for their lifetime, so a lookup is a fan-out
+# read and a binary search over the digests with memcmp, and reading an entry is a bounds
+# check and one copy (or none: copy=False). read_many resolves a whole batch of digests in
+# one call. Every bounds check happens before the read it guards.
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.unicode cimport PyUnicode_GET_LENGTH
+from libc.stdint cimport uint8_t, uint64_t
+from libc.string cimport memcmp
+
+import threading
+
+from blake3 import blake3
+
+from canonkit.errors import CorruptObjectError, SchemaViolationError
+
+__all__ = [
+    "DIGEST", "ENTRY_HEADER", "FANOUT", "FORM_DEFLATE", "FORM_RAW", "INDEX_HEADER",
+    "INDEX_MAGIC", "LOOSE_HEADER", "LOOSE_MAGIC", "PACK_HEADER", "PACK_MAGIC", "TRAILER",
+    "VERSION", "Index", "Pack", "parse_addresses", "read_loose",
+]
+
+LOOSE_MAGIC = b"CKL1"
+PACK_MAGIC = b"CKPK"
+INDEX_MAGIC = b"CKIX"
+VERSION = 1
+FORM_RAW = 0
+FORM_DEFLATE = 1
+LOOSE_HEADER = 13
+PACK_HEADER = 16
+ENTRY_HEADER = 17
+INDEX_HEADER = 16
+FANOUT = 256 * 8
+DIGEST = 32
+TRAILER = 32
+
+cdef enum:
+    C_LOOSE_HEADER = 13
+    C_PACK_HEADER = 16
+    C_ENTRY_HEADER = 17
+    C_INDEX_HEADER = 16
+    C_FANOUT = 2048
+    C_DIGEST = 32
+    C_TRAILER = 32
+
+
+_local = threading.local()  # one reusable hasher per thread
+
+
+cdef inline uint64_t _be64(const uint8_t *p) noexcept nogil:
+    return ((<uint64_t>p[0] << 56) | (<uint64_t>p[1] << 48) | (<uint64_t>p[2] << 40)
+            | (<uint64_t>p[3] << 32) | (<uint64_t>p[4] << 24) | (<uint64_t>p[5] << 16)
+            | (<uint64_t>p[6] << 8) | <uint64_t>p[7])
+
+
+cdef inline uint64_t _be32(const uint8_t *p) noexcept nogil:
+    return (<uint64_t>p[0] << 24) | (<uint64_t>p[1] << 16) | (<uint64_t>p[2] << 8) | p[3]
+
+
+cdef object _corrupt(str code, object offset, str what):
+    return CorruptObjectError(f"{what} at offset {offset}", offset=offset, detail=code)
+
+
+cdef object _hasher():
+    try:
+        return _local.hasher
+    except AttributeError:
+        h = _local.hasher = blake3()
+        return h
+
+
+cdef int _verify(object data, const uint8_t *digest, object at) except -1:
+    """Raise digest_mismatch unless BLAKE3(data) == the 32 bytes at ``digest``."""
+    h = _hasher()
+    h.reset()
+    h.update(data)
+    cdef bytes got = h.digest()
+    if memcmp(PyBytes_AS_STRING(got), digest, C_DIGEST) != 0:
+        raise _corrupt("digest_mismatch", at, "BLAKE3 of the logical bytes differs from "
+                                              "the object's digest")
+    return 0
+
+
+cdef const uint8_t *_digest_ptr(object digest) except? NULL:
+    if digest is None:
+        return NULL
+    if type(digest) is not bytes or PyBytes_GET_SIZE(digest) != C_DIGEST:
+        raise ValueError("a digest is 32 bytes")
+    return <const uint8_t *>PyBytes_AS_STRING(digest)
+
+
+cdef class _Buffer:
+    """Holds one buffer (an mmap or bytes) until ``release``."""
+    cdef Py_buffer view
+    cdef bint held
+    cdef const uint8_t *p
+    cdef Py_ssize_t n
+    cdef object obj
+
+    def __cinit__(self, buffer, *args, **kwargs):
+        PyObject_GetBuffer(buffer, &self.view, PyBUF_SIMPLE)
+        self.held = True
+        self.obj = buffer
+        self.p = <const uint8_t *>self.view.buf
+        self.n = self.view.len
+
+    def __dealloc__(self):
+        if self.held:
+            PyBuffer_Release(&self.view)
+
+    def release(self):
+        """Let go of the buffer (an mmap can then be closed); the object is unusable."""
+        if self.held:
+            self.held = False
+            self.p = NULL
+            self.n = 0
+            PyBuffer_Release(&self.view)
+            self.obj = None
+
+    cdef int _live(self) except -1:
+        if not self.held:
+            raise ValueError("the buffer was released")
+        return 0
+
+
+def read_loose(data, digest, inflate):
+    """The logical bytes of a loose file (raw or DEFLATE form)."""
+    cdef Py_buffer view
+    cdef const uint8_t *want = _digest_ptr(digest)
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    cdef const uint8_t *p = <const uint8_t *>view.buf
+    cdef Py_ssize_t n = view.len
+    cdef uint64_t logical, have
+    cdef int form
+    try:
+        if n < C_LOOSE_HEADER:
+            raise _corrupt("truncated", n, f"loose header needs {C_LOOSE_HEADER} bytes, "
+                                           f"the file has {n}")
+        if memcmp(p, b"CKL1", 4) != 0:
+            raise _corrupt("bad_magic", 0, "not a loose object file (magic is not CKL1)")
+        form = p[4]
+        if form != 0 and form != 1:
+            raise _corrupt("bad_form", 4, f"unknown form byte {form:#04x}")
+        logical = _be64(p + 5)
+        have = <uint64_t>(n - C_LOOSE_HEADER)
+        if form == 0:
+            if have != logical:
+                raise _corrupt("truncated" if have < logical else "trailing_bytes",
+                               C_LOOSE_HEADER + min(have, logical),
+                               f"raw payload has {have} bytes, the header says {logical}")
+            out = PyBytes_FromStringAndSize(<const char *>p + C_LOOSE_HEADER, <Py_ssize_t>have)
+        else:
+            out = inflate(memoryview(data).cast("B")[C_LOOSE_HEADER:], logical, C_LOOSE_HEADER)
+        if want != NULL:
+            _verify(out, want, C_LOOSE_HEADER)
+        return out
+    finally:
+        PyBuffer_Release(&view)
+
+
+cdef class Index(_Buffer):
+    """A ``.idx`` file held as a buffer. The constructor checks the header and the exact
+    size; ``check`` does the rest of fsck's index checks."""
+    cdef readonly object count
+    cdef readonly bytes pack_trailer
+    cdef readonly bytes checksum
+    cdef uint64_t n_entries
+    cdef const uint8_t *fan
+    cdef const uint8_t *dig
+    cdef const uint8_t *off
+
+    def __init__(self, buffer):
+        cdef const uint8_t *p = self.p
+        cdef Py_ssize_t n = self.n
+        cdef uint64_t count, version
+        if n < C_INDEX_HEADER + C_FANOUT + 2 * C_TRAILER:
+            raise _corrupt("truncated", n, "index shorter than its fixed parts")
+        if memcmp(p, b"CKIX", 4) != 0:
+            raise _corrupt("bad_magic", 0, "not a pack index (magic is not CKIX)")
+        version = _be32(p + 4)
+        if version != 1:
+            raise _corrupt("bad_version", 4, f"index version {version}, expected 1")
+        count = _be64(p + 8)
+        expected = C_INDEX_HEADER + C_FANOUT + <object>count * (C_DIGEST + 8) + 2 * C_TRAILER
+        if n != expected:
+            raise _corrupt("truncated" if n < expected else "trailing_bytes", min(n, expected),
+                           f"index of {count} entries must be {expected} bytes, is {n}")
+        self.n_entries = count
+        self.count = count
+        self.fan = p + C_INDEX_HEADER
+        self.dig = self.fan + C_FANOUT
+        self.off = self.dig + count * C_DIGEST
+        self.pack_trailer = PyBytes_FromStringAndSize(<const char *>self.off + count * 8,
+                                                      C_TRAILER)
+        self.checksum = PyBytes_FromStringAndSize(<const char *>p + n - C_TRAILER, C_TRAILER)
+
+    def fanout(self, int b):
+        self._live()
+        if not 0 <= b < 256:
+            raise IndexError(b)
+        return _be64(self.fan + 8 * b)
+
+    def digest(self, uint64_t i):
+        self._live()
+        if i >= self.n_entries:
+            raise IndexError(i)
+        return PyBytes_FromStringAndSize(<const char *>self.dig + i * C_DIGEST, C_DIGEST)
+
+    def offset(self, uint64_t i):
+        self._live()
+        if i >= self.n_entries:
+            raise IndexError(i)
+        return _be64(self.off + 8 * i)
+
+    cdef inline long long _find(self, const uint8_t *d) noexcept nogil:
+        """The position of digest ``d``, or -1: the fan-out narrows, then bisect_left
+        (a corrupt fan-out may narrow to a miss but never leaves the table)."""
+        cdef uint64_t lo = 0, hi, mid, first = d[0]
+        if first:
+            lo = _be64(self.fan + 8 * (first - 1))
+        hi = _be64(self.fan + 8 * first)
+        if hi > self.n_entries:
+            hi = self.n_entries
+        if lo > hi:
+            lo = hi
+        cdef uint64_t top = hi
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if memcmp(self.dig + mid * C_DIGEST, d, C_DIGEST) < 0:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < top and memcmp(self.dig + lo * C_DIGEST, d, C_DIGEST) == 0:
+            return <long long>lo
+        return -1
+
+    def lookup(self, digest):
+        """The entry offset of ``digest``, or -1."""
+        self._live()
+        cdef const uint8_t *d = _digest_ptr(digest)
+        if d == NULL:
+            raise ValueError("a digest is 32 bytes")
+        cdef long long i = self._find(d)
+        return -1 if i < 0 else _be64(self.off + 8 * i)
+
+    def lookup_many(self, digests):
+        """``[lookup(d) for d in digests]`` for concatenated 32-byte digests."""
+        self._live()
+        if type(digests) is not bytes or PyBytes_GET_SIZE(digests) % C_DIGEST:
+            raise ValueError("digests must be concatenated 32-byte digests")
+        cdef const uint8_t *d = <const uint8_t *>PyBytes_AS_STRING(digests)
+        cdef Py_ssize_t k, m = PyBytes_GET_SIZE(digests) // C_DIGEST
+        cdef long long i
+        cdef list out = [None] * m
+        for k in range(m):
+            i = self._find(d + k * C_DIGEST)
+            out[k] = -1 if i < 0 else _be64(self.off + 8 * i)
+        return out
+
+    def check(self):
+        """Structural findings ``(code, offset, detail)``: fan-out monotone and consistent
+        with the digests, digests strictly ascending, the checksum."""
+        self._live()
+        cdef list found = []
+        cdef uint64_t previous = 0, value, total, i
+        cdef uint64_t counts[256]
+        cdef int b
+        cdef bint monotone = True
+        for b in range(256):
+            value = _be64(self.fan + 8 * b)
+            if value < previous:
+                found.append(("index_fanout", C_INDEX_HEADER + 8 * b,
+                              f"fan-out entry {b} ({value}) is below entry {b - 1} "
+                              f"({previous})"))
+                monotone = False
+                break
+            previous = value
+        if monotone:
+            if previous != self.n_entries:
+                found.append(("index_fanout", C_INDEX_HEADER + 8 * 255,
+                              f"last fan-out entry is {previous}, the count is "
+                              f"{self.n_entries}"))
+            else:
+                for b in range(256):
+                    counts[b] = 0
+                for i in range(self.n_entries):
+                    counts[self.dig[i * C_DIGEST]] += 1
+                total = 0
+                for b in range(256):
+                    total += counts[b]
+                    value = _be64(self.fan + 8 * b)
+                    if total != value:
+                        found.append(("index_fanout", C_INDEX_HEADER + 8 * b,
+                                      f"fan-out entry {b} is {value}, the digests give "
+                                      f"{total}"))
+                        break
+        for i in range(1, self.n_entries):
+            if memcmp(self.dig + i * C_DIGEST, self.dig + (i - 1) * C_DIGEST, C_DIGEST) <= 0:
+                found.append(("index_unsorted", C_INDEX_HEADER + C_FANOUT + i * C_DIGEST,
+                              f"digest {i} does not follow digest {i - 1} in strictly "
+                              f"ascending order"))
+                break
+        body = memoryview(self.obj).cast("B")[:self.n - C_TRAILER]
+        if blake3(body).digest() != self.checksum:
+            found.append(("index_checksum", self.n - C_TRAILER,
+                          "the index checksum is not BLAKE3 of the preceding bytes"))
+        body.release()
+        return found
+
+
+cdef class Pack(_Buffer):
+    """A ``.pack`` file held as a buffer. The constructor checks the header; ``entry``
+    checks each entry's framing as it reads it; ``scan`` walks all of them."""
+    cdef readonly object count
+    cdef readonly object end
+    cdef readonly bytes trailer
+    cdef uint64_t c_end
+
+    def __init__(self, buffer):
+        cdef const uint8_t *p = self.p
+        cdef Py_ssize_t n = self.n
+        cdef uint64_t version
+        if n < C_PACK_HEADER + C_TRAILER:
+            raise _corrupt("truncated", n, "pack shorter than header and trailer")
+        if memcmp(p, b"CKPK", 4) != 0:
+            raise _corrupt("bad_magic", 0, "not a pack (magic is not CKPK)")
+        version = _be32(p + 4)
+        if version != 1:
+            raise _corrupt("bad_version", 4, f"pack version {version}, expected 1")
+        self.count = _be64(p + 8)
+        self.c_end = <uint64_t>(n - C_TRAILER)
+        self.end = self.c_end
+        self.trailer = PyBytes_FromStringAndSize(<const char *>p + self.c_end, C_TRAILER)
+
+    cdef int _frame(self, uint64_t offset, int *form, uint64_t *stored,
+                    uint64_t *logical) except -1:
+        cdef const uint8_t *p = self.p
+        if offset < C_PACK_HEADER or offset >= self.c_end:
+            raise _corrupt("bad_offset", offset, "entry offset outside the pack's entries")
+        if offset + C_ENTRY_HEADER > self.c_end:
+            raise _corrupt("truncated", offset, "entry header runs into the trailer")
+        form[0] = p[offset]
+        stored[0] = _be64(p + offset + 1)
+        logical[0] = _be64(p + offset + 9)
+        if form[0] != 0 and form[0] != 1:
+            raise _corrupt("bad_form", offset, f"unknown form byte {form[0]:#04x}")
+        if stored[0] > self.c_end - offset - C_ENTRY_HEADER:
+            raise _corrupt("truncated", offset + 1, f"stored length {stored[0]} runs past "
+                                                    f"the pack's entries")
+        if form[0] == 0 and stored[0] != logical[0]:
+            raise _corrupt("length_mismatch", offset + 9, f"raw entry stores {stored[0]} "
+                                                          f"bytes but says {logical[0]}")
+        return 0
+
+    def frame(self, offset):
+        """``(form, stored, logical)`` of the entry at ``offset``, framing checked."""
+        self._live()
+        cdef int form
+        cdef uint64_t stored, logical
+        if offset < 0:
+            raise _corrupt("bad_offset", offset, "entry offset outside the pack's entries")
+        self._frame(offset, &form, &stored, &logical)
+        return form, stored, logical
+
+    cdef object _entry(self, uint64_t offset, const uint8_t *want, object inflate, bint copy):
+        cdef int form
+        cdef uint64_t stored, logical
+        self._frame(offset, &form, &stored, &logical)
+        cdef uint64_t start = offset + C_ENTRY_HEADER
+        if form == 0:
+            if copy:
+                out = PyBytes_FromStringAndSize(<const char *>self.p + start,
+                                                <Py_ssize_t>stored)
+            else:
+                out = memoryview(self.obj).cast("B")[start:start + stored]
+        else:
+            out = inflate(memoryview(self.obj).cast("B")[start:start + stored], logical, start)
+        if want != NULL:
+            _verify(out, want, start)
+        return out
+
+    def entry(self, offset, digest, inflate, copy=True):
+        """The logical bytes of the entry at ``offset``; with ``copy=False`` a raw entry is
+        a memoryview into the pack (verified first unless ``digest`` is None)."""
+        self._live()
+        if offset < 0:
+            raise _corrupt("bad_offset", offset, "entry offset outside the pack's entries")
+        return self._entry(offset, _digest_ptr(digest), inflate, copy)
+
+    def read_many(self, Index index, digests, list out, bint verify, inflate):
+        """Fill every ``None`` slot ``i`` of ``out`` whose digest (``digests[32i:32i+32]``)
+        this pack holds; return how many were filled."""
+        self._live()
+        index._live()
+        if type(digests) is not bytes or PyBytes_GET_SIZE(digests) % C_DIGEST:
+            raise ValueError("digests must be concatenated 32-byte digests")
+        cdef Py_ssize_t k, m = PyBytes_GET_SIZE(digests) // C_DIGEST
+        if len(out) != m:
+            raise ValueError("out must have one slot per digest")
+        cdef const uint8_t *d = <const uint8_t *>PyBytes_AS_STRING(digests)
+        cdef long long i
+        cdef Py_ssize_t filled = 0
+        for k in range(m):
+            if out[k] is not None:
+                continue
+            i = index._find(d + k * C_DIGEST)
+            if i < 0:
+                continue
+            out[k] = self._entry(_be64(index.off + 8 * i), d + k * C_DIGEST if verify else NULL,
+                                 inflate, True)
+            filled += 1
+        return filled
+
+    def scan(self):
+        """Walk the framing from the header: the entry offsets found, and the first
+        framing problem (``(code, offset, detail)``) or None. A clean walk ends exactly at
+        the trailer after ``count`` entries."""
+        self._live()
+        cdef list offsets = []
+        cdef uint64_t at = C_PACK_HEADER, stored, logical
+        cdef int form
+        while at < self.c_end:
+            try:
+                self._frame(at, &form, &stored, &logical)
+            except CorruptObjectError as exc:
+                return offsets, (str(exc.detail), exc.offset if exc.offset is not None else at,
+                                 str(exc))
+            offsets.append(at)
+            at += C_ENTRY_HEADER + stored
+        if len(offsets) != self.count:
+            return offsets, ("pack_count", 8, f"the header says {self.count} entries, "
+                                              f"the pack holds {len(offsets)}")
+        return offsets, None
+
+
+cdef inline int _hexval(Py_UCS4 c) noexcept:
+    if 48 <= c <= 57:
+        return <int>c - 48
+    if 97 <= c <= 102:
+        return <int>c - 87
+    return -1
+
+
+def parse_addresses(addresses):
+    """The concatenated 32-byte digests of ``"blake3:<64 lowercase hex>"`` addresses;
+    ``SchemaViolationError`` (detail ``"address"``, as ``objects.parse_address``) naming
+    the first malformed one and its position."""
+    cdef Py_ssize_t m = len(addresses), k, j
+    cdef bytearray out = bytearray(m * C_DIGEST)
+    cdef uint8_t *o = <uint8_t *>(<char *>out)
+    cdef int hi, lo
+    cdef Py_UCS4 c1, c2
+    cdef str text
+    for k in range(m):
+        item = addresses[k]
+        if type(item) is not str or PyUnicode_GET_LENGTH(item) != 71 or not (
+                <str>item).startswith("blake3:"):
+            raise SchemaViolationError(f"addresses[{k}] is not a blake3 address: {item!r}",
+                                       detail="address")
+        text = <str>item
+        for j in range(32):
+            c1 = text[7 + 2 * j]
+            c2 = text[8 + 2 * j]
+            hi = _hexval(c1)
+            lo = _hexval(c2)
+            if hi < 0 or lo < 0:
+                raise SchemaViolationError(f"addresses[{k}] is not a blake3 address: "
+                                           f"{item!r}", detail="address")
+            o[k * C_DIGEST + j] = <uint8_t>(hi << 4 | lo)
+    return bytes(out)

@@ -1,0 +1,54 @@
+"""Decode options shared by both CBOR backends: their validation and the fixed bounds.
+
+Pure Python on purpose: both backends call these only when an option is given (the
+compiled backend checks the defaults inline), so they cost nothing per decoded item.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ._cbor_types import PROFILES
+from .errors import InvalidOptionError, UnknownProfileError
+
+__all__ = ["LIMIT_MAX", "MAX_KEY_DEPTH", "check_limit", "check_max_depth", "check_offset", "check_profile"]
+
+# Containers nested inside one map key. A key is hashed (and, on a hash collision,
+# compared) when it is inserted into its dict, and CPython does both recursively: a
+# 150,000-deep array key overflows the C stack in tuplehash, a deep tag or map key hits
+# RecursionError. 64 levels keep both far from any limit; no real key comes close.
+MAX_KEY_DEPTH = 64
+
+
+def check_profile(profile: Any) -> str:
+    if profile not in PROFILES:
+        raise UnknownProfileError(
+            f"unknown CBOR profile {profile!r}; expected one of {PROFILES}", detail=profile)
+    return profile  # type: ignore[no-any-return]
+
+
+def check_max_depth(max_depth: Any) -> int:
+    if not isinstance(max_depth, int) or max_depth < 0:
+        raise InvalidOptionError(
+            f"max_depth must be a non-negative int, got {max_depth!r}", detail=max_depth)
+    return max_depth
+
+
+LIMIT_MAX = 2**63 - 1  # the largest max_size / max_items (a C ssize_t on both backends)
+
+
+def check_limit(name: str, value: Any) -> int | None:
+    """``max_size`` / ``max_items``: None (no limit) or an int in 0..2**63-1."""
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= LIMIT_MAX:
+        raise InvalidOptionError(
+            f"{name} must be None or an int in 0..2**63-1, got {value!r}", detail=value)
+    return value
+
+
+def check_offset(offset: Any, length: int) -> int:
+    if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset <= length:
+        raise InvalidOptionError(
+            f"offset must be an int in 0..{length} (the input's length), got {offset!r}",
+            detail=offset)
+    return offset

@@ -1,0 +1,311 @@
+"""Readers of the object store's byte formats (STORE.md §2, §6), pure Python.
+
+The reference oracle of the compiled ``canonkit._store``: same classes, same results,
+same errors (differential tests hold them together). Simple and obviously correct;
+only the compiled side is optimised.
+
+- ``read_loose(data, digest, inflate)``: the logical bytes of a loose file's content.
+- ``Index(buffer)``: a ``.idx`` file; ``lookup``/``lookup_many`` find entry offsets.
+- ``Pack(buffer)``: a ``.pack`` file; ``entry`` decodes one entry, ``read_many`` a batch,
+  ``scan`` walks the entry framing.
+- ``parse_addresses(addresses)``: ``"blake3:<hex>"`` strings to concatenated digests.
+
+``digest`` arguments are the 32 expected BLAKE3 bytes, or None to skip verification.
+``inflate(payload, logical_length, base)`` is the strict zlib decoder of ``store.deflate``
+(``base``: the payload's offset in its buffer, so its errors carry buffer offsets).
+Every corruption raises ``CorruptObjectError`` with ``detail`` = the fsck finding code
+and ``offset`` = the byte offset in the buffer given.
+"""
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from blake3 import blake3
+
+from .errors import CorruptObjectError, SchemaViolationError
+
+__all__ = [
+    "DIGEST", "ENTRY_HEADER", "FANOUT", "FORM_DEFLATE", "FORM_RAW", "INDEX_HEADER",
+    "INDEX_MAGIC", "LOOSE_HEADER", "LOOSE_MAGIC", "PACK_HEADER", "PACK_MAGIC", "TRAILER",
+    "VERSION", "Index", "Pack", "parse_addresses", "read_loose",
+]
+
+LOOSE_MAGIC = b"CKL1"
+PACK_MAGIC = b"CKPK"
+INDEX_MAGIC = b"CKIX"
+VERSION = 1
+FORM_RAW = 0
+FORM_DEFLATE = 1
+LOOSE_HEADER = 13    # magic 4 | form 1 | logical length 8
+PACK_HEADER = 16     # magic 4 | version 4 | count 8
+ENTRY_HEADER = 17    # form 1 | stored length 8 | logical length 8
+INDEX_HEADER = 16    # magic 4 | version 4 | count 8
+FANOUT = 256 * 8
+DIGEST = 32
+TRAILER = 32
+
+Inflate = Callable[[Any, int, int], bytes]
+_PREFIX = "blake3:"
+_HEX = frozenset("0123456789abcdef")
+
+
+def _corrupt(code: str, offset: int, what: str) -> CorruptObjectError:
+    return CorruptObjectError(f"{what} at offset {offset}", offset=offset, detail=code)
+
+
+def _u64(buf: Any, at: int) -> int:
+    return int.from_bytes(buf[at:at + 8], "big")
+
+
+def _decode(form: int, payload: Any, logical: int, at: int, inflate: Inflate) -> bytes:
+    """The logical bytes of a payload that starts at ``at`` in its buffer."""
+    if form == FORM_RAW:
+        return bytes(payload)
+    return inflate(payload, logical, at)
+
+
+def _verify(data: bytes, digest: bytes | None, at: int) -> None:
+    if digest is not None and blake3(data).digest() != digest:
+        raise _corrupt("digest_mismatch", at, "BLAKE3 of the logical bytes differs from "
+                                              "the object's digest")
+
+
+def read_loose(data: Any, digest: bytes | None, inflate: Inflate) -> bytes:
+    """The logical bytes of a loose file (raw or DEFLATE form)."""
+    view = memoryview(data).cast("B")
+    if len(view) < LOOSE_HEADER:
+        raise _corrupt("truncated", len(view), f"loose header needs {LOOSE_HEADER} bytes, "
+                                               f"the file has {len(view)}")
+    if bytes(view[:4]) != LOOSE_MAGIC:
+        raise _corrupt("bad_magic", 0, "not a loose object file (magic is not CKL1)")
+    form = view[4]
+    if form not in (FORM_RAW, FORM_DEFLATE):
+        raise _corrupt("bad_form", 4, f"unknown form byte {form:#04x}")
+    logical = _u64(view, 5)
+    payload = view[LOOSE_HEADER:]
+    if form == FORM_RAW and len(payload) != logical:
+        code = "truncated" if len(payload) < logical else "trailing_bytes"
+        raise _corrupt(code, LOOSE_HEADER + min(len(payload), logical),
+                       f"raw payload has {len(payload)} bytes, the header says {logical}")
+    out = _decode(form, payload, logical, LOOSE_HEADER, inflate)
+    _verify(out, digest, LOOSE_HEADER)
+    return out
+
+
+class Index:
+    """A ``.idx`` file held as a buffer. The constructor checks the header and the exact
+    size; ``check`` does the rest of fsck's index checks."""
+
+    def __init__(self, buffer: Any) -> None:
+        self._view = memoryview(buffer).cast("B")
+        view = self._view
+        if len(view) < INDEX_HEADER + FANOUT + 2 * TRAILER:
+            raise _corrupt("truncated", len(view), "index shorter than its fixed parts")
+        if bytes(view[:4]) != INDEX_MAGIC:
+            raise _corrupt("bad_magic", 0, "not a pack index (magic is not CKIX)")
+        version = int.from_bytes(view[4:8], "big")
+        if version != VERSION:
+            raise _corrupt("bad_version", 4, f"index version {version}, expected {VERSION}")
+        count = _u64(view, 8)
+        expected = INDEX_HEADER + FANOUT + count * (DIGEST + 8) + 2 * TRAILER
+        if len(view) != expected:
+            raise _corrupt("truncated" if len(view) < expected else "trailing_bytes",
+                           min(len(view), expected),
+                           f"index of {count} entries must be {expected} bytes, is {len(view)}")
+        self.count = count
+        self._digests = INDEX_HEADER + FANOUT
+        self._offsets = self._digests + count * DIGEST
+        self.pack_trailer = bytes(view[self._offsets + count * 8:][:TRAILER])
+        self.checksum = bytes(view[-TRAILER:])
+
+    def release(self) -> None:
+        self._view.release()
+
+    def fanout(self, b: int) -> int:
+        return _u64(self._view, INDEX_HEADER + 8 * b)
+
+    def digest(self, i: int) -> bytes:
+        at = self._digests + i * DIGEST
+        return bytes(self._view[at:at + DIGEST])
+
+    def offset(self, i: int) -> int:
+        return _u64(self._view, self._offsets + 8 * i)
+
+    def _bounds(self, first: int) -> tuple[int, int]:
+        # a corrupt fan-out may narrow the search (a miss) but never leaves the table
+        lo = self.fanout(first - 1) if first else 0
+        hi = min(self.fanout(first), self.count)
+        return min(lo, hi), hi
+
+    def lookup(self, digest: bytes) -> int:
+        """The entry offset of ``digest``, or -1."""
+        if len(digest) != DIGEST:
+            raise ValueError("a digest is 32 bytes")
+        lo, hi = self._bounds(digest[0])
+        keys = _DigestSeq(self)
+        i = bisect.bisect_left(keys, digest, lo, hi)
+        return self.offset(i) if i < hi and keys[i] == digest else -1
+
+    def lookup_many(self, digests: bytes) -> list[int]:
+        """``[lookup(d) for d in digests]`` for concatenated 32-byte digests."""
+        if len(digests) % DIGEST:
+            raise ValueError("digests must be concatenated 32-byte digests")
+        return [self.lookup(digests[i:i + DIGEST]) for i in range(0, len(digests), DIGEST)]
+
+    def check(self) -> list[tuple[str, int, str]]:
+        """Structural findings ``(code, offset, detail)``: fan-out monotone and consistent
+        with the digests, digests strictly ascending, the checksum."""
+        found: list[tuple[str, int, str]] = []
+        previous = 0
+        for b in range(256):
+            value = self.fanout(b)
+            if value < previous:
+                found.append(("index_fanout", INDEX_HEADER + 8 * b,
+                              f"fan-out entry {b} ({value}) is below entry {b - 1} ({previous})"))
+                break
+            previous = value
+        else:
+            if previous != self.count:
+                found.append(("index_fanout", INDEX_HEADER + 8 * 255,
+                              f"last fan-out entry is {previous}, the count is {self.count}"))
+            else:
+                counts = [0] * 256
+                for i in range(self.count):
+                    counts[self.digest(i)[0]] += 1
+                total = 0
+                for b in range(256):
+                    total += counts[b]
+                    if total != self.fanout(b):
+                        found.append(("index_fanout", INDEX_HEADER + 8 * b,
+                                      f"fan-out entry {b} is {self.fanout(b)}, the digests "
+                                      f"give {total}"))
+                        break
+        for i in range(1, self.count):
+            if self.digest(i) <= self.digest(i - 1):
+                found.append(("index_unsorted", self._digests + i * DIGEST,
+                              f"digest {i} does not follow digest {i - 1} in strictly "
+                              f"ascending order"))
+                break
+        body = self._view[:-TRAILER]
+        if blake3(body).digest() != self.checksum:
+            found.append(("index_checksum", len(self._view) - TRAILER,
+                          "the index checksum is not BLAKE3 of the preceding bytes"))
+        return found
+
+
+class _DigestSeq(Sequence[bytes]):
+    """The index's digests as a sequence, for ``bisect``."""
+
+    def __init__(self, index: Index) -> None:
+        self._index = index
+
+    def __len__(self) -> int:
+        return self._index.count
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._index.digest(i)
+
+
+class Pack:
+    """A ``.pack`` file held as a buffer. The constructor checks the header; ``entry``
+    checks each entry's framing as it reads it; ``scan`` walks all of them."""
+
+    def __init__(self, buffer: Any) -> None:
+        self._view = memoryview(buffer).cast("B")
+        view = self._view
+        if len(view) < PACK_HEADER + TRAILER:
+            raise _corrupt("truncated", len(view), "pack shorter than header and trailer")
+        if bytes(view[:4]) != PACK_MAGIC:
+            raise _corrupt("bad_magic", 0, "not a pack (magic is not CKPK)")
+        version = int.from_bytes(view[4:8], "big")
+        if version != VERSION:
+            raise _corrupt("bad_version", 4, f"pack version {version}, expected {VERSION}")
+        self.count = _u64(view, 8)
+        self.end = len(view) - TRAILER  # entries end here
+        self.trailer = bytes(view[self.end:])
+
+    def release(self) -> None:
+        self._view.release()
+
+    def frame(self, offset: int) -> tuple[int, int, int]:
+        """``(form, stored, logical)`` of the entry at ``offset``, framing checked."""
+        if offset < PACK_HEADER or offset + ENTRY_HEADER > self.end:
+            raise _corrupt("bad_offset" if offset < PACK_HEADER or offset >= self.end
+                           else "truncated", offset,
+                           "entry offset outside the pack's entries" if offset < PACK_HEADER
+                           or offset >= self.end else "entry header runs into the trailer")
+        view = self._view
+        form = view[offset]
+        stored = _u64(view, offset + 1)
+        logical = _u64(view, offset + 9)
+        if form not in (FORM_RAW, FORM_DEFLATE):
+            raise _corrupt("bad_form", offset, f"unknown form byte {form:#04x}")
+        if stored > self.end - offset - ENTRY_HEADER:
+            raise _corrupt("truncated", offset + 1, f"stored length {stored} runs past the "
+                                                    f"pack's entries")
+        if form == FORM_RAW and stored != logical:
+            raise _corrupt("length_mismatch", offset + 9, f"raw entry stores {stored} bytes "
+                                                          f"but says {logical}")
+        return form, stored, logical
+
+    def entry(self, offset: int, digest: bytes | None, inflate: Inflate,
+              copy: bool = True) -> bytes | memoryview:
+        """The logical bytes of the entry at ``offset``; with ``copy=False`` a raw entry is
+        a memoryview into the pack (verified first unless ``digest`` is None)."""
+        form, stored, logical = self.frame(offset)
+        start = offset + ENTRY_HEADER
+        payload = self._view[start:start + stored]
+        if form == FORM_RAW and not copy:
+            if digest is not None and blake3(payload).digest() != digest:
+                raise _corrupt("digest_mismatch", start, "BLAKE3 of the logical bytes "
+                                                         "differs from the object's digest")
+            return payload
+        out = _decode(form, payload, logical, start, inflate)
+        _verify(out, digest, start)
+        return out
+
+    def read_many(self, index: Index, digests: bytes, out: list[Any], verify: bool,
+                  inflate: Inflate) -> int:
+        """Fill every ``None`` slot ``i`` of ``out`` whose digest (``digests[32i:32i+32]``)
+        this pack holds; return how many were filled."""
+        filled = 0
+        for i, offset in enumerate(index.lookup_many(digests)):
+            if out[i] is None and offset >= 0:
+                digest = digests[i * DIGEST:(i + 1) * DIGEST]
+                out[i] = self.entry(offset, digest if verify else None, inflate)
+                filled += 1
+        return filled
+
+    def scan(self) -> tuple[list[int], tuple[str, int, str] | None]:
+        """Walk the framing from the header: the entry offsets found, and the first
+        framing problem (``(code, offset, detail)``) or None. A clean walk ends exactly at
+        the trailer after ``count`` entries."""
+        offsets: list[int] = []
+        at = PACK_HEADER
+        while at < self.end:
+            try:
+                _, stored, _ = self.frame(at)
+            except CorruptObjectError as exc:
+                return offsets, (str(exc.detail), exc.offset or at, str(exc))
+            offsets.append(at)
+            at += ENTRY_HEADER + stored
+        if len(offsets) != self.count:
+            return offsets, ("pack_count", 8, f"the header says {self.count} entries, "
+                                              f"the pack holds {len(offsets)}")
+        return offsets, None
+
+
+def parse_addresses(addresses: Sequence[str]) -> bytes:
+    """The concatenated 32-byte digests of ``"blake3:<64 lowercase hex>"`` addresses;
+    ``SchemaViolationError`` (detail ``"address"``, as ``objects.parse_address``) naming
+    the first malformed one and its position."""
+    out = bytearray()
+    for i, text in enumerate(addresses):
+        if (type(text) is not str or len(text) != len(_PREFIX) + 64
+                or not text.startswith(_PREFIX) or not _HEX.issuperset(text[len(_PREFIX):])):
+            raise SchemaViolationError(f"addresses[{i}] is not a blake3 address: {text!r}",
+                                       detail="address")
+        out += bytes.fromhex(text[len(_PREFIX):])
+    return bytes(out)

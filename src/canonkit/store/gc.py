@@ -1,0 +1,173 @@
+"""gc: delete what no root reaches, never what a writer may still need (STORE.md §3).
+
+Under the store lock:
+
+1. remove leftovers older than the grace period;
+2. mark from every ref and every root the caller names — a reachable object that is
+   missing (or unreadable) stops gc before it deletes anything (``MissingReachableError``
+   names the path from the root);
+3. mark also from every object younger than the grace period — so a writer that put a
+   new commit over old trees keeps those trees, as git does — and again from any ref that
+   changed while marking;
+4. rewrite the reachable objects of every old pack that holds unreachable ones into one
+   new pack, and publish it (as repack does);
+5. only then delete the unreachable loose files and the superseded packs — each one
+   after checking that its mtime is still older than the grace period (a concurrent
+   ``put`` of an existing object refreshes it).
+
+Age is the mtime of the loose file, or of the pack for a packed object (STORE.md §6).
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from ..errors import MissingObjectError, MissingReachableError
+from . import mutations as fs
+from .inventory import loose_objects, sweep_leftovers
+from .layout import address_of, digest_of_address
+from .lock import StoreLock
+from .mark import Marker
+from .packs import PackFile
+from .repack import Source, publish, remove_pack, write_pack
+from .stats import GCStats
+
+if TYPE_CHECKING:
+    from .store import Store
+
+__all__ = ["gc"]
+
+REF_RECHECKS = 8  # rounds of re-reading refs that moved while marking
+
+
+def _reader(store: Store) -> Marker:
+    def read(digest: bytes) -> bytes | None:
+        try:
+            data = store.get(address_of(digest))
+        except MissingObjectError:
+            return None
+        assert isinstance(data, bytes)
+        return data
+
+    return Marker(read)
+
+
+def _mtime(path: str) -> float | None:
+    try:
+        return os.lstat(path).st_mtime
+    except FileNotFoundError:
+        return None
+
+
+def gc(store: Store, *, roots: Iterable[str] = (), grace_seconds: float = 3600.0) -> GCStats:
+    if grace_seconds < 0:
+        raise ValueError(f"grace_seconds must be >= 0, got {grace_seconds}")
+    named = [(f"root {a}", digest_of_address(a)) for a in roots]
+    started = time.perf_counter()
+    stats = GCStats()
+    with StoreLock(store.root, durable=store.durable):
+        now = time.time()
+        stats.leftovers_removed = sweep_leftovers(store.root, grace_seconds)
+        store._refresh_packs()
+        packs: list[PackFile] = list(store._packs)
+        loose = list(loose_objects(store.root))
+
+        def young(mtime: float) -> bool:
+            return now - mtime < grace_seconds
+
+        # 2. the real roots: a missing object stops everything
+        ref_roots = {name: address for name, address in store.refs().items()}
+        marker = _reader(store)
+        root_list = [(f"ref {n}", digest_of_address(a)) for n, a in ref_roots.items()] + named
+        stats.roots = len(root_list)
+        _strict(marker, root_list)
+        reachable = set(marker.marked)
+
+        # 3. young objects keep what they reference; refs that moved meanwhile too
+        fresh = [(f"young {item.rel}", item.digest) for item in loose if young(item.mtime)]
+        for pf in packs:
+            if young(pf.mtime):
+                fresh += [(f"young {pf.pack_rel}", pf.index.digest(i))
+                          for i in range(pf.index.count)]
+        stats.young_roots = len(fresh)
+        marker.mark(fresh, strict=False)
+        for _ in range(REF_RECHECKS):
+            moved = [(f"ref {n}", digest_of_address(a)) for n, a in store.refs().items()
+                     if ref_roots.get(n) != a]
+            if not moved:
+                break
+            ref_roots.update(store.refs())
+            _strict(marker, moved)
+        keep = marker.marked
+        stats.reachable = len(reachable)
+        stats.unfollowed = len(marker.unfollowed)
+
+        # 4. rewrite old packs that hold unreachable objects
+        doomed: list[PackFile] = []
+        sources: dict[bytes, Source] = {}
+        dropped: dict[str, int] = {}
+        for pf in packs:
+            if young(pf.mtime):
+                continue
+            digests = [pf.index.digest(i) for i in range(pf.index.count)]
+            if all(d in keep for d in digests):
+                continue
+            doomed.append(pf)
+            for i, d in enumerate(digests):
+                if d in keep:
+                    sources.setdefault(d, ("packed", pf, pf.index.offset(i)))
+                else:
+                    dropped[pf.hex] = dropped.get(pf.hex, 0) + 1
+        new_hex = None
+        if sources:
+            writer, packed, skipped = write_pack(store, sorted(sources.items()), "keep")
+            if skipped or writer is None:  # a kept object could not be copied: keep all
+                if writer is not None:
+                    writer.abort()
+                doomed = []
+            else:
+                publish(store, writer, writer.trailer)
+                new_hex = writer.trailer.hex()
+                stats.packs_written = 1
+                stats.freed_bytes -= writer.size
+
+        # 5. delete: unreachable old loose files, then the superseded packs
+        for item in loose:
+            if item.digest in keep or young(item.mtime):
+                continue
+            path = f"{store.root}/{item.rel}"
+            mtime = _mtime(path)
+            if mtime is None or young(mtime):  # gone, or re-put meanwhile
+                continue
+            fs.unlink(path)
+            stats.deleted_loose += 1
+            stats.freed_bytes += item.size
+        for pf in doomed:
+            if pf.hex == new_hex:
+                continue
+            mtime = _mtime(pf.path(store.root))
+            if mtime is None or young(mtime):  # freshened by a put meanwhile: keep it
+                continue
+            size = os.path.getsize(pf.path(store.root)) + os.path.getsize(
+                f"{store.root}/{pf.idx_rel}")
+            remove_pack(store, pf)
+            stats.packs_removed += 1
+            stats.freed_bytes += size
+            stats.deleted += dropped.get(pf.hex, 0)
+        store._refresh_packs()
+        stats.deleted += stats.deleted_loose
+        stats.kept_young = len(keep - reachable)
+    stats.seconds = time.perf_counter() - started
+    return stats
+
+
+def _strict(marker: Marker, roots: list[tuple[str, bytes]]) -> None:
+    missing = marker.mark(roots, strict=True)
+    if missing:
+        path = marker.path_to(missing[0])
+        raise MissingReachableError(
+            f"gc stopped before deleting anything: {path[-1]} is reachable but missing "
+            f"(path from the root: {' -> '.join(path)}); run fsck",
+            address=path[-1], detail=path)

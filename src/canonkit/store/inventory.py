@@ -1,0 +1,150 @@
+"""What is on disk: loose objects, published and unpublished packs, leftovers in tmp/.
+
+Listing never follows a symlink (``os.scandir`` entries are judged without following);
+fsck reports what listing skips.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import stat
+import time
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from . import mutations as fs
+from .layout import OBJECTS, PACKS, TMP, parse_loose_name, parse_pack_name
+
+__all__ = ["Leftover", "Loose", "fanouts", "leftovers", "loose_in", "loose_objects",
+           "packs_on_disk", "sweep_leftovers"]
+
+
+class Loose(NamedTuple):
+    digest: bytes
+    rel: str
+    mtime: float
+    size: int
+
+
+class Leftover(NamedTuple):
+    rel: str
+    mtime: float
+    what: str  # "tmp" | "unpublished pack"
+
+
+def fanouts(root: str) -> list[str]:
+    """The fan-out directory names under objects/ (real directories only), sorted."""
+    try:
+        entries = list(os.scandir(f"{root}/{OBJECTS}"))
+    except FileNotFoundError:
+        return []
+    return sorted(e.name for e in entries
+                  if e.is_dir(follow_symlinks=False) and len(e.name) == 2)
+
+
+def loose_in(root: str, fanout: str) -> Iterator[Loose]:
+    """The loose object files of one fan-out directory, sorted by name."""
+    try:
+        entries = sorted(os.scandir(f"{root}/{OBJECTS}/{fanout}"), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for entry in entries:
+        digest = parse_loose_name(fanout, entry.name)
+        if digest is None or not entry.is_file(follow_symlinks=False):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except FileNotFoundError:  # removed meanwhile (a repack)
+            continue
+        yield Loose(digest, f"{OBJECTS}/{fanout}/{entry.name}", info.st_mtime, info.st_size)
+
+
+def loose_objects(root: str) -> Iterator[Loose]:
+    """Every loose object, in digest order."""
+    for fanout in fanouts(root):
+        yield from loose_in(root, fanout)
+
+
+def packs_on_disk(root: str) -> tuple[dict[str, float], dict[str, float]]:
+    """``({hex: mtime} of .pack files, {hex: mtime} of .idx files)``, regular files only."""
+    packs: dict[str, float] = {}
+    idxs: dict[str, float] = {}
+    try:
+        entries = list(os.scandir(f"{root}/{PACKS}"))
+    except FileNotFoundError:
+        return packs, idxs
+    for entry in entries:
+        parsed = parse_pack_name(entry.name)
+        if parsed is None or not entry.is_file(follow_symlinks=False):
+            continue
+        try:
+            mtime = entry.stat(follow_symlinks=False).st_mtime
+        except FileNotFoundError:
+            continue
+        (packs if parsed[1] == "pack" else idxs)[parsed[0]] = mtime
+    return packs, idxs
+
+
+def leftovers(root: str) -> list[Leftover]:
+    """Entries of tmp/ and packs without their index, sorted by path."""
+    out: list[Leftover] = []
+    try:
+        entries = list(os.scandir(f"{root}/{TMP}"))
+    except FileNotFoundError:
+        entries = []
+    for entry in entries:
+        try:
+            mtime = entry.stat(follow_symlinks=False).st_mtime
+        except FileNotFoundError:
+            continue
+        out.append(Leftover(f"{TMP}/{entry.name}", mtime, "tmp"))
+    packs, idxs = packs_on_disk(root)
+    for hex_name, mtime in packs.items():
+        if hex_name not in idxs:
+            out.append(Leftover(f"{PACKS}/pack-{hex_name}.pack", mtime, "unpublished pack"))
+    return sorted(out)
+
+
+def sweep_leftovers(root: str, grace_seconds: float, *, keep: frozenset[str] = frozenset()
+                    ) -> int:
+    """Remove leftovers older than the grace period (all of them with 0); returns how many.
+    ``keep`` names paths still in use by this process."""
+    now = time.time()
+    removed = 0
+    for item in leftovers(root):
+        if item.rel in keep or now - item.mtime < grace_seconds:
+            continue
+        path = f"{root}/{item.rel}"
+        try:
+            info = os.lstat(path)
+            if stat.S_ISDIR(info.st_mode):  # nothing canonkit writes; still a leftover
+                fs.rmtree(path)
+            elif _is_ref_lock(item.rel):
+                if not _unlink_unheld_lock(path):
+                    continue
+            else:
+                fs.unlink(path)
+        except FileNotFoundError:
+            continue
+        removed += 1
+    return removed
+
+
+def _is_ref_lock(rel: str) -> bool:
+    name = rel[len(TMP) + 1:]
+    return name.startswith("ref-") and name.endswith(".lock")
+
+
+def _unlink_unheld_lock(path: str) -> bool:
+    """Remove a ref lock file nobody holds (holding it while removing, so a ref update
+    that opened it meanwhile notices and starts over); False if it is held."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        fs.unlink(path)
+        return True
+    finally:
+        os.close(fd)

@@ -1,0 +1,193 @@
+"""repack: loose objects (and old packs) into one new pack, in STORE.md §3's order.
+
+Under the store lock:
+
+1. remove leftovers older than the grace period;
+2. write the new pack and its index into ``tmp/`` (every object read and verified from
+   its current form first; a corrupt one is skipped and left where it is), fsync both;
+3. rename the ``.pack`` into ``packs/``, then the ``.idx`` — the publication — and fsync
+   ``packs/``;
+4. only then delete the loose files the new pack holds, and the old packs whose every
+   object it holds (each pack's ``.idx`` before its ``.pack``).
+
+A crash anywhere leaves every object readable: before step 3's second rename the old
+forms are all in place (and the new files are leftovers); after it, both old and new are
+(duplicates, until the next repack). ``write_pack`` is shared with gc.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from ..errors import CorruptObjectError
+from . import mutations as fs
+from .deflate import compress, inflate
+from .inventory import loose_objects, sweep_leftovers
+from .layout import PACKS, address_of, pack_paths
+from .lock import StoreLock
+from .loose import read_file
+from .packs import PackFile, located
+from .packwriter import PackWriter
+from .progress import Bar, bar
+from .stats import RepackStats
+
+if TYPE_CHECKING:
+    from .store import Store
+
+__all__ = ["DEFLATE_MODES", "Source", "publish", "read_for_pack", "repack", "write_pack"]
+
+DEFLATE_MODES = ("auto", "always", "never")
+AUTO_MIN = 64  # bytes: smaller objects are stored raw by "auto" (a stream saves nothing)
+
+
+def _auto_keeps(stored: int, logical: int) -> bool:
+    """"auto" stores DEFLATE when it saves at least an eighth of the bytes: every read of
+    a DEFLATE entry pays for inflating it, so a small saving is not worth it."""
+    return stored <= logical - logical // 8
+
+
+Source = tuple[str, Any, int]  # ("loose", rel, 0) | ("packed", PackFile, offset)
+
+
+def read_for_pack(store: Store, digest: bytes, source: Source, mode: str
+                  ) -> tuple[bool, Any, int]:
+    """``(deflated, payload, logical length)`` of one object for a new pack, read from
+    its current form and verified; an existing DEFLATE stream is reused, not recompressed.
+    ``mode``: a ``DEFLATE_MODES`` value, or ``"keep"`` (the current form).
+    ``CorruptObjectError`` (located) if the form does not give the object."""
+    kind, where, offset = source
+    stream: Any = None
+    if kind == "loose":
+        content = read_file(f"{store.root}/{where}", where)
+        if content is None:
+            raise FileNotFoundError(where)
+        try:
+            data = store.kernel.read_loose(content, digest, inflate)
+        except CorruptObjectError as exc:
+            raise located(exc, where, address_of(digest)) from None
+        if content[4] == 1:
+            stream = memoryview(content)[13:]
+    else:
+        pf: PackFile = where
+        try:
+            form, stored, _ = pf.pack.frame(offset)
+            data = pf.pack.entry(offset, digest, inflate)
+        except CorruptObjectError as exc:
+            raise located(exc, pf.pack_rel, address_of(digest)) from None
+        if form == 1:
+            stream = pf.payload(offset, stored)
+    logical = len(data)
+    if mode == "keep":  # gc's rewrite: every object stays in the form it has
+        return (True, stream, logical) if stream is not None else (False, data, logical)
+    if mode == "never" or (mode == "auto" and logical < AUTO_MIN):
+        return False, data, logical
+    if stream is None:
+        stream = compress(data)
+    if mode == "always" or _auto_keeps(len(stream), logical):
+        return True, stream, logical
+    return False, data, logical
+
+
+def write_pack(store: Store, items: Iterable[tuple[bytes, Source]], mode: str,
+               progress: Bar | None = None) -> tuple[PackWriter | None, set[bytes], int]:
+    """Write the objects (in the order given: digest order) into a new pack in ``tmp/``.
+    Returns the finished writer (None if no object could be packed), the digests packed
+    and how many were skipped as corrupt or gone."""
+    writer = PackWriter(store.root, durable=store.durable)
+    packed: set[bytes] = set()
+    skipped = 0
+    try:
+        for digest, source in items:
+            try:
+                deflated, payload, logical = read_for_pack(store, digest, source, mode)
+            except (CorruptObjectError, FileNotFoundError):
+                skipped += 1  # left in place; fsck names it
+                continue
+            writer.add(digest, deflated, payload, logical)
+            packed.add(digest)
+            if progress is not None:
+                progress.update(1)
+        if not packed:
+            writer.abort()
+            return None, packed, skipped
+        writer.finish()
+    except BaseException:
+        writer.abort()
+        raise
+    return writer, packed, skipped
+
+
+def publish(store: Store, writer: PackWriter, trailer: bytes) -> tuple[str, str]:
+    """Rename the pack, then its index, into ``packs/`` and fsync it: from the second
+    rename on, the new pack is what readers see. Returns the store-relative paths."""
+    pack_rel, idx_rel = pack_paths(trailer)
+    fs.rename(writer.pack_tmp, f"{store.root}/{pack_rel}")
+    fs.rename(writer.idx_tmp, f"{store.root}/{idx_rel}")
+    if store.durable:
+        fs.fsync_dir(f"{store.root}/{PACKS}")
+    return pack_rel, idx_rel
+
+
+def remove_pack(store: Store, pf: PackFile) -> None:
+    """Unpublish (the ``.idx`` first), then remove the ``.pack``."""
+    for rel in (pf.idx_rel, pf.pack_rel):
+        try:
+            fs.unlink(f"{store.root}/{rel}")
+        except FileNotFoundError:
+            pass
+
+
+def repack(store: Store, *, deflate: str = "auto", merge: bool = True,
+           grace_seconds: float = 3600.0, progress: bool | None = False) -> RepackStats:
+    if deflate not in DEFLATE_MODES:
+        raise ValueError(f"deflate must be one of {DEFLATE_MODES}, got {deflate!r}")
+    started = time.perf_counter()
+    stats = RepackStats()
+    with StoreLock(store.root, durable=store.durable):
+        stats.leftovers_removed = sweep_leftovers(store.root, grace_seconds)
+        store._refresh_packs()
+        old = list(store._packs) if merge else []
+        loose = list(loose_objects(store.root))
+        if not loose and len(old) <= 1:
+            stats.seconds = time.perf_counter() - started
+            return stats
+        sources: dict[bytes, Source] = {}
+        for pf in old:
+            for i in range(pf.index.count):
+                sources.setdefault(pf.index.digest(i), ("packed", pf, pf.index.offset(i)))
+        for item in loose:
+            sources.setdefault(item.digest, ("loose", item.rel, 0))
+        progress_bar = bar(progress, len(sources), "repack", "obj")
+        try:
+            writer, packed, stats.skipped = write_pack(store, sorted(sources.items()), deflate,
+                                                       progress_bar)
+        finally:
+            progress_bar.close()
+        if writer is None:
+            stats.seconds = time.perf_counter() - started
+            return stats
+        trailer = writer.trailer
+        pack_rel, _ = publish(store, writer, trailer)
+        stats.pack = pack_rel
+        stats.objects = len(packed)
+        stats.deflated = writer.deflated
+        stats.logical_bytes = writer.logical_bytes
+        stats.pack_bytes = writer.size
+        for item in loose:
+            if item.digest in packed:
+                try:
+                    fs.unlink(f"{store.root}/{item.rel}")
+                    stats.loose_removed += 1
+                except FileNotFoundError:
+                    pass
+        for pf in old:
+            if pf.hex == trailer.hex():
+                continue  # the same objects in the same forms: the new pack is this one
+            if all(pf.index.digest(i) in packed for i in range(pf.index.count)):
+                remove_pack(store, pf)
+                stats.packs_removed += 1
+        store._refresh_packs()
+    stats.seconds = time.perf_counter() - started
+    return stats
+

@@ -22,8 +22,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-import orjson
-
 from .._files import JSONLines, open_regular
 from ..errors import InputError
 from .lines import Source
@@ -300,34 +298,16 @@ def plain(value: Any) -> Any:
     return value
 
 
-_FLOAT_HEADS = (b"\xf9", b"\xfa", b"\xfb")  # half/single/double float heads (major type 7)
-
-
-def _as_json(item: bytes, value: Any) -> bytes | None:
-    """The decoded item as JSON text that parses back to the same value, or None: then the
-    worker decodes the CBOR itself. No float may be involved (JSON has no NaN or infinity
-    and orjson writes them as null), so an item holding a float head byte anywhere is
-    left as CBOR, as is anything JSON cannot hold (bytes, tags, non-text keys, integers
-    outside 64 bits)."""
-    if any(head in item for head in _FLOAT_HEADS):
-        return None
-    try:
-        return orjson.dumps(value)
-    except (TypeError, orjson.JSONEncodeError):
-        return None
-
-
 def _read_cbor_sequence(path: str) -> Iterator[Item]:
     """RFC 8742: concatenated CBOR data items, each one document, located by byte offset.
 
-    Each item is decoded once, here (``canonkit.cbor``, core profile, ``decode_prefix``):
-    the document goes on as JSON text when JSON holds it exactly (the worker then takes the
-    JSON fast path), as its CBOR bytes otherwise. An item that is not well-formed (or not
-    deterministic CBOR) ends the file: after it no item boundary can be trusted.
+    The parent only delimits and validates: ``canonkit.cbor.check`` (core profile) builds
+    no Python object and stops with ``trailing_data`` at the end of the first item, which
+    gives its length; the worker decodes each item once. An item that is not well-formed
+    (or not deterministic CBOR) ends the file: after it no item boundary can be trusted.
     """
     from .. import cbor, errors
 
-    decoder = cbor.Decoder()
     with open_regular(path) as f:
         buf = b""
         pos = 0  # start of the next item in buf
@@ -342,33 +322,29 @@ def _read_cbor_sequence(path: str) -> Iterator[Item]:
                     return
             view = memoryview(buf)[pos:]  # offsets in messages count from the item
             try:
-                value, length = decoder.decode_prefix(view)
+                cbor.check(view)
+                end = len(view)
+            except errors.TrailingDataError as exc:
+                end = int(exc.offset)  # type: ignore[arg-type]
             except errors.TruncatedError as exc:
-                rest = len(buf) - pos
-                if not eof and rest <= MAX_DOCUMENT_BYTES:
-                    more = f.read(max(_CHUNK, rest))
+                if not eof and len(view) <= MAX_DOCUMENT_BYTES:
+                    more = f.read(max(_CHUNK, len(view)))
                     if more:
-                        buf, pos = buf[pos:] + more, 0
+                        buf, pos = bytes(view) + more, 0
                     else:
                         eof = True
                     continue
                 reason = (
                     f"document exceeds the {MAX_DOCUMENT_BYTES}-byte limit"
-                    if rest > MAX_DOCUMENT_BYTES
+                    if len(view) > MAX_DOCUMENT_BYTES
                     else f"truncated CBOR item: {exc}"
                 )
-                yield Item("error", reason.encode(), Source(path, "offset", base), rest)
+                yield Item("error", reason.encode(), Source(path, "offset", base), len(view))
                 return
             except errors.DecodeError as exc:
                 reason = f"CBOR item cannot be read ({exc.code}): {exc}"
-                yield Item("error", reason.encode(), Source(path, "offset", base),
-                           len(buf) - pos)
+                yield Item("error", reason.encode(), Source(path, "offset", base), len(view))
                 return
-            item = bytes(view[:length])
-            text = _as_json(item, plain(value))
-            if text is not None:
-                yield Item("json", text, Source(path, "offset", base), length)
-            else:
-                yield Item("cbor", item, Source(path, "offset", base), length)
-            base += length
-            pos += length
+            yield Item("cbor", bytes(view[:end]), Source(path, "offset", base), end)
+            pos += end
+            base += end

@@ -19,6 +19,7 @@ from .sources import plain
 _SHAPE_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError)
 # JSON documents are tried on the fast path first (tests switch it off to compare)
 FAST_PATH = True
+_UNREAD = object()
 
 
 def _readable_episode_id(doc: Any) -> str | None:
@@ -29,19 +30,21 @@ def _readable_episode_id(doc: Any) -> str | None:
     return None
 
 
-def _parse(kind: str, payload: bytes, source: Source, head: bytes | None
-           ) -> tuple[Any, Verdict | None]:
-    if kind == "json":
-        try:
-            return orjson.loads(payload), None
-        except orjson.JSONDecodeError as exc:
-            return None, invalid(source, f"not JSON: {exc}", None, head)
-    from .. import cbor
+_FLOAT_HEADS = (b"\xf9", b"\xfa", b"\xfb")  # half/single/double float heads (major type 7)
 
+
+def _as_json(item: bytes, value: Any) -> bytes | None:
+    """A decoded CBOR document as JSON text that parses back to the same value (the JSON
+    fast path then reads it), or None. No float may be involved (JSON has no NaN or
+    infinity, and orjson writes them as null): an item holding a float head byte anywhere
+    stays with the general reader, as does anything JSON cannot hold (bytes, tags,
+    non-text keys, integers outside 64 bits)."""
+    if any(head in item for head in _FLOAT_HEADS):
+        return None
     try:
-        return plain(cbor.decode(payload)), None
-    except CanonkitError as exc:
-        return None, invalid(source, f"not CBOR ({exc.code}): {exc}", None, head)
+        return orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
 
 
 def _fast(payload: bytes, source: Source, search_cap: int, head: bytes | None
@@ -67,17 +70,28 @@ def verify_one(kind: str, payload: bytes, source: Source, search_cap: int,
                head: bytes | None = None) -> Verdict:
     """The verdict on one document (``kind`` "json" or "cbor"; "error" carries the reason
     a document could not be read). ``head`` is ``lines.source_head(source)`` if known."""
+    from .. import cbor
     from ..astp import reproduce
 
-    if kind == "json" and FAST_PATH:
-        verdict = _fast(payload, source, search_cap, head)
-        if verdict is not None:
-            return verdict
     if kind == "error":
         return invalid(source, payload.decode("utf-8", "replace"), None, head)
-    doc, refused = _parse(kind, payload, source, head)
-    if refused is not None:
-        return refused
+    doc: Any = _UNREAD
+    if kind == "cbor":  # decoded once; then as JSON text when JSON holds it exactly
+        try:
+            doc = plain(cbor.decode(payload))
+        except CanonkitError as exc:
+            return invalid(source, f"not CBOR ({exc.code}): {exc}", None, head)
+        text = _as_json(payload, doc) if FAST_PATH else None
+        verdict = _fast(text, source, search_cap, head) if text is not None else None
+    else:
+        verdict = _fast(payload, source, search_cap, head) if FAST_PATH else None
+    if verdict is not None:
+        return verdict
+    if doc is _UNREAD:
+        try:
+            doc = orjson.loads(payload)
+        except orjson.JSONDecodeError as exc:
+            return invalid(source, f"not JSON: {exc}", None, head)
     episode_id = _readable_episode_id(doc)
     if not isinstance(doc, dict):
         return invalid(source, f"document is a JSON {type(doc).__name__}, not an object",

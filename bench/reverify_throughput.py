@@ -211,14 +211,16 @@ def main() -> None:
     ap.add_argument("--median-segments", type=int, default=200)
     ap.add_argument("--seed", type=int, default=100)
     ap.add_argument("--dir", default="/tmp/canonkit-reverify-bench")
+    ap.add_argument("--corpus", help="an existing corpus to use instead of generating one")
     ap.add_argument("--sample", type=int, default=500, help="documents in the breakdown")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of the parse ratio")
     ap.add_argument("--skip", default="",
-                    help="comma list of: parse,twin,workers,dask,scheduler,rss,breakdown")
+                    help="comma list of: parse,single,twin,workers,dask,scheduler,rss,breakdown")
     ap.add_argument("--json", help="write the raw numbers here")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
-    corpus = ensure_corpus(Path(args.dir), args.episodes, args.median_segments, args.seed)
+    corpus = (Path(args.corpus) if args.corpus else
+              ensure_corpus(Path(args.dir), args.episodes, args.median_segments, args.seed))
     results: dict[str, dict] = {}
     rows: list[tuple[str, str, str, str]] = []
 
@@ -230,9 +232,11 @@ def main() -> None:
         rows.append(("verification CPU / orjson.loads CPU (in-process run, every document)",
                      f"{pr['verify']:.2f} s / {pr['parse']:.2f} s",
                      f"**{pr['ratio']:.2f}x** (target <= 1.5x)", load(pr)))
-    results["c_1"] = c1 = child(CHILD_RUN, [str(corpus), "local", "1", ""])
-    rows.append(("compiled, 1 worker (in-process)", rate(c1, cpu=True), "1.00x", load(c1)))
-    if "twin" not in skip:
+    c1 = None
+    if "single" not in skip:
+        results["c_1"] = c1 = child(CHILD_RUN, [str(corpus), "local", "1", ""])
+        rows.append(("compiled, 1 worker (in-process)", rate(c1, cpu=True), "1.00x", load(c1)))
+    if "twin" not in skip and c1:
         results["py_1"] = p1 = child(CHILD_RUN, [str(corpus), "local", "1", ""], twin=True)
         rows.append(("twin (CANONKIT_NO_EXTENSIONS=1), 1 worker", rate(p1, cpu=True),
                      f"compiled is {p1['seconds'] / c1['seconds']:.2f}x faster (wall), "
@@ -242,7 +246,8 @@ def main() -> None:
     if "workers" not in skip:
         results["c_2"] = base = child(CHILD_RUN, [str(corpus), "local", "2", ""])
         rows.append(("compiled, local pool, 2 workers", rate(base),
-                     f"{c1['seconds'] / base['seconds']:.2f}x of 1 worker", load(base)))
+                     f"{c1['seconds'] / base['seconds']:.2f}x of 1 worker" if c1 else "1.00x",
+                     load(base)))
     if "dask" not in skip:
         results["dask_2"] = d2 = child(CHILD_RUN, [str(corpus), "dask", "2", ""])
         rows.append(("compiled, Dask LocalCluster, 2 workers", rate(d2),
@@ -254,7 +259,7 @@ def main() -> None:
         rows.append(("compiled, dask scheduler + 2 dask workers (--scheduler)", rate(ds),
                      f"{ds['seconds'] / base['seconds']:.2f}x the local pool's time (target <= 1.3x)"
                      if base else "-", load(ds)))
-    if "rss" not in skip:
+    if "rss" not in skip and c1:
         small = prefix(corpus, max(1, args.episodes // 10))
         results["rss_small"] = rs = child(CHILD_RUN, [str(small), "local", "1", ""])
         rows.append((f"peak RSS, {rs['episodes']:,} Episodes (1 worker)",
@@ -264,7 +269,8 @@ def main() -> None:
                      f"{c1['maxrss_kb'] / rs['maxrss_kb']:.2f}x", load(c1)))
 
     size = corpus.stat().st_size
-    print(f"\ncorpus: {corpus} ({c1['episodes']:,} Episodes, {size / 1e6:,.0f} MB, "
+    episodes = next(r["episodes"] for r in results.values() if "episodes" in r)
+    print(f"\ncorpus: {corpus} ({episodes:,} Episodes, {size / 1e6:,.0f} MB, "
           f"median {args.median_segments} segments, seed-table mix) on {os.cpu_count()} CPUs\n")
     print("| configuration | throughput | ratio | load |\n|---|---|---|---|")
     for name, value, ratio, la in rows:

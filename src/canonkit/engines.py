@@ -412,6 +412,15 @@ class LocalPoolEngine(Engine):
             worker.conn.close()
 
 
+#: Dask settings for a LocalCluster the engine starts (a cluster of the caller's own keeps
+#: its configuration)
+LOCAL_CLUSTER_CONFIG = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.admin.tick.interval": "500ms",
+}
+
+
 class DaskEngine(Engine):
     """Dask ``distributed``: the cluster at ``address``, or a ``LocalCluster`` of ``jobs``
     single-threaded worker processes started (and closed) by the engine."""
@@ -430,15 +439,20 @@ class DaskEngine(Engine):
         self._client: Any = None
         try:
             if address is None:
-                self._cluster = LocalCluster(
-                    n_workers=jobs or default_jobs(),
-                    threads_per_worker=1,
-                    processes=True,
-                    # not None: the scheduler's HTTP server would still take port 8787 and
-                    # fail whenever anything holds it; ":0" picks a free port
-                    dashboard_address=":0",
-                    silence_logs=40,  # logging.ERROR: keep the terminal for the output
-                )
+                import dask
+
+                # a batch job needs no statistical profiler sampling every worker every
+                # 10 ms, nor a system monitor twice a second: that CPU is the job's
+                with dask.config.set(LOCAL_CLUSTER_CONFIG):
+                    self._cluster = LocalCluster(
+                        n_workers=jobs or default_jobs(),
+                        threads_per_worker=1,
+                        processes=True,
+                        # not None: the scheduler's HTTP server would still take port 8787
+                        # and fail whenever anything holds it; ":0" picks a free port
+                        dashboard_address=":0",
+                        silence_logs=40,  # logging.ERROR: keep the terminal for the output
+                    )
                 self._client = Client(self._cluster)
             else:
                 self._client = Client(address)

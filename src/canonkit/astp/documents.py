@@ -128,6 +128,10 @@ class Episode:
     context_entries: list[Mapping[str, Any]] = field(default_factory=list)
     seal: Seal | None = None
     flags: frozenset[str] = frozenset()
+    #: the document's ``layer3`` member as written (a ``canonkit-layer3/1`` export, or the
+    #: name of a file beside the document holding one), None when absent; Layer 3 never
+    #: enters the Episode's own constructions (L3-002)
+    layer3: Any = None
 
 
 #: a JSON path: text, or (list name, index, key or None), formatted only on failure
@@ -322,7 +326,7 @@ def _read_proof_of_record(doc: Mapping[str, Any], scanned: Scanned | None = None
                    segments=segments, signals=signals, excluded_hashes=excluded,
                    structural_member_hashes=members, context_entries=entries, seal=seal,
                    flags=frozenset({"duplicate_signal"} if len({s.content_hash for s in signals}) < len(signals)
-                                   else set()))
+                                   else set()), layer3=doc.get("layer3"))
 
 
 def _read_episode_segments(doc: Mapping[str, Any], closed_at: datetime | None,
@@ -440,7 +444,7 @@ def _read_episode_doc(doc: Mapping[str, Any], scanned: Scanned | None = None) ->
     return Episode(format=EPISODE_FORMAT, episode_id=episode_id, status=status, closed_at=closed_at,
                    sealed_at=sealed_at, segments=segments, signals=signals, excluded_hashes=excluded,
                    structural_member_hashes=members, context_entries=entries, seal=seal,
-                   flags=frozenset(flags))
+                   flags=frozenset(flags), layer3=doc.get("layer3"))
 
 
 def read_episode_bytes(data: bytes) -> Episode | None:
@@ -460,7 +464,10 @@ def read_episode_bytes(data: bytes) -> Episode | None:
 
 
 def read_episode(document: Any) -> Episode:
-    """Read a parsed JSON document (a dict) in either format as an ``Episode``."""
+    """Read a parsed JSON document (a dict) in either format as an ``Episode`` (an
+    ``Episode`` is returned as it is)."""
+    if isinstance(document, Episode):
+        return document
     doc = _obj(document, "$")
     fmt = doc.get("format")
     if fmt == PROOF_OF_RECORD:

@@ -92,6 +92,25 @@ def store_impl(request: pytest.FixtureRequest) -> ModuleType:
     return backend_module("store", request.param)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``CANONKIT_TEST_BACKENDS=c`` keeps only the compiled parametrization of the backend
+    fixtures (the sanitizer build runs the suite that way, .ci/sanitize); differential
+    tests, which use both backends, still run."""
+    only = os.environ.get("CANONKIT_TEST_BACKENDS")
+    if not only:
+        return
+    wanted = set(only.split(","))
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        used = {params[f] for f in ("cbor_impl", "fps_impl", "astp_impl", "store_impl") if f in params}
+        (drop if used - wanted else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
 @pytest.fixture(autouse=True)
 def _fail_on_unraisable() -> object:
     """Fail any test during which Python printed 'Exception ignored' (fastavro's guard)."""

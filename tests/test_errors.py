@@ -50,6 +50,11 @@ FROZEN = {
     "unknown_multicodec": "UnknownMulticodecError",
     "unsupported_hash": "UnsupportedHashError",
     "missing_dependency": "MissingDependencyError",
+    "not_regular_file": "NotRegularFileError",
+    "invalid_output_path": "OutputPathError",
+    "file_too_large": "FileTooLargeError",
+    "invalid_json_input": "JSONInputError",
+    "duplicate_json_key": "DuplicateJSONKeyError",
 }
 
 

@@ -5,7 +5,7 @@ programs. A code never changes meaning. ``CODES`` maps each code to its class an
 frozen by ``tests/test_errors.py``.
 
 Sections: CBOR (CBOR.md §2), FPS (FPS.md §2), objects (OBJECTS.md §1),
-ASTP (ASTP.md), manifests and corpora, re-verification, the object store (STORE.md).
+ASTP (ASTP.md), manifests and corpora, re-verification, files, the object store (STORE.md).
 """
 from __future__ import annotations
 
@@ -394,6 +394,42 @@ class InputError(CanonkitError, ValueError):
 
 
 _export(ManifestError, CorpusExistsError, InvalidRecordError, InputError)
+
+
+# --- Files: inputs read and outputs written (canonkit._files) ---------------------------
+
+@_register
+class NotRegularFileError(CanonkitError, OSError):
+    """An input path is a FIFO, socket, device or directory; ``detail`` is the path."""
+    code = "not_regular_file"
+
+
+@_register
+class OutputPathError(CanonkitError, OSError):
+    """An output path cannot be written: missing or read-only directory, not a file, or an input."""
+    code = "invalid_output_path"
+
+
+@_register
+class FileTooLargeError(CanonkitError, ValueError):
+    """An input file is larger than the limit for its kind; ``detail`` is the path."""
+    code = "file_too_large"
+
+
+@_register
+class JSONInputError(CanonkitError, ValueError):
+    """A JSON input is not UTF-8 JSON, has NaN/Infinity or an over-long integer; ``offset`` locates it."""
+    code = "invalid_json_input"
+
+
+@_register
+class DuplicateJSONKeyError(JSONInputError):
+    """A JSON object repeats a key; ``detail`` is the key, ``offset`` the repeat."""
+    code = "duplicate_json_key"
+
+
+_export(NotRegularFileError, OutputPathError, FileTooLargeError, JSONInputError,
+        DuplicateJSONKeyError)
 
 
 # --- Object store (STORE.md) ---------------------------------------------------------

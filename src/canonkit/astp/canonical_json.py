@@ -6,12 +6,12 @@ Refusals raise ``InvalidFieldError`` naming the JSON path of the offending value
 """
 from __future__ import annotations
 
-import json
 import math
 import unicodedata
 from typing import Any
 
-from canonkit.errors import InvalidFieldError
+from canonkit._files import loads_json
+from canonkit.errors import InvalidFieldError, JSONInputError
 
 __all__ = ["canonical_json", "canonical_json_bytes", "es_number", "parse_canonical"]
 
@@ -115,15 +115,6 @@ def canonical_json_bytes(value: Any) -> bytes:
     return canonical_json(value).encode("utf-8")
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise InvalidFieldError(f"duplicate JSON object key {key!r}")
-        result[key] = value
-    return result
-
-
 def parse_canonical(text: str | bytes) -> Any:
     """Parse stored canonical JSON, refusing (``InvalidFieldError``) text that is not JSON or
     is not byte-identical to its own canonical form."""
@@ -133,11 +124,9 @@ def parse_canonical(text: str | bytes) -> Any:
         except UnicodeDecodeError as exc:
             raise InvalidFieldError(f"canonical JSON is not UTF-8 at byte {exc.start}") from None
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicates,
-                           parse_constant=lambda c: (_ for _ in ()).throw(
-                               InvalidFieldError(f"canonical JSON refuses {c}")))
-    except json.JSONDecodeError as exc:
-        raise InvalidFieldError(f"not JSON: {exc.msg} at offset {exc.pos}", offset=exc.pos) from None
+        value = loads_json(text, source="canonical JSON")
+    except JSONInputError as exc:
+        raise InvalidFieldError(str(exc), offset=exc.offset) from None
     canonical = canonical_json(value)
     if canonical != text:
         at = next((i for i, (a, b) in enumerate(zip(canonical, text)) if a != b),

@@ -500,6 +500,22 @@ cdef Py_ssize_t _skip_value(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) 
     return -1
 
 
+cdef Py_ssize_t _after(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, unsigned char close,
+                       bint *closed) noexcept:
+    """After a member or an element: the start of the next one (past ``,`` and
+    whitespace), or, with *closed set, the index of ``close`` ending the container; -1 for
+    anything else."""
+    i = _ws(p, i, n)
+    if i >= n:
+        return -1
+    closed[0] = p[i] == close
+    if closed[0]:
+        return i
+    if p[i] != 44:
+        return -1
+    return _ws(p, i + 1, n)
+
+
 cdef Py_ssize_t _plain_string(const unsigned char *p, Py_ssize_t i, Py_ssize_t n,
                               Py_ssize_t *end) noexcept:
     """p[i] is '"': a string of printable ASCII without escapes. Its length (the text is
@@ -659,6 +675,7 @@ cdef Py_ssize_t _segment(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, bin
     """The object at p[i] as one canonical segment into *s: the index after it, or -1."""
     cdef Py_ssize_t klen, vlen, kat, end = 0
     cdef int f, seen = 0
+    cdef bint closed = False
     cdef uint64_t leaf_index = 0
     s.fields = 0
     s.tier = TIER_NONE
@@ -749,14 +766,11 @@ cdef Py_ssize_t _segment(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, bin
                 if _instant_us(p + kat, vlen, &s.created_us) != 0:
                     return -1
                 s.created_at, s.created_len = kat, vlen
-        i = _ws(p, i, n)
-        if i >= n:
+        i = _after(p, i, n, 125, &closed)
+        if i < 0:
             return -1
-        if p[i] == 125:
+        if closed:
             break
-        if p[i] != 44:
-            return -1
-        i = _ws(p, i + 1, n)
     if not s.fields & F_CONTENT:
         return -1
     if por and not s.fields & F_INDEX:
@@ -895,7 +909,7 @@ cdef object _segments(bytes text, const unsigned char *p, Py_ssize_t i, Py_ssize
     cdef Seg *grown
     cdef Seg s
     cdef list excluded = []
-    cdef bint any_created = False
+    cdef bint any_created = False, closed = False
     cdef int64_t latest = 0
     table.text = text
     table.segment_type = segment_type
@@ -931,14 +945,11 @@ cdef object _segments(bytes text, const unsigned char *p, Py_ssize_t i, Py_ssize
             table.segs[k] = s
             k += 1
             table.n = k
-        i = _ws(p, i, n)
-        if i >= n:
+        i = _after(p, i, n, 93, &closed)
+        if i < 0:
             return None
-        if p[i] == 93:
+        if closed:
             break
-        if p[i] != 44:
-            return None
-        i = _ws(p, i + 1, n)
     end[0] = i + 1
     table.n = k
     return table, excluded, (latest if any_created else None)
@@ -948,7 +959,6 @@ cdef struct Sig:
     uint8_t content[32]
     Py_ssize_t received_at, received_len      # received_at text; received_len -1: absent
     int64_t received_us
-    Py_ssize_t position                       # index in the document's signals array
     int spine
 
 
@@ -957,6 +967,7 @@ cdef int _signal(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, Sig *g, Py_
     """The object at p[i] as one canonical signal (content_hash, placement, received_at)."""
     cdef Py_ssize_t klen, kat, vend = 0, vlen
     cdef int seen = 0, f
+    cdef bint closed = False
     g.received_len = -1
     g.spine = 0
     if i >= n or p[i] != 123:
@@ -1001,14 +1012,11 @@ cdef int _signal(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, Sig *g, Py_
             else:
                 g.received_at, g.received_len = i + 1, vlen
             i = vend
-        i = _ws(p, i, n)
-        if i >= n:
+        i = _after(p, i, n, 125, &closed)
+        if i < 0:
             return -1
-        if p[i] == 125:
+        if closed:
             break
-        if p[i] != 44:
-            return -1
-        i = _ws(p, i + 1, n)
     if seen & 3 != 3:
         return -1  # content_hash and placement are required
     end[0] = i + 1
@@ -1024,7 +1032,7 @@ cdef object _signals(bytes text, const unsigned char *p, Py_ssize_t i, Py_ssize_
     cdef list keys = []
     cdef Sig g
     cdef Py_ssize_t position = 0
-    cdef bint timed = True, any_received = False
+    cdef bint timed = True, any_received = False, closed = False
     cdef int64_t latest = 0
     if i >= n or p[i] != 91:
         return None
@@ -1049,14 +1057,11 @@ cdef object _signals(bytes text, const unsigned char *p, Py_ssize_t i, Py_ssize_
             spine.append(signal_type(content, received))
             keys.append((g.received_us, position))
         position += 1
-        i = _ws(p, i, n)
-        if i >= n:
+        i = _after(p, i, n, 93, &closed)
+        if i < 0:
             return None
-        if p[i] == 93:
+        if closed:
             break
-        if p[i] != 44:
-            return None
-        i = _ws(p, i + 1, n)
     end[0] = i + 1
     if spine and timed:  # stored (arrival) order: received_at, then document order
         order = sorted(range(len(spine)), key=keys.__getitem__)
@@ -1076,6 +1081,7 @@ cdef bint _members(bytes text, const unsigned char *p, Py_ssize_t i, Py_ssize_t 
     cdef Py_ssize_t kat, klen, vstart, vend = 0
     cdef str key
     cdef dict inner
+    cdef bint closed = False
     if i >= n or p[i] != 123:
         return False
     i = _ws(p, i + 1, n)
@@ -1125,14 +1131,11 @@ cdef bint _members(bytes text, const unsigned char *p, Py_ssize_t i, Py_ssize_t 
                 out[key] = _loads(text[vstart:i])
             except orjson.JSONDecodeError:
                 return False
-        i = _ws(p, i, n)
-        if i >= n:
+        i = _after(p, i, n, 125, &closed)
+        if i < 0:
             return False
-        if p[i] == 125:
+        if closed:
             break
-        if p[i] != 44:
-            return False
-        i = _ws(p, i + 1, n)
     out.pop("segments", None)
     if found[2] is not None and not stored:
         out.pop("signals", None)

@@ -152,7 +152,7 @@ def _reverify(args: argparse.Namespace) -> int:
             return exc.exit_status if isinstance(exc, engines.Interrupted) else 130
         finally:
             results.close()  # a consumer leaving early still stops the workers
-    print(summary.rate_line(), file=sys.stderr)
+        print(summary.rate_line(), file=sys.stderr)
     return summary.exit_status
 
 

@@ -91,14 +91,21 @@ def _signals_held() -> Iterator[None]:
 
 
 class Run:
-    """A re-verification run. Iterate it for the per-Episode :class:`Result` values (in
-    input order, streaming); ``summary`` is complete once iteration ends (reading it
-    earlier drains the run). Report and annotation files are written as it goes and
-    committed at the end."""
+    """A re-verification run of every Episode under ``paths`` (files or directories).
+    Iterate it for the per-Episode :class:`Result` values (in input order, streaming);
+    ``summary`` is complete once iteration ends (reading it earlier drains the run).
+    Report and annotation files are written as it goes and committed at the end.
+
+    ``engine`` "local" (``jobs`` processes; 1 = in-process; default every core) or "dask"
+    (``scheduler`` address, or a LocalCluster of ``jobs`` workers); ``search_cap`` bounds
+    the tie search per Episode; ``report``/``annotations`` are output paths;
+    ``batch_size``/``batch_bytes`` size the units of work (they never change the report);
+    ``progress`` None = on a terminal. Raises ``InputError``/``OutputPathError``/
+    ``ValueError`` at once; the work happens while the run is iterated."""
 
     def __init__(
         self,
-        paths: Sequence[PathArg],
+        paths: Sequence[PathArg] | PathArg,
         *,
         engine: str = "local",
         jobs: int | None = None,
@@ -120,6 +127,8 @@ class Run:
             raise ValueError("jobs must be at least 1")
         if scheduler is not None and engine != "dask":
             raise ValueError("a scheduler address needs engine='dask'")
+        if isinstance(paths, (str, os.PathLike)):
+            paths = [paths]
         self.inputs = expand_paths(paths)  # InputError for a path that cannot be used
         _check_outputs(report, annotations, self.inputs)  # OutputPathError
         self._named = [os.fspath(p) for p in paths]
@@ -348,30 +357,5 @@ def _source_of(unit: Unit, n: int, verdict: Any, lines_before: int) -> dict[str,
     return unit.items[n].source.as_dict()
 
 
-def run(
-    paths: Sequence[PathArg] | PathArg,
-    *,
-    engine: str = "local",
-    jobs: int | None = None,
-    scheduler: str | None = None,
-    search_cap: int = DEFAULT_SEARCH_CAP,
-    report: PathArg | None = None,
-    annotations: PathArg | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    batch_bytes: int = DEFAULT_BATCH_BYTES,
-    progress: bool | None = False,
-) -> Run:
-    """Re-verify every Episode under ``paths`` (files or directories).
-
-    ``engine`` "local" (``jobs`` processes; 1 = in-process; default every core) or "dask"
-    (``scheduler`` address, or a LocalCluster of ``jobs`` workers); ``search_cap`` bounds
-    the tie search per Episode; ``report``/``annotations`` are output paths;
-    ``batch_size``/``batch_bytes`` size the units of work (they never change the report);
-    ``progress`` None = on a terminal. Raises ``InputError``/``OutputPathError``/
-    ``ValueError`` at once; the work happens while the returned :class:`Run` is iterated.
-    """
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    return Run(paths, engine=engine, jobs=jobs, scheduler=scheduler, search_cap=search_cap,
-               report=report, annotations=annotations, batch_size=batch_size,
-               batch_bytes=batch_bytes, progress=progress)
+#: ``run(paths, **options)``: make a :class:`Run` (the documented entry point)
+run = Run

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from .._files import JSONLines, open_regular
+from .._files import _kind as _what  # "a FIFO", "a socket", ...: one wording
 from ..errors import InputError
 from .lines import Source
 
@@ -72,14 +73,6 @@ def input_kind(path: str) -> str | None:
     if name.endswith(CBOR_SUFFIXES):
         return "cbor"
     return None
-
-
-def _what(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
-        if test(mode):
-            return name
-    return "not a regular file"
 
 
 def _cannot(what: str, exc: OSError) -> str:

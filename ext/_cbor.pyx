@@ -17,10 +17,10 @@ Spec: CBOR.md. Layout:
 Indexing is unchecked (directives above) because every read is preceded by an explicit
 length check against ``Dec.n``; those checks are the audit trail.
 """
-from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_SIMPLE, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
+from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF, Py_XINCREF
-from libc.math cimport isinf, isnan, signbit
+from libc.math cimport isfinite, isinf, isnan, signbit
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy
@@ -28,14 +28,20 @@ from libc.string cimport memcmp, memcpy
 import unicodedata
 from collections.abc import Mapping
 
-from canonkit import _cbor_stream, _cbor_types, errors
-from canonkit._cbor_options import (MAX_KEY_DEPTH, check_limit, check_max_depth, check_offset,
-                                    check_profile)
-from canonkit._cbor_types import DEFAULT_MAX_DEPTH, FrozenDict, Link, Simple, Tag, UNDEFINED
-from canonkit.errors import InputTypeError
+from canonkit import _cbor_path, _cbor_stream, _cbor_types, errors
+from canonkit._cbor_options import (MAX_KEY_DEPTH, check_default, check_encode_max_depth,
+                                    check_encode_offset, check_limit, check_max_depth,
+                                    check_offset, check_profile)
+from canonkit._cbor_types import (DEFAULT_MAX_DEPTH, FrozenDict, Link, Simple, Tag, UNDEFINED,
+                                  is_simple_value, is_tag_number)
+from canonkit.errors import (BufferTooSmallError, ChangedDuringEncodingError,
+                             EncodeDepthExceededError, EncodeDuplicateMapKeyError, EncodeError,
+                             EncodeFloatOutsideProfileError, EncodeIntegerOutOfRangeError,
+                             EncodeNonNFCTextError, EncodeUnsupportedItemError, InputTypeError,
+                             UnsupportedTypeError)
 
 __all__ = ["Decoder", "Encoder", "check", "check_sequence", "decode", "decode_prefix", "encode",
-           "iter_sequence", "load"]
+           "encode_into", "encode_merged", "iter_sequence", "load"]
 
 
 cdef extern from "Python.h":
@@ -61,6 +67,9 @@ cdef extern from "Python.h":
     int PyDict_SetItem_raw "PyDict_SetItem"(PyObject *, PyObject *, PyObject *)
     Py_ssize_t PyDict_GET_SIZE_raw "PyDict_GET_SIZE"(PyObject *)
     Py_ssize_t PyDict_Size(object)
+    int PyByteArray_Resize(object, Py_ssize_t) except -1
+    char *PyByteArray_AS_STRING(object)
+    Py_ssize_t PyByteArray_GET_SIZE(object)
     object PyLong_FromUnsignedLongLong(unsigned long long)
     object PyLong_FromLongLong(long long)
     long long PyLong_AsLongLongAndOverflow(object, int *) except? -1
@@ -97,6 +106,7 @@ cdef extern from "cbor_sort.h":
         PyObject *value
     int ck_sort_entries(ck_entry *, Py_ssize_t, int) noexcept
     void ck_sort_text_cached(ck_entry *, Py_ssize_t, ck_entry *) noexcept
+    void ck_release_entries(ck_entry *, Py_ssize_t) noexcept
     int ck_cmp_bytes(const ck_entry *, const ck_entry *) noexcept
     void ck_put_be16(uint8_t *, uint16_t) noexcept
     void ck_put_be32(uint8_t *, uint32_t) noexcept
@@ -118,7 +128,6 @@ cdef enum:
     P_DCBOR = 1
     P_DAG = 2
 
-cdef int _DEFAULT_MAX_DEPTH = DEFAULT_MAX_DEPTH
 cdef object _is_normalized = unicodedata.is_normalized
 cdef object _Mapping = Mapping
 cdef object _UNDEFINED = UNDEFINED
@@ -155,6 +164,19 @@ cdef struct Scratch:
     uint8_t *mem       # a C buffer kept between calls: already paged in, no growth
     Py_ssize_t cap
     bint busy          # in use by an encode call (re-entrant calls get their own)
+    ck_entry *pool     # POOL_DEPTH x POOL_WIDTH map entries, one row per nesting level
+
+cdef enum:
+    # Maps of up to POOL_WIDTH keys in the first POOL_DEPTH levels take their entries
+    # from the scratch's pool (one row per level: only one map per level is open at a
+    # time); others malloc. Nothing that large sits in a C frame, so a deep encode needs
+    # little stack per level.
+    POOL_DEPTH = 32
+    POOL_WIDTH = 16
+
+# scratch of the sorted-permutation cache (CK_PERM_MAX entries): used only inside
+# ck_sort_text_cached, which runs no Python code, so one buffer serves every call
+cdef ck_entry perm_tmp[16]
 
 cdef enum:
     SCRATCH_INITIAL = 4096
@@ -166,6 +188,7 @@ cdef Scratch module_scratch
 module_scratch.mem = NULL
 module_scratch.cap = 0
 module_scratch.busy = False
+module_scratch.pool = NULL
 
 
 # Output goes to one of two places. Normally a reusable scratch buffer (obj == NULL),
@@ -180,39 +203,61 @@ cdef struct Out:
     Py_ssize_t pos
     Py_ssize_t cap
     int profile
+    int max_depth
+    PyObject *default  # the caller's default hook (borrowed; NULL: none)
+    PyObject *hooked   # what default returned, while it is encoded (never hooked again)
+    ck_entry *pool     # the scratch's entry pool while this encode owns it, else NULL
+    Scratch *owner     # the scratch this encode holds busy (until out_release)
     bint twin_order    # error path: walk maps in iteration order (see raise_first_error...)
 
 
-cdef int out_init(Out *o, Py_ssize_t cap, int profile) except -1:
-    """Bytes mode from the start (side buffers of the rare map paths)."""
+cdef int out_init(Out *o, Py_ssize_t cap, const Out *like) except -1:
+    """Bytes mode from the start (side buffers of the rare map paths); the settings
+    (profile, depth limit, hook, walk order) are those of ``like``."""
     o.scratch = NULL
+    o.owner = NULL
+    o.pool = like.pool  # side buffers nest inside their parent's walk: same rows
     o.obj = PyBytes_FromStringAndSize_raw(NULL, cap)
     if o.obj == NULL:
         return -1
     o.buf = <uint8_t *>PyBytes_AS_STRING_raw(o.obj)
     o.pos = 0
     o.cap = cap
-    o.profile = profile
-    o.twin_order = False
+    o.profile = like.profile
+    o.max_depth = like.max_depth
+    o.default = like.default
+    o.hooked = like.hooked
+    o.twin_order = like.twin_order
     return 0
 
 
-cdef int out_init_scratch(Out *o, Scratch *s, int profile) except -1:
+cdef int out_init_scratch(Out *o, Scratch *s, const Out *like) except -1:
     if s.busy:  # a nested or concurrent encode: fall back to a private bytes buffer
-        return out_init(o, 256, profile)
+        out_init(o, 256, like)
+        o.pool = NULL
+        return 0
     if s.mem == NULL:
         s.mem = <uint8_t *>malloc(SCRATCH_INITIAL)
         if s.mem == NULL:
             raise MemoryError()
         s.cap = SCRATCH_INITIAL
+    if s.pool == NULL:
+        s.pool = <ck_entry *>malloc(POOL_DEPTH * POOL_WIDTH * sizeof(ck_entry))
+        if s.pool == NULL:
+            raise MemoryError()
     s.busy = True
+    o.owner = s
+    o.pool = s.pool
     o.obj = NULL
     o.scratch = s
     o.buf = s.mem
     o.pos = 0
     o.cap = s.cap
-    o.profile = profile
-    o.twin_order = False
+    o.profile = like.profile
+    o.max_depth = like.max_depth
+    o.default = like.default
+    o.hooked = like.hooked
+    o.twin_order = like.twin_order
     return 0
 
 
@@ -220,13 +265,14 @@ cdef void out_release(Out *o) noexcept:
     cdef Scratch *s = o.scratch
     Py_XDECREF(o.obj)
     o.obj = NULL
-    if s != NULL:
-        o.scratch = NULL
-        s.busy = False
-        if s.cap > SCRATCH_KEEP:
-            free(s.mem)
-            s.mem = NULL
-            s.cap = 0
+    o.scratch = NULL
+    if o.owner != NULL:
+        o.owner.busy = False
+        o.owner = NULL
+    if s != NULL and s.cap > SCRATCH_KEEP:
+        free(s.mem)
+        s.mem = NULL
+        s.cap = 0
 
 
 cdef int out_grow(Out *o, Py_ssize_t need) except -1:
@@ -255,8 +301,7 @@ cdef int out_grow(Out *o, Py_ssize_t need) except -1:
         if o.obj == NULL:
             return -1
         memcpy(PyBytes_AS_STRING_raw(o.obj), o.buf, <size_t>o.pos)
-        o.scratch = NULL
-        s.busy = False
+        o.scratch = NULL  # the scratch stays busy (owner): its pool is still in use
         o.buf = <uint8_t *>PyBytes_AS_STRING_raw(o.obj)
         o.cap = cap
         return 0
@@ -332,7 +377,7 @@ cdef int enc_text(Out *o, object text) except -1:
     if p == NULL:
         return text_not_encodable(text)
     if o.profile == P_DCBOR and not is_nfc(text):
-        enc_error(errors.NonNFCTextError, f"text is not in Unicode NFC: {text!r}")
+        enc_error(EncodeNonNFCTextError, f"text is not in Unicode NFC: {text!r}")
     return put_string(o, 3, p, n)
 
 
@@ -340,7 +385,7 @@ cdef int text_not_encodable(object text) except -1:
     """A str with lone surrogates has no UTF-8 form."""
     if PyErr_ExceptionMatches(UnicodeEncodeError):
         PyErr_Clear()
-        raise errors.UnsupportedItemError(f"text with lone surrogates has no UTF-8 encoding: {text!r}")
+        raise EncodeUnsupportedItemError(f"text with lone surrogates has no UTF-8 encoding: {text!r}")
     return -1
 
 
@@ -353,9 +398,14 @@ cdef inline int enc_int_raw(Out *o, PyObject *value) except -1:
     cdef int overflow = 0
     cdef long long v = PyLong_AsLongLongAndOverflow_raw(value, &overflow)
     if overflow == 0:
+        # put_head spelled out: ints are the most frequent scalar of most documents
+        if o.cap - o.pos < 9:
+            out_grow(o, 9)
         if v >= 0:
-            return put_head(o, 0, <uint64_t>v)
-        return put_head(o, 1, <uint64_t>(-1 - v))
+            o.pos += ck_write_head(o.buf + o.pos, 0, <uint64_t>v)
+        else:
+            o.pos += ck_write_head(o.buf + o.pos, 1, <uint64_t>(-1 - v))
+        return 0
     return enc_big_int(o, <object>value)
 
 
@@ -371,11 +421,11 @@ cdef int enc_big_int(Out *o, object value) except -1:
         magnitude = -1 - value
     if magnitude < 0x10000000000000000:
         if o.profile == P_DCBOR and major == 1:
-            enc_error(errors.IntegerOutOfRangeError,
+            enc_error(EncodeIntegerOutOfRangeError,
                       f"integer {value} is below -2**63, outside the dcbor range")
         return put_head(o, major, PyLong_AsUnsignedLongLong(magnitude))
     if o.profile != P_CORE:
-        enc_error(errors.IntegerOutOfRangeError,
+        enc_error(EncodeIntegerOutOfRangeError,
                   f"integer {value} is outside the {profile_name(o.profile)} range")
     data = magnitude.to_bytes((magnitude.bit_length() + 7) // 8, "big")
     put_head(o, 6, 2 + major)
@@ -412,7 +462,7 @@ cdef inline int enc_float(Out *o, double x) except -1:
     cdef int64_t iv
     if o.profile == P_DAG:
         if isnan(x) or isinf(x):
-            enc_error(errors.FloatOutsideProfileError,
+            enc_error(EncodeFloatOutsideProfileError,
                       f"dag-cbor has no NaN or infinity (got {x!r})")
         if x == 0.0:
             x = 0.0  # -0.0 is written as 0.0
@@ -445,11 +495,62 @@ cdef int enc_buffer(Out *o, object obj) except -1:
     return 0
 
 
-cdef int check_depth(int depth) except -1:
-    if depth >= _DEFAULT_MAX_DEPTH:
-        raise errors.DepthExceededError(
-            f"nesting deeper than {_DEFAULT_MAX_DEPTH} levels (or a self-referencing container)")
+cdef inline int check_depth(Out *o, int depth) except -1:
+    if depth >= o.max_depth:
+        raise EncodeDepthExceededError(
+            f"nesting deeper than {o.max_depth} levels (or a self-referencing container)")
     return 0
+
+
+cdef int list_changed() except -1:
+    raise ChangedDuringEncodingError("list changed size during encoding")
+
+
+cdef inline bint put_float_row(Out *o, PyObject *row, int depth) except -1:
+    """A list of 1 to 4 exact floats that need no check (coordinates, vectors) in core or
+    dag-cbor, written with one room check and no per-item dispatch. Returns False, having
+    written nothing, for anything else: enc_list then takes it (and raises what applies)."""
+    cdef Py_ssize_t k = PyList_GET_SIZE(<object>row), i
+    cdef PyObject *it
+    cdef double x
+    cdef uint64_t bits
+    cdef int width
+    cdef uint8_t *b
+    if k == 0 or k > 4 or depth >= o.max_depth or o.profile == P_DCBOR:
+        return False
+    for i in range(k):
+        it = PyList_GET_ITEM_raw(<object>row, i)
+        if Py_TYPE_raw(it) != &PyFloat_Type:
+            return False
+        if o.profile == P_DAG and not isfinite(PyFloat_AS_DOUBLE_raw(it)):
+            return False
+    if o.cap - o.pos < 1 + 9 * k:
+        out_grow(o, 1 + 9 * k)
+    b = o.buf + o.pos
+    b[0] = <uint8_t>(0x80 | k)
+    b += 1
+    for i in range(k):
+        x = PyFloat_AS_DOUBLE_raw(PyList_GET_ITEM_raw(<object>row, i))
+        if o.profile == P_DAG:
+            if x == 0.0:
+                x = 0.0  # -0.0 is written as 0.0
+            b[0] = 0xfb
+            ck_put_be64(b + 1, cbor_double_to_bits(x))
+            b += 9
+            continue
+        width = cbor_float_shortest(x, &bits)
+        if width == 8:
+            b[0] = 0xfb
+            ck_put_be64(b + 1, bits)
+        elif width == 4:
+            b[0] = 0xfa
+            ck_put_be32(b + 1, <uint32_t>bits)
+        else:
+            b[0] = 0xf9
+            ck_put_be16(b + 1, <uint16_t>bits)
+        b += 1 + width
+    o.pos = b - o.buf
+    return True
 
 
 cdef int enc_list(Out *o, object seq, Py_ssize_t n, bint is_list, int depth) except -1:
@@ -461,16 +562,17 @@ cdef int enc_list(Out *o, object seq, Py_ssize_t n, bint is_list, int depth) exc
     cdef PyTypeObject_ *t
     cdef const char *p
     cdef object item
-    check_depth(depth)
+    check_depth(o, depth)
+    if o.twin_order:
+        return enc_list_located(o, seq, n, is_list, depth)
     put_head(o, 4, <uint64_t>n)
     for i in range(n):
         if is_list:
-            ln = PyList_GET_SIZE(seq)
-            if i >= ln:  # shrunk by code run during encoding
-                raise RuntimeError("list changed size during encoding")
+            if PyList_GET_SIZE(seq) != n:  # changed by code run during encoding
+                return list_changed()
             it = PyList_GET_ITEM_raw(seq, i)
             # the items' headers are the cache misses of big lists: start loading ahead
-            if ln > 4:
+            if n > 4:
                 ck_prefetch_list_ahead(<PyObject *>seq, i)
         else:
             it = PyTuple_GET_ITEM_raw(seq, i)
@@ -485,20 +587,35 @@ cdef int enc_list(Out *o, object seq, Py_ssize_t n, bint is_list, int depth) exc
                 text_not_encodable(<object>it)
             put_string(o, 3, p, ln)
         elif t == &PyList_Type:  # rows of a matrix, coordinate pairs: skip the dispatch
-            item = <object>it
-            enc_list(o, item, PyList_GET_SIZE(item), True, depth + 1)
+            if not put_float_row(o, it, depth + 1):
+                item = <object>it
+                enc_list(o, item, PyList_GET_SIZE(item), True, depth + 1)
         else:
             item = <object>it
             enc_any(o, item, depth + 1)
+    if is_list and PyList_GET_SIZE(seq) != n:
+        return list_changed()
     return 0
 
 
-cdef int release_entries(ck_entry *e, Py_ssize_t n) noexcept:
+cdef int enc_list_located(Out *o, object seq, Py_ssize_t n, bint is_list, int depth) except -1:
+    """enc_list of the error walk: the same checks, and a failure located at its item."""
     cdef Py_ssize_t i
+    put_head(o, 4, <uint64_t>n)
     for i in range(n):
-        Py_XDECREF(e[i].key)
-        Py_XDECREF(e[i].value)
+        if is_list and PyList_GET_SIZE(seq) != n:
+            return list_changed()
+        item = <object>(PyList_GET_ITEM_raw(seq, i) if is_list else PyTuple_GET_ITEM_raw(seq, i))
+        try:
+            enc_any(o, item, depth + 1)
+        except EncodeError as exc:
+            _cbor_path.located(exc, _cbor_path.item(i))
+            raise
+    if is_list and PyList_GET_SIZE(seq) != n:
+        return list_changed()
     return 0
+
+
 
 
 cdef int enc_dict(Out *o, object d, int depth) except -1:
@@ -508,16 +625,17 @@ cdef int enc_dict(Out *o, object d, int depth) except -1:
     cdef Py_ssize_t ppos = 0, i = 0, j
     cdef PyObject *k
     cdef PyObject *v
-    cdef ck_entry small[16]
-    cdef ck_entry tmp[16]  # scratch for the permutation cache (CK_PERM_MAX entries)
-    cdef ck_entry *e = small
+    cdef ck_entry *e
+    cdef ck_entry *pooled = NULL
     cdef bint all_text = True
-    check_depth(depth)
+    check_depth(o, depth)
     if n == 0:
         return put_byte(o, 0xa0)
     if o.twin_order:
         return enc_map_twin_order(o, d, depth)
-    if n > 16:
+    if n <= POOL_WIDTH and depth < POOL_DEPTH and o.pool != NULL:
+        pooled = e = o.pool + depth * POOL_WIDTH
+    else:
         e = <ck_entry *>malloc(<size_t>n * sizeof(ck_entry))
         if e == NULL:
             raise MemoryError()
@@ -530,31 +648,31 @@ cdef int enc_dict(Out *o, object d, int depth) except -1:
             if e[i].p == NULL:
                 text_not_encodable(<object>k)
             if o.profile == P_DCBOR and not is_nfc(<object>k):
-                enc_error(errors.NonNFCTextError, f"map key is not in Unicode NFC: {<object>k!r}")
+                enc_error(EncodeNonNFCTextError, f"map key is not in Unicode NFC: {<object>k!r}")
             Py_XINCREF(k)
             Py_XINCREF(v)
             e[i].key = k
             e[i].value = v
             i += 1
         if not all_text:
-            release_entries(e, i)
+            ck_release_entries(e, i)
             i = 0
             return enc_map_generic(o, d, depth)
         if i != n:
-            raise RuntimeError("dict changed size during encoding")
-        ck_sort_text_cached(e, n, tmp)
+            raise ChangedDuringEncodingError("dict changed size during encoding")
+        ck_sort_text_cached(e, n, perm_tmp)
         put_head(o, 5, <uint64_t>n)
         for j in range(n):
             put_string(o, 3, e[j].p, e[j].n)
             enc_any(o, <object>e[j].value, depth + 1)
     finally:
-        release_entries(e, i)
-        if e != small:
+        ck_release_entries(e, i)
+        if e != pooled:
             free(e)
     return 0
 
 
-cdef int raise_first_error_in_twin_order(int profile, object obj) except -1:
+cdef int raise_first_error_in_twin_order(const Out *like, object obj) except -1:
     """Error path only. The fast paths encode map values in key order, but the reported
     error must be the twin's: the first failing key or value in each mapping's iteration
     order, then duplicate keys. Re-walk the whole value once that way into a throw-away
@@ -564,8 +682,10 @@ cdef int raise_first_error_in_twin_order(int profile, object obj) except -1:
     cdef Out scratch
     scratch.obj = NULL
     scratch.scratch = NULL
-    out_init(&scratch, 256, profile)
+    scratch.owner = NULL
+    out_init(&scratch, 256, like)
     scratch.twin_order = True
+    scratch.hooked = NULL
     try:
         enc_any(&scratch, obj, 0)
     finally:
@@ -581,22 +701,26 @@ cdef int enc_map_twin_order(Out *o, object mapping, int depth) except -1:
     cdef list encoded
     keys.obj = NULL
     keys.scratch = NULL
-    out_init(&keys, 256, o.profile)
-    keys.twin_order = True
+    keys.owner = NULL
+    out_init(&keys, 256, o)
     try:
-        for key, value in mapping.items():
-            if o.profile == P_DAG and not isinstance(key, str):
-                enc_error(errors.UnsupportedItemError,
-                          f"dag-cbor map keys must be text, got {type(key).__name__}")
-            start = keys.pos
-            enc_any(&keys, key, depth + 1)
-            offsets.append((start, keys.pos))
-            enc_any(o, value, depth + 1)
+        for key, value in list(mapping.items()):  # a snapshot, as the fast paths
+            try:
+                if o.profile == P_DAG and not isinstance(key, str):
+                    enc_error(EncodeUnsupportedItemError,
+                              f"dag-cbor map keys must be text, got {type(key).__name__}")
+                start = keys.pos
+                enc_any(&keys, key, depth + 1)
+                offsets.append((start, keys.pos))
+                enc_any(o, value, depth + 1)
+            except EncodeError as exc:
+                _cbor_path.located(exc, _cbor_path.entry(key))
+                raise
         blob = (<char *>keys.buf)[:keys.pos]
         encoded = sorted([blob[a:b] for a, b in offsets])
         for i in range(1, len(encoded)):
             if encoded[i - 1] == encoded[i]:
-                raise errors.DuplicateMapKeyError(
+                raise EncodeDuplicateMapKeyError(
                     "two map keys have the same encoding: " + encoded[i].hex())
     finally:
         out_release(&keys)
@@ -613,13 +737,14 @@ cdef int enc_map_generic(Out *o, object mapping, int depth) except -1:
     cdef ck_entry *e = NULL
     cdef Py_ssize_t *offsets = NULL
     cdef object key, value
-    check_depth(depth)
+    check_depth(o, depth)
     if o.twin_order:
         return enc_map_twin_order(o, mapping, depth)
     keys.obj = NULL
     keys.scratch = NULL
+    keys.owner = NULL
     try:
-        out_init(&keys, 64 * n + 64, o.profile)
+        out_init(&keys, 64 * n + 64, o)
         offsets = <Py_ssize_t *>malloc(<size_t>(n + 1) * sizeof(Py_ssize_t))
         e = <ck_entry *>malloc(<size_t>(n + 1) * sizeof(ck_entry))
         if offsets == NULL or e == NULL:
@@ -628,7 +753,7 @@ cdef int enc_map_generic(Out *o, object mapping, int depth) except -1:
             key, value = items[i]
             if o.profile == P_DAG and type(key) is not str:
                 if not isinstance(key, str):
-                    enc_error(errors.UnsupportedItemError,
+                    enc_error(EncodeUnsupportedItemError,
                               f"dag-cbor map keys must be text, got {type(key).__name__}")
             offsets[i] = keys.pos
             enc_any(&keys, key, depth + 1)
@@ -641,7 +766,7 @@ cdef int enc_map_generic(Out *o, object mapping, int depth) except -1:
         ck_sort_entries(e, n, 1)
         for i in range(1, n):
             if ck_cmp_bytes(&e[i - 1], &e[i]) == 0:
-                raise errors.DuplicateMapKeyError(
+                raise EncodeDuplicateMapKeyError(
                     "two map keys have the same encoding: " + (<bytes>(<char *>e[i].p)[:e[i].n]).hex())
         put_head(o, 5, <uint64_t>n)
         for i in range(n):
@@ -656,35 +781,55 @@ cdef int enc_map_generic(Out *o, object mapping, int depth) except -1:
 
 cdef int enc_tag(Out *o, object tag, int depth) except -1:
     cdef object number = tag.number
+    if not is_tag_number(number):  # a Tag altered behind its back (or a subclass)
+        enc_error(EncodeUnsupportedItemError, f"tag number {number!r} is not in 0..2**64-1")
     if o.profile == P_DAG:
-        enc_error(errors.UnsupportedItemError,
+        enc_error(EncodeUnsupportedItemError,
                   f"dag-cbor allows only tag 42 (use Link), got Tag({number})")
     if o.profile == P_DCBOR and (number == 2 or number == 3):
-        enc_error(errors.UnsupportedItemError, f"dcbor has no bignum tags, got Tag({number})")
+        enc_error(EncodeUnsupportedItemError, f"dcbor has no bignum tags, got Tag({number})")
     if number == 2 or number == 3:
-        enc_error(errors.UnsupportedItemError,
+        enc_error(EncodeUnsupportedItemError,
                   f"Tag({number}) is reserved for bignums; pass a Python int instead")
-    check_depth(depth)
-    put_head(o, 6, PyLong_AsUnsignedLongLong(number))
-    return enc_any(o, tag.value, depth + 1)
+    check_depth(o, depth)
+    put_head(o, 6, PyLong_AsUnsignedLongLong(int(number)))
+    if not o.twin_order:
+        return enc_any(o, tag.value, depth + 1)
+    try:
+        return enc_any(o, tag.value, depth + 1)
+    except EncodeError as exc:
+        _cbor_path.located(exc, _cbor_path.TAG_CONTENT)
+        raise
 
 
-cdef int enc_simple(Out *o, int value) except -1:
+cdef int enc_simple(Out *o, object simple) except -1:
+    cdef int v
     if o.profile != P_CORE:
-        enc_error(errors.UnsupportedItemError,
+        enc_error(EncodeUnsupportedItemError,
                   f"{profile_name(o.profile)} allows only false, true and null among simple values")
-    if value < 24:
-        return put_byte(o, 0xe0 | value)
+    value = simple.value
+    if not is_simple_value(value):  # a Simple altered behind its back (or a subclass)
+        enc_error(EncodeUnsupportedItemError, f"simple value {value!r} is not in 0..19 or 32..255")
+    v = value
+    if v < 24:
+        return put_byte(o, 0xe0 | v)
     put_byte(o, 0xf8)
-    return put_byte(o, <uint8_t>value)
+    return put_byte(o, <uint8_t>v)
+
+
+cdef int enc_frozen(Out *o, object frozen, int depth) except -1:
+    cdef object d = frozen._d
+    if type(d) is not dict:  # a FrozenDict altered behind its back (or a subclass)
+        enc_error(EncodeUnsupportedItemError, "FrozenDict does not hold a dict")
+    return enc_dict(o, d, depth)
 
 
 cdef int enc_link(Out *o, object link, int depth) except -1:
     cdef bytes cid = link.cid_bytes
     if o.profile != P_DAG:
-        enc_error(errors.UnsupportedItemError,
+        enc_error(EncodeUnsupportedItemError,
                   f"Link (tag 42) is a dag-cbor item, not allowed in {profile_name(o.profile)}")
-    check_depth(depth)
+    check_depth(o, depth)
     put_head(o, 6, 42)
     put_head(o, 2, <uint64_t>(len(cid) + 1))
     put_byte(o, 0)
@@ -714,16 +859,16 @@ cdef int enc_any(Out *o, object obj, int depth) except -1:
     if t is tuple:
         return enc_list(o, obj, PyTuple_GET_SIZE(obj), False, depth)
     if t is _FrozenDict:
-        return enc_dict(o, obj._d, depth)
+        return enc_frozen(o, obj, depth)
     if t is _Link:
         return enc_link(o, obj, depth)
     if t is _Tag:
         return enc_tag(o, obj, depth)
     if t is _Simple:
-        return enc_simple(o, obj.value)
+        return enc_simple(o, obj)
     if obj is _UNDEFINED:
         if o.profile != P_CORE:
-            enc_error(errors.UnsupportedItemError,
+            enc_error(EncodeUnsupportedItemError,
                       f"{profile_name(o.profile)} has no undefined value")
         return put_byte(o, 0xf7)
     return enc_other(o, obj, depth)
@@ -745,57 +890,271 @@ cdef int enc_other(Out *o, object obj, int depth) except -1:
         items = tuple(obj)  # a snapshot: its length is the one written
         return enc_list(o, items, len(items), False, depth)
     if isinstance(obj, _Mapping):  # dict subclasses too: their items(), as the twin
-        check_depth(depth)
+        if isinstance(obj, _FrozenDict) and type(obj._d) is not dict:
+            enc_error(EncodeUnsupportedItemError, "FrozenDict does not hold a dict")
+        check_depth(o, depth)
         return enc_map_generic(o, obj, depth)
     if isinstance(obj, _Tag):
         return enc_tag(o, obj, depth)
     if isinstance(obj, _Simple):
-        return enc_simple(o, obj.value)
+        return enc_simple(o, obj)
     if isinstance(obj, _Link):
         return enc_link(o, obj, depth)
-    raise errors.UnsupportedTypeError(f"cannot encode {type(obj).__name__} as CBOR")
+    if o.default == NULL or <PyObject *>obj == o.hooked:
+        raise UnsupportedTypeError(f"cannot encode {type(obj).__name__} as CBOR")
+    return enc_hooked(o, obj, depth)
 
 
-cdef object encode_with(object obj, int profile, Scratch *scratch):
-    cdef Out o
-    out_init_scratch(&o, scratch, profile)
+cdef int enc_hooked(Out *o, object obj, int depth) except -1:
+    """What ``default(obj)`` returns, in obj's place; that value itself is not handed to
+    the hook again (its items may be), so a hook cannot loop."""
+    cdef PyObject *outer = o.hooked
+    replacement = (<object>o.default)(obj)
+    o.hooked = <PyObject *>replacement
+    enc_any(o, replacement, depth)
+    o.hooked = outer
+    return 0
+
+
+cdef object encode_with(object obj, Out *settings, Scratch *scratch, Out *result):
+    """Encode into ``result`` (left open: the caller finishes and releases it)."""
+    out_init_scratch(result, scratch, settings)
     try:
-        enc_any(&o, obj, 0)
-        return out_finish(&o)
-    except errors.CBORError:
-        raise_first_error_in_twin_order(profile, obj)
+        enc_any(result, obj, 0)
+    except EncodeError as exc:
+        try:
+            raise_first_error_in_twin_order(settings, obj)
+        except EncodeError as first:
+            _cbor_path.finish(first)
+            raise
+        exc.detail = None  # the second walk did not fail: the value changed meanwhile
         raise
+
+
+cdef object encode_bytes(object obj, Out *settings, Scratch *scratch):
+    cdef Out o
+    o.obj = NULL
+    o.scratch = NULL
+    o.owner = NULL
+    try:
+        encode_with(obj, settings, scratch, &o)
+        return out_finish(&o)
     finally:
         out_release(&o)
 
 
-def encode(obj, /, *, profile="core"):
-    """Encode ``obj`` as deterministic CBOR under ``profile`` ("core", "dcbor", "dag-cbor")."""
-    return encode_with(obj, profile_id(profile), &module_scratch)
+cdef Py_ssize_t encode_into_buffer(object obj, object buffer, object offset, Out *settings,
+                                   Scratch *scratch) except -1:
+    """Encode, then copy into ``buffer`` at ``offset`` (the twin's rules, same order)."""
+    cdef Out o
+    cdef Py_buffer view
+    cdef Py_ssize_t start, end, n
+    o.obj = NULL
+    o.scratch = NULL
+    o.owner = NULL
+    try:
+        encode_with(obj, settings, scratch, &o)
+        n = o.pos
+        check_encode_offset(offset, PyByteArray_GET_SIZE(buffer) if type(buffer) is bytearray
+                            else None)
+        if type(buffer) is bytearray:
+            start = offset
+            end = start + n
+            if end > PyByteArray_GET_SIZE(buffer):
+                PyByteArray_Resize(buffer, end)
+            memcpy(PyByteArray_AS_STRING(buffer) + start, o.buf, <size_t>n)
+            return n
+        if not PyObject_CheckBuffer(buffer):
+            raise TypeError(f"encode_into() needs a writable buffer, not {type(buffer).__name__}")
+        try:
+            PyObject_GetBuffer(buffer, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS)
+        except BufferError:
+            raise TypeError("encode_into() needs a writable buffer") from None
+        try:
+            if offset + n > view.len:
+                raise BufferTooSmallError(
+                    f"{n} bytes do not fit at offset {offset} of a {view.len}-byte buffer",
+                    detail="$")
+            start = offset
+            memcpy(<char *>view.buf + start, o.buf, <size_t>n)
+        finally:
+            PyBuffer_Release(&view)
+        return n
+    finally:
+        out_release(&o)
+
+
+cdef int check_encode_options(Out *settings, object profile, object default,
+                              object max_depth) except -1:
+    settings.profile = profile_id(profile)
+    check_default(default)
+    settings.max_depth = check_encode_max_depth(max_depth)
+    settings.default = NULL if default is None else <PyObject *>default
+    settings.hooked = NULL
+    settings.pool = NULL
+    settings.twin_order = False
+    return 0
+
+
+def encode(obj, /, *, profile="core", default=None, max_depth=DEFAULT_MAX_DEPTH):
+    """Encode ``obj`` as deterministic CBOR under ``profile`` ("core", "dcbor", "dag-cbor").
+
+    ``default(value)`` is called for a value with no CBOR mapping and returns one that has
+    (its items may again go through ``default``); ``max_depth`` bounds the nesting."""
+    cdef Out settings
+    if default is None and max_depth is DEFAULT_MAX_DEPTH:  # the common call: no checks
+        settings.profile = profile_id(profile)
+        settings.max_depth = DEFAULT_MAX_DEPTH
+        settings.default = NULL
+        settings.hooked = NULL
+        settings.pool = NULL
+        settings.twin_order = False
+    else:
+        check_encode_options(&settings, profile, default, max_depth)
+    return encode_bytes(obj, &settings, &module_scratch)
+
+
+cdef int refuse_shared_keys(object first, object second) except -1:
+    cdef Py_ssize_t ppos = 0
+    cdef PyObject *k
+    cdef PyObject *v
+    if type(first) is dict and type(second) is dict:  # no Python code: no iterator
+        while PyDict_Next(first, &ppos, &k, &v):
+            if PyDict_Contains(second, <object>k):
+                raise EncodeDuplicateMapKeyError(f"map key {<object>k!r} is in both mappings",
+                                                 detail="$")
+        return 0
+    for key in first:
+        if key in second:
+            raise EncodeDuplicateMapKeyError(f"map key {key!r} is in both mappings", detail="$")
+    return 0
+
+
+cdef int enc_merged_text(Out *o, dict first, dict second) except -1:
+    """Both dicts' entries as one map, when every key is an exact str (no key is in both:
+    checked before): one entry array, one sort. Returns 1, or 0 having written nothing
+    when a key is not an exact str."""
+    cdef Py_ssize_t n = PyDict_Size(first) + PyDict_Size(second)
+    cdef Py_ssize_t ppos, i = 0, j
+    cdef PyObject *k
+    cdef PyObject *v
+    cdef ck_entry *e
+    cdef ck_entry *pooled = NULL
+    cdef object d
+    if n <= POOL_WIDTH and o.pool != NULL:
+        pooled = e = o.pool
+    else:
+        e = <ck_entry *>malloc(<size_t>(n + 1) * sizeof(ck_entry))
+        if e == NULL:
+            raise MemoryError()
+    try:
+        for d in (first, second):
+            ppos = 0
+            while PyDict_Next(d, &ppos, &k, &v):
+                if not PyUnicode_CheckExact_raw(k) or i == n:
+                    return 0
+                e[i].p = ck_utf8(k, &e[i].n)
+                if e[i].p == NULL or (o.profile == P_DCBOR and not is_nfc(<object>k)):
+                    PyErr_Clear()
+                    return 0  # the general path raises what applies, in the twin's order
+                Py_XINCREF(k)
+                Py_XINCREF(v)
+                e[i].key = k
+                e[i].value = v
+                i += 1
+        if i != n:
+            return 0
+        ck_sort_text_cached(e, n, perm_tmp)  # the keys are distinct objects
+        put_head(o, 5, <uint64_t>n)
+        for j in range(n):
+            put_string(o, 3, e[j].p, e[j].n)
+            enc_any(o, <object>e[j].value, 1)
+    finally:
+        ck_release_entries(e, i)
+        if e != pooled:
+            free(e)
+    return 1
+
+
+cdef object encode_merged_with(object first, object second, Out *settings, Scratch *scratch):
+    cdef Out o
+    refuse_shared_keys(first, second)
+    if type(first) is dict and type(second) is dict and settings.max_depth > 0:
+        o.obj = NULL
+        o.scratch = NULL
+        o.owner = NULL
+        try:
+            out_init_scratch(&o, scratch, settings)
+            try:
+                if enc_merged_text(&o, first, second):
+                    return out_finish(&o)
+            except EncodeError:
+                pass  # the general path below raises it with its path, in the twin's order
+        finally:
+            out_release(&o)
+    merged = dict(first.items())
+    merged.update(second.items())
+    return encode_bytes(merged, settings, scratch)
+
+
+def encode_merged(first, second, /, *, profile="core", default=None,
+                  max_depth=DEFAULT_MAX_DEPTH):
+    """Encode the one map holding the entries of both mappings (a key in both raises
+    ``EncodeDuplicateMapKeyError``), without building the merged dict: an envelope's
+    keys next to a caller's fields."""
+    cdef Out settings
+    check_encode_options(&settings, profile, default, max_depth)
+    return encode_merged_with(first, second, &settings, &module_scratch)
+
+
+def encode_into(obj, buffer, offset=0, /, *, profile="core", default=None,
+                max_depth=DEFAULT_MAX_DEPTH):
+    """Write the encoding of ``obj`` into ``buffer`` at ``offset``; return its length.
+
+    A ``bytearray`` grows to fit; any other writable buffer must have room
+    (``BufferTooSmallError`` otherwise). Nothing is written when encoding fails."""
+    cdef Out settings
+    check_encode_options(&settings, profile, default, max_depth)
+    return encode_into_buffer(obj, buffer, offset, &settings, &module_scratch)
 
 
 cdef class Encoder:
-    """A reusable encoder for one profile, with its own scratch buffer."""
+    """A reusable encoder for one profile, ``default`` hook and depth limit, with its own
+    scratch buffer."""
 
-    cdef int _profile
+    cdef Out _settings
     cdef Scratch _scratch
     cdef readonly str profile
+    cdef readonly object default
+    cdef readonly int max_depth
 
     def __cinit__(self):
         self._scratch.mem = NULL
         self._scratch.cap = 0
         self._scratch.busy = False
+        self._scratch.pool = NULL
 
-    def __init__(self, *, profile="core"):
-        self._profile = profile_id(profile)
-        self.profile = profile_name(self._profile)
+    def __init__(self, *, profile="core", default=None, max_depth=DEFAULT_MAX_DEPTH):
+        check_encode_options(&self._settings, profile, default, max_depth)
+        self.profile = profile_name(self._settings.profile)
+        self.default = default  # holds the reference _settings.default borrows
+        self.max_depth = max_depth
 
     def __dealloc__(self):
         free(self._scratch.mem)
+        free(self._scratch.pool)
 
     def encode(self, obj):
-        """Encode ``obj`` under this encoder's profile."""
-        return encode_with(obj, self._profile, &self._scratch)
+        """Encode ``obj`` under this encoder's settings."""
+        return encode_bytes(obj, &self._settings, &self._scratch)
+
+    def encode_into(self, obj, buffer, offset=0, /):
+        """``encode_into`` under this encoder's settings."""
+        return encode_into_buffer(obj, buffer, offset, &self._settings, &self._scratch)
+
+    def encode_merged(self, first, second, /):
+        """``encode_merged`` under this encoder's settings."""
+        return encode_merged_with(first, second, &self._settings, &self._scratch)
 
 
 # ====================================================================================

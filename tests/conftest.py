@@ -30,13 +30,13 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
-#: the ASTP kernels: four compiled modules, each with its twin, plus shared pure Python
-ASTP_KERNELS = ("astp_hash", "astp_proofs", "astp_fields", "astp_segments")
+#: the ASTP kernels: compiled modules, each with its twin, plus shared pure Python
+ASTP_KERNELS = ("astp_hash", "astp_proofs", "astp_fields", "astp_segments", "astp_formb")
 
 
 def _astp_view(which: str) -> ModuleType:
-    """The whole ASTP kernel API of one backend as one namespace: the four kernel modules
-    and ``canonkit._astp_common``. The Keccak knobs (compiled only) reach every module."""
+    """The whole ASTP kernel API of one backend as one namespace: the kernel modules and
+    ``canonkit._astp_common``. The Keccak knobs (compiled only) reach every module."""
     modules = [backend_module(name, which) for name in ASTP_KERNELS]
     common = importlib.import_module("canonkit._astp_common")
     view = ModuleType(f"canonkit.astp kernels ({which})")
@@ -54,7 +54,7 @@ def _astp_view(which: str) -> ModuleType:
 
 def backend_module(name: str, which: str) -> ModuleType:
     """``which`` is "c" or "py"; skips the test when the compiled module is unavailable.
-    ``"astp"`` is the four ASTP kernels together (``_astp_view``)."""
+    ``"astp"`` is the ASTP kernels together (``_astp_view``)."""
     if name == "astp":
         return _astp_view(which)
     if which == "py":

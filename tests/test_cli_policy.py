@@ -104,6 +104,29 @@ CASES: dict[tuple[str, ...], list[Case]] = {
         lambda t: (["synth", "--episodes", "1", "--out", str(t / "c.jsonl"),
                     "--answers", str(t / "no" / "a.jsonl")], t / "no"),
     ],
+    ("astp", "reproduce"): [
+        lambda t: (["astp", "reproduce", str(t / "missing.json")], t / "missing.json"),
+    ],
+    ("astp", "prove"): [
+        lambda t: (["astp", "prove", str(t / "missing.json"), "--leaf", "0"], t / "missing.json"),
+    ],
+    ("astp", "verify-proof"): [
+        lambda t: (["astp", "verify-proof", str(t / "missing.json")], t / "missing.json"),
+    ],
+    ("astp", "layer3", "verify"): [
+        lambda t: (["astp", "layer3", "verify", str(t / "missing.json")], t / "missing.json"),
+        lambda t: (["astp", "layer3", "verify", str(_valid_json(t)), "--episode",
+                    str(t / "missing.json")], t / "missing.json"),
+    ],
+    ("astp", "hash", "form-b"): [
+        lambda t: (["astp", "hash", "form-b", str(t / "missing.json")], t / "missing.json"),
+    ],
+    ("astp", "hash", "leaf"): [
+        lambda t: (["astp", "hash", "leaf", str(t / "missing.json")], t / "missing.json"),
+    ],
+    ("astp", "hash", "spine"): [
+        lambda t: (["astp", "hash", "spine", "--sav", "2", f"@{t / 'missing'}"], t / "missing"),
+    ],
     ("store", "init"): [
         lambda t: (["store", "init", str(_a_file(t) / "s")], t / "a-file"),
     ],

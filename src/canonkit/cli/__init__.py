@@ -28,7 +28,7 @@ from ._common import (
     stdout_reader_gone,
 )
 
-COMMAND_MODULES = ("cbor", "fps", "manifest", "conformance", "reverify", "store")
+COMMAND_MODULES = ("cbor", "fps", "manifest", "conformance", "reverify", "store", "astp")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -248,3 +248,16 @@ def test_unexpected_exception_is_not_status_1(monkeypatch: pytest.MonkeyPatch,
     assert main(["reverify", str(SEED_TABLE)]) == 2
     err = capsys.readouterr().err
     assert "ZeroDivisionError: a bug" in err and "internal error" in err
+
+
+def test_missing_optional_package_names_its_extra(monkeypatch: pytest.MonkeyPatch,
+                                                  tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "zstandard", None)  # as if not installed
+    out = tmp_path / "c.jsonl.zst"
+    assert main(["reverify", "synth", "--episodes", "1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("canonkit reverify") and err.endswith(
+        f": writing {out} needs the optional package 'zstandard': "
+        "pip install 'canonkit[zstd]'\n")
+    assert not out.exists()

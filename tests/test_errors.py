@@ -20,6 +20,7 @@ FROZEN = {
     "limit_exceeded": "LimitExceededError",
     "unsupported_type": "UnsupportedTypeError",
     "unrepresentable_map": "UnrepresentableMapError",
+    "hook_refused": "HookRefusedError",
     "unknown_profile": "UnknownProfileError",
     "invalid_option": "InvalidOptionError",
     "input_type": "InputTypeError",

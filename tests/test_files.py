@@ -100,6 +100,17 @@ def test_a_swapped_path_is_checked_again_after_opening(tmp_path: Path,
         finishes(lambda: _files.open_regular(fifo), fifo)
 
 
+def test_read_json(tmp_path: Path) -> None:
+    path = tmp_path / "doc.json"
+    path.write_bytes(b'{"a": [1, 2]}')
+    assert _files.read_json(path) == {"a": [1, 2]}
+    path.write_bytes(b'{"a": 1, "a": 2}')
+    with pytest.raises(DuplicateJSONKeyError, match="doc.json"):
+        _files.read_json(path)
+    with pytest.raises(FileTooLargeError):
+        _files.read_json(path, max_bytes=3)
+
+
 def test_read_regular_limit(tmp_path: Path) -> None:
     path = tmp_path / "f"
     path.write_bytes(b"x" * 10)
@@ -273,6 +284,18 @@ def test_atomic_write_replaces_and_keeps_the_mode(tmp_path: Path) -> None:
     assert target.read_bytes() == b"two" * 100_000
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
     assert _names(tmp_path) == ["out.bin"]
+
+
+@settings(max_examples=30)
+@given(sizes=st.lists(st.integers(0, 150_000), max_size=8))
+def test_writes_of_any_sizes_arrive_in_order(tmp_path_factory: pytest.TempPathFactory,
+                                             sizes: list[int]) -> None:
+    target = tmp_path_factory.mktemp("w") / "out"
+    chunks = [bytes([i % 251]) * n for i, n in enumerate(sizes)]
+    with _files.AtomicWriter(target) as out:
+        for chunk in chunks:
+            out.write(memoryview(chunk) if len(chunk) % 2 else chunk)
+    assert target.read_bytes() == b"".join(chunks)
 
 
 def _fail_partials_with(code: int, monkeypatch: pytest.MonkeyPatch, after: int = 0) -> None:

@@ -11,8 +11,8 @@ from ._cbor_types import MAX_ENCODE_DEPTH, PROFILES
 from .errors import InvalidOptionError, UnknownProfileError
 
 __all__ = ["LIMIT_MAX", "MAX_KEY_DEPTH", "check_default", "check_encode_max_depth",
-           "check_encode_offset", "check_limit", "check_max_depth", "check_offset",
-           "check_profile"]
+           "check_encode_offset", "check_hook", "check_limit", "check_max_depth",
+           "check_offset", "check_profile"]
 
 # Containers nested inside one map key. A key is hashed (and, on a hash collision,
 # compared) when it is inserted into its dict, and CPython does both recursively: a
@@ -46,6 +46,13 @@ def check_limit(name: str, value: Any) -> int | None:
         raise InvalidOptionError(
             f"{name} must be None or an int in 0..2**63-1, got {value!r}", detail=value)
     return value
+
+
+def check_hook(name: str, hook: Any) -> Any:
+    """``tag_hook`` / ``object_hook``: None or a callable."""
+    if hook is not None and not callable(hook):
+        raise InvalidOptionError(f"{name} must be None or callable, got {hook!r}", detail=hook)
+    return hook
 
 
 def check_offset(offset: Any, length: int) -> int:

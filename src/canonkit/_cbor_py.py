@@ -56,6 +56,7 @@ from ._cbor_options import (
     check_default,
     check_encode_max_depth,
     check_encode_offset,
+    check_hook,
     check_limit,
     check_max_depth,
     check_offset,
@@ -76,6 +77,7 @@ from ._cbor_types import (
 from . import _cbor_path
 from .errors import (
     BufferTooSmallError,
+    CanonkitError,
     ChangedDuringEncodingError,
     EncodeDepthExceededError,
     EncodeDuplicateMapKeyError,
@@ -169,11 +171,19 @@ class _Options(NamedTuple):
     max_depth: int
     max_size: int | None
     max_items: int | None
+    tag_hook: TagHook | None
+    object_hook: ObjectHook | None
 
 
-def _options(profile: Any, max_depth: Any, max_size: Any, max_items: Any) -> _Options:
+TagHook = Callable[[Tag], Any]
+ObjectHook = Callable[[dict[Any, Any]], Any]
+
+
+def _options(profile: Any, max_depth: Any, max_size: Any, max_items: Any, tag_hook: Any,
+             object_hook: Any) -> _Options:
     return _Options(_check_profile(profile), check_max_depth(max_depth),
-                    check_limit("max_size", max_size), check_limit("max_items", max_items))
+                    check_limit("max_size", max_size), check_limit("max_items", max_items),
+                    check_hook("tag_hook", tag_hook), check_hook("object_hook", object_hook))
 
 
 # An item's generator yields (depth, key_level, is_map_key) for each child and is sent
@@ -194,6 +204,8 @@ class _Reader:
         self.max_size = options.max_size
         self.max_items = options.max_items
         self.items_left = options.max_items
+        self.tag_hook = options.tag_hook
+        self.object_hook = options.object_hook
         self.build = build
         # Reads stop at ``end``. When max_size cut the input short, running into it is
         # limit_exceeded instead of truncated (at the offset truncated would have had).
@@ -331,7 +343,11 @@ class _Reader:
                 previous_key = raw_key
                 self.need_child(start)
                 result[key] = yield (depth + 1, inner, False)
-            return FrozenDict(result) if key_level else result
+            if key_level:
+                return FrozenDict(result)
+            if self.object_hook is None:
+                return result
+            return self.call_hook(self.object_hook, result, start, "object_hook refused the map")
         return self.simple_or_float(ai, arg, start)
 
     def enter(self, depth: int, key_level: int, start: int, children: int) -> None:
@@ -372,7 +388,19 @@ class _Reader:
             if problem is not None:
                 raise self.fail("invalid_link", start, problem)
             return Link(content[1:])
-        return Tag(number, content)
+        tag = Tag(number, content)
+        if self.tag_hook is None:
+            return tag
+        return self.call_hook(self.tag_hook, tag, start, f"tag_hook refused tag {number}")
+
+    def call_hook(self, hook: Callable[[Any], Any], value: Any, start: int, what: str) -> Any:
+        """A hook's result; its ValueError (bad content) is ``hook_refused`` here."""
+        try:
+            return hook(value)
+        except ValueError as exc:
+            if isinstance(exc, CanonkitError):
+                raise
+            raise self.fail("hook_refused", start, f"{what}: {exc}") from exc
 
     def simple_or_float(self, ai: int, arg: int, start: int) -> Any:
         profile, data = self.profile, self.data
@@ -446,10 +474,12 @@ def _read_all(raw: bytes, options: _Options, build: bool) -> Any:
 
 
 def decode(data: Any, /, *, profile: str = "core", max_depth: int = DEFAULT_MAX_DEPTH,
-           max_size: int | None = None, max_items: int | None = None) -> Any:
+           max_size: int | None = None, max_items: int | None = None,
+           tag_hook: TagHook | None = None, object_hook: ObjectHook | None = None) -> Any:
     """Decode exactly one CBOR data item that is valid under ``profile``."""
     return Decoder(profile=profile, max_depth=max_depth, max_size=max_size,
-                   max_items=max_items).decode(data)
+                   max_items=max_items, tag_hook=tag_hook,
+                   object_hook=object_hook).decode(data)
 
 
 def check(data: Any, /, *, profile: str = "core", max_depth: int = DEFAULT_MAX_DEPTH,
@@ -462,10 +492,12 @@ def check(data: Any, /, *, profile: str = "core", max_depth: int = DEFAULT_MAX_D
 
 def decode_prefix(data: Any, offset: int = 0, /, *, profile: str = "core",
                   max_depth: int = DEFAULT_MAX_DEPTH, max_size: int | None = None,
-                  max_items: int | None = None) -> tuple[Any, int]:
+                  max_items: int | None = None, tag_hook: TagHook | None = None,
+                  object_hook: ObjectHook | None = None) -> tuple[Any, int]:
     """Decode the one data item starting at ``offset``; returns ``(value, end)``."""
     return Decoder(profile=profile, max_depth=max_depth, max_size=max_size,
-                   max_items=max_items).decode_prefix(data, offset)
+                   max_items=max_items, tag_hook=tag_hook,
+                   object_hook=object_hook).decode_prefix(data, offset)
 
 
 def check_sequence(data: Any, /, *, profile: str = "core",
@@ -479,30 +511,42 @@ def check_sequence(data: Any, /, *, profile: str = "core",
 
 def iter_sequence(source: Any, /, *, profile: str = "core",
                   max_depth: int = DEFAULT_MAX_DEPTH, max_size: int | None = None,
-                  max_items: int | None = None) -> Iterator[Any]:
+                  max_items: int | None = None, tag_hook: TagHook | None = None,
+                  object_hook: ObjectHook | None = None) -> Iterator[Any]:
     """The items of a CBOR sequence from a bytes-like object or a binary file, each
     decoded once; a file is read in chunks."""
     return Decoder(profile=profile, max_depth=max_depth, max_size=max_size,
-                   max_items=max_items).iter_sequence(source)
+                   max_items=max_items, tag_hook=tag_hook,
+                   object_hook=object_hook).iter_sequence(source)
 
 
 def load(fp: Any, /, *, profile: str = "core", max_depth: int = DEFAULT_MAX_DEPTH,
-         max_size: int | None = None, max_items: int | None = None) -> Any:
+         max_size: int | None = None, max_items: int | None = None,
+         tag_hook: TagHook | None = None, object_hook: ObjectHook | None = None) -> Any:
     """Decode the one data item that fills the rest of binary file ``fp``."""
     return Decoder(profile=profile, max_depth=max_depth, max_size=max_size,
-                   max_items=max_items).load(fp)
+                   max_items=max_items, tag_hook=tag_hook, object_hook=object_hook).load(fp)
 
 
 class Decoder:
-    """A reusable decoder with a fixed profile and limits."""
+    """A reusable decoder with a fixed profile, limits and hooks.
+
+    ``tag_hook(tag)`` is called with every ``Tag`` decode would return (not bignums or
+    dag-cbor links) and its result is used instead; ``object_hook(dict)`` likewise for
+    every map decoded as a ``dict`` (maps inside map keys are ``FrozenDict``s and are
+    not passed). Exceptions from a hook propagate unchanged. ``check`` ignores hooks."""
 
     def __init__(self, *, profile: str = "core", max_depth: int = DEFAULT_MAX_DEPTH,
-                 max_size: int | None = None, max_items: int | None = None) -> None:
-        self._options = _options(profile, max_depth, max_size, max_items)
+                 max_size: int | None = None, max_items: int | None = None,
+                 tag_hook: TagHook | None = None, object_hook: ObjectHook | None = None) -> None:
+        self._options = _options(profile, max_depth, max_size, max_items, tag_hook,
+                                 object_hook)
         self.profile = profile
         self.max_depth = max_depth
         self.max_size = max_size
         self.max_items = max_items
+        self.tag_hook = tag_hook
+        self.object_hook = object_hook
 
     def decode(self, data: Any) -> Any:
         """Decode exactly one data item filling ``data``."""

@@ -44,9 +44,9 @@ from .errors import (
 )
 
 __all__ = ["MAX_INTEGER_DIGITS", "UINT64_LIMIT", "AtomicWriter", "JSONLines", "LongInteger",
-           "check_regular", "decimal_uint64", "fsync_directory", "loads_json", "loads_json_noting_duplicates",
-           "open_regular", "read_json", "read_regular", "validate_output_path",
-           "write_atomic", "write_exclusive"]
+           "check_regular", "decimal_uint64", "fsync_directory", "loads_json",
+           "loads_json_noting_duplicates", "open_regular", "read_json", "read_regular",
+           "validate_output_path", "write_atomic", "write_exclusive"]
 
 PathLike = str | os.PathLike[str]
 
@@ -557,17 +557,27 @@ class AtomicWriter:
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         fd = self._open_fd("write")
-        self._buffer += data
-        if len(self._buffer) >= _BUFFER:
-            self._flush(fd)
+        size = memoryview(data).nbytes
+        if len(self._buffer) + size < _BUFFER:  # small writes (report lines) are gathered
+            self._buffer += data
+            return
+        self._flush(fd)
+        if size < _BUFFER:
+            self._buffer += data
+        else:  # a large write goes straight out, never copied into the buffer
+            self._write(fd, data)
 
-    def _flush(self, fd: int) -> None:
+    def _write(self, fd: int, data: bytes | bytearray | memoryview) -> None:
         try:
-            _write_all(fd, self._buffer)
+            _write_all(fd, data)
         except BaseException:
             self.abort()
             raise
-        self._buffer.clear()
+
+    def _flush(self, fd: int) -> None:
+        if self._buffer:
+            self._write(fd, self._buffer)
+            self._buffer.clear()
 
     def commit(self) -> None:
         """Flush, fsync, rename over the target, fsync the directory."""

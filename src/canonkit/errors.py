@@ -199,6 +199,12 @@ class LimitExceededError(DecodeError):
 # item, ``["a"]`` a map entry (non-text keys by ``repr``), ``.value`` a tag's content.
 
 @_register
+class HookRefusedError(DecodeError):
+    """A decode ``tag_hook`` or ``object_hook`` raised ValueError for the item here."""
+    code = "hook_refused"
+
+
+@_register
 class UnrepresentableMapError(DecodeError):
     """A valid map whose distinct keys are equal as Python values (a dict holds only one)."""
     code = "unrepresentable_map"
@@ -606,6 +612,16 @@ class MissingReachableError(StoreError):
 _export(StoreError, NotAStoreError, StoreInitError, MissingObjectError, CorruptObjectError,
         CorruptRefError, UnsafePathError, InvalidRefNameError, RefConflictError, LockHeldError,
         StaleLockError, MissingReachableError)
+
+
+# --- Warnings ---------------------------------------------------------------------------
+
+class ExtensionFallbackWarning(RuntimeWarning):
+    """A capability runs on its pure-Python twin because its compiled module is unusable
+    (not built, or failed to import); ``CANONKIT_NO_EXTENSIONS=1`` asks for this silently."""
+
+
+__all__.append("ExtensionFallbackWarning")
 
 
 CONTEXT_RADIUS = 8  # bytes shown on each side of an error's offset

@@ -53,7 +53,8 @@ def _select() -> tuple[ModuleType, ...]:
         if not reasons:
             _backend.LIVE["astp"] = "compiled"
             return tuple(compiled)
-        _backend.WHY_NOT_COMPILED["astp"] = "; ".join(reasons)
+        _backend.fall_back("astp", "; ".join(reasons))  # warns: not asked for
+        return _twins()
     _backend.LIVE["astp"] = "python"
     return _twins()
 

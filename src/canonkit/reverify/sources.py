@@ -24,7 +24,8 @@ from typing import Any, BinaryIO
 
 from .._files import JSONLines, open_regular
 from .._files import _kind as _what  # "a FIFO", "a socket", ...: one wording
-from ..errors import InputError
+from .._optional import require
+from ..errors import InputError as InputError  # re-exported: reverify.InputError
 from .lines import Source
 
 # One document larger than this is reported as invalid_record instead of being buffered.
@@ -213,14 +214,14 @@ def read_json_file(path: str, source_name: str | None = None) -> Iterator[Item]:
 
 
 def _open_lines(path: str) -> tuple[BinaryIO, _CountingReader]:
-    counter = _CountingReader(open_regular(path))  # closed by the caller
     name = path.lower()
+    if name.endswith(".zst"):  # before opening: a missing package must not leak the file
+        zstandard = require("zstandard", f"reading {path}")
+    counter = _CountingReader(open_regular(path))  # closed by the caller
     stream: BinaryIO
     if name.endswith(".gz"):
         stream = gzip.GzipFile(fileobj=io.BufferedReader(counter, _CHUNK), mode="rb")  # type: ignore[assignment]
     elif name.endswith(".zst"):
-        import zstandard
-
         reader = zstandard.ZstdDecompressor().stream_reader(
             io.BufferedReader(counter, _CHUNK), read_across_frames=True
         )
@@ -236,7 +237,7 @@ def _stream_errors() -> tuple[type[BaseException], ...]:
         import zstandard
 
         errors.append(zstandard.ZstdError)
-    except ImportError:  # pragma: no cover - zstandard is a dependency
+    except ImportError:  # optional (the zstd extra): no .zst input can be open then
         pass
     import zlib
 

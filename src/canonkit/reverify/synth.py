@@ -36,6 +36,7 @@ from typing import Any
 import orjson
 
 from .._files import AtomicWriter, validate_output_path
+from .._optional import require
 from .runner import DEFAULT_SEARCH_CAP
 
 # outcome recipes per mix, with integer weights (seed-table: the seed's 62-Episode table)
@@ -482,13 +483,13 @@ class _Sink:
             self._target = target
             self._tmp = tempfile.mkdtemp(prefix=f".{base}.", suffix=".partial", dir=parent)
             return
-        self._file = AtomicWriter(out)
         name = out.lower()
+        if name.endswith(".zst"):  # before the temporary exists: a missing package leaves none
+            zstandard = require("zstandard", f"writing {out}")
+        self._file = AtomicWriter(out)
         if name.endswith(".gz"):
             self._stream = gzip.GzipFile(fileobj=self._file, mode="wb", compresslevel=6)
         elif name.endswith(".zst"):
-            import zstandard
-
             self._stream = zstandard.ZstdCompressor(level=3).stream_writer(self._file,
                                                                            closefd=False)
         else:

@@ -255,9 +255,9 @@ def test_missing_optional_package_names_its_extra(monkeypatch: pytest.MonkeyPatc
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setitem(sys.modules, "zstandard", None)  # as if not installed
     out = tmp_path / "c.jsonl.zst"
-    assert main(["reverify", "synth", "--episodes", "1", "--out", str(out)]) == 2
+    assert main(["synth", "--episodes", "1", "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("canonkit reverify") and err.endswith(
+    assert err.startswith("canonkit synth") and err.endswith(
         f": writing {out} needs the optional package 'zstandard': "
         "pip install 'canonkit[zstd]'\n")
-    assert not out.exists()
+    assert not out.exists() and list(tmp_path.iterdir()) == []

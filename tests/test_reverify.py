@@ -158,6 +158,70 @@ def test_reports_identical_across_jobs_and_batch_sizes(everything: tuple[Path, P
     assert all(r == reports[0] for r in reports)
 
 
+# Episode report lines, SHA-256 over the lines in input order (sources relative to the
+# corpus directory), frozen from the reader that predates the compiled document scanner:
+# whichever path reads a document, compiled or twin, one worker or two, its line is the same.
+FROZEN_REPORTS = {
+    "seed-table": ("90fae17607d08230bb05e8632e5101b1433a294186a6c3f75ce16ceac337598c", 62),
+    "all.jsonl": ("fb17a6c0c70713e8c4afc73c78658753ff7f8998da5cffaa4ffcf6f9ba928bc8", 400),
+    "st.cborseq": ("774d2808283548831f12d104aaa5bf30beae8f5eef5978fc1929b24d05cd5ab1", 200),
+}
+FROZEN_CORPORA = {
+    "all.jsonl": "cfffa3594d7aca6f41e9631ff76eb330494e29188cc904fed9df4e20c99938e2",
+    "st.cborseq": "22816e08c4f883adeafa44e1fe1d65a535d3212b9368e4c841565ab06cfc20b5",
+}
+_REPORT_DIGESTS = """
+import hashlib, json, sys
+import canonkit.reverify as rv
+
+def main():
+    out = {}
+    for name in sys.argv[2:]:
+        lines = b"".join(r.line + b"\\n" for r in rv.run([name], jobs=int(sys.argv[1])))
+        out[name] = [hashlib.sha256(lines).hexdigest(), lines.count(b"\\n")]
+    print(json.dumps(out))
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.fixture(scope="module")
+def frozen_corpora(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("frozen")
+    shutil.copytree(EXAMPLE, d / "seed-table")
+    synth.write_corpus(400, out=str(d / "all.jsonl"), mix="all-outcomes", seed=2026,
+                       median_segments=30, por_fraction=0.5)
+    synth.write_corpus(200, out=str(d / "st.cborseq"), mix="seed-table", seed=7,
+                       median_segments=20)
+    for name, digest in FROZEN_CORPORA.items():
+        assert hashlib.sha256((d / name).read_bytes()).hexdigest() == digest, name
+    return d
+
+
+@pytest.mark.parametrize("twin", [False, True], ids=["compiled", "twin"])
+def test_report_lines_match_the_frozen_digests(frozen_corpora: Path, twin: bool) -> None:
+    import json
+    import subprocess
+    import sys
+
+    package_root = str(Path(canonkit.__file__).resolve().parent.parent)  # runs elsewhere
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [package_root, os.environ.get("PYTHONPATH", "")]))
+    env.pop("CANONKIT_NO_EXTENSIONS", None)
+    if twin:
+        env["CANONKIT_NO_EXTENSIONS"] = "1"
+    script = frozen_corpora / "digests.py"
+    script.write_text(_REPORT_DIGESTS)
+    jobs = "2" if twin else "1"
+    done = subprocess.run([sys.executable, str(script), jobs, *FROZEN_REPORTS],
+                          cwd=frozen_corpora, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    found = {k: tuple(v) for k, v in json.loads(done.stdout).items()}
+    assert found == FROZEN_REPORTS
+
+
 # --- input containers ---------------------------------------------------------------
 
 def test_every_container_gives_the_same_verdicts(corpus: tuple[Path, Path],

@@ -25,6 +25,7 @@ import psutil
 import pytest
 
 import canonkit.reverify as rv
+from canonkit.errors import OutputPathError
 from canonkit.reverify import synth
 
 ROOT = os.geteuid() == 0
@@ -230,7 +231,7 @@ def test_output_in_a_missing_directory_is_refused(tmp_path: Path, small: Path,
     done = cli(small, option, target, "--no-progress")
     _assert_refused(done, target)
     assert leftovers(tmp_path) == [] and not (tmp_path / "missing").exists()
-    with pytest.raises(rv.OutputPathError):
+    with pytest.raises(OutputPathError):
         rv.run([small], **{option.lstrip("-"): target})
 
 
@@ -279,7 +280,7 @@ def test_enospc_keeps_the_old_report(tmp_path: Path, small: Path,
         return real_write(fd, data)
 
     monkeypatch.setattr(_files.os, "write", write)
-    with pytest.raises(rv.OutputPathError, match="No space left"):
+    with pytest.raises(OutputPathError, match="No space left"):
         list(rv.run([small], jobs=1, report=report))
     assert report.read_bytes() == b'{"old": true}\n'
     assert leftovers(tmp_path) == []

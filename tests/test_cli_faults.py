@@ -369,6 +369,28 @@ def test_sigkill_of_the_parent_leaves_no_orphans(big: Path, tmp_path: Path) -> N
     assert _alive(seen) == []
 
 
+@pytest.mark.slow
+def test_closed_stdout_stops_the_run_and_its_workers(big: Path, tmp_path: Path) -> None:
+    """``canonkit reverify --json ... | head``: the reader going away ends the run quietly
+    (141), with its workers, and leaves no report or temporary; any other broken pipe is a
+    failure (tests/test_cli_policy.py)."""
+    report = tmp_path / "report.jsonl"
+    with subprocess.Popen(
+        [sys.executable, "-m", "canonkit", "reverify", str(big), "--jobs", "2", "--json",
+         "--report", str(report), "--no-progress"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    ) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert len(proc.stdout.read(100)) == 100
+        seen = _watch_descendants(proc, time.monotonic() + 0.5)
+        proc.stdout.close()
+        err = proc.stderr.read()
+        assert proc.wait(timeout=120) == 141, err.decode()
+    assert err == b""
+    assert _alive(seen) == []
+    assert not report.exists() and leftovers(tmp_path) == []
+
+
 # --- D6: a lost worker loses no work ------------------------------------------------------
 
 def _clean_report(big: Path, tmp_path: Path) -> bytes:

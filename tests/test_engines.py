@@ -73,6 +73,19 @@ def test_a_task_that_always_kills_its_worker_is_lost_alone() -> None:
     assert {k: v for k, v in out.items() if k != 5} == {i: i * i for i in range(12) if i != 5}
 
 
+def test_a_worker_that_dies_right_after_starting_is_a_lost_task() -> None:
+    """Its start-up handshake and its death arrive together (the parent was busy): the
+    task is run again and lost, not an EOFError out of the engine."""
+    with engines.LocalPoolEngine(1) as engine:
+        ticket = engine.submit(tasks.die_always, 5)
+        deadline = time.monotonic() + 60
+        while any(_running(pid) for pid in engine.pids()) and time.monotonic() < deadline:
+            time.sleep(0.05)  # started, handshake sent, task taken, dead: none of it read
+        outcome = engine.settle(ticket)
+        assert isinstance(outcome, Lost), outcome
+        assert list(engine.map(tasks.square, [3])) == [(3, 9)]
+
+
 def test_a_task_exception_propagates_and_the_pool_stops() -> None:
     with pytest.raises(ValueError, match="bug in task 0"):
         with open_engine("local", jobs=2) as engine:

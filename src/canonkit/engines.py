@@ -348,14 +348,14 @@ class LocalPoolEngine(Engine):
             if worker.conn in ready:
                 try:
                     answer = worker.conn.recv()
+                    if answer == _READY and not worker.ready:
+                        worker.ready = True
+                        if not worker.conn.poll():  # True also at end of file: it died
+                            continue
+                        answer = worker.conn.recv()  # the task's answer came right behind
                 except (OSError, EOFError):
                     self._lost_worker(worker)
                     continue
-                if answer == _READY and not worker.ready:
-                    worker.ready = True
-                    if not worker.conn.poll():
-                        continue
-                    answer = worker.conn.recv()  # the task's answer came right behind
                 assert worker.ticket is not None
                 worker.ticket.outcome = answer
                 worker.ticket = None

@@ -187,50 +187,62 @@ cdef inline int _digits(const unsigned char *p, int n) noexcept:
     return v
 
 
-cdef object _fast_instant(str text):
-    """``datetime.fromisoformat(text)`` for the common shape
-    ``YYYY-MM-DDTHH:MM:SS[.fff|.ffffff](Z|+HH:MM|-HH:MM)``; None for any other text (the
-    caller then asks ``fromisoformat`` itself)."""
-    if not PyUnicode_IS_ASCII(text):
-        return None
-    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), pos = 19
-    if n < 20:
-        return None
-    cdef const unsigned char *p = <const unsigned char *>PyUnicode_DATA(text)
-    if p[4] != 45 or p[7] != 45 or p[10] != 84 or p[13] != 58 or p[16] != 58:
-        return None
-    cdef int year = _digits(p, 4), month = _digits(p + 5, 2), day = _digits(p + 8, 2)
-    cdef int hour = _digits(p + 11, 2), minute = _digits(p + 14, 2), second = _digits(p + 17, 2)
-    cdef int us = 0, sign, hh, mm, offset
-    if year < 0 or month < 0 or day < 0 or hour < 0 or minute < 0 or second < 0:
-        return None
+cdef struct Instant:
+    int year, month, day, hour, minute, second, us, offset  # offset in minutes east of UTC
+
+
+cdef int _instant_fields(const unsigned char *p, Py_ssize_t n, Instant *t) noexcept:
+    """The fields of ``YYYY-MM-DDTHH:MM:SS[.fff|.ffffff](Z|+HH:MM|-HH:MM)``; -1 for text of
+    any other shape. Only the offset is range-checked: the callers decide what an
+    out-of-range date or time means."""
+    cdef Py_ssize_t pos = 19
+    cdef int hh, mm
+    if n < 20 or p[4] != 45 or p[7] != 45 or p[10] != 84 or p[13] != 58 or p[16] != 58:
+        return -1
+    t.year = _digits(p, 4); t.month = _digits(p + 5, 2); t.day = _digits(p + 8, 2)
+    t.hour = _digits(p + 11, 2); t.minute = _digits(p + 14, 2); t.second = _digits(p + 17, 2)
+    if t.year < 0 or t.month < 0 or t.day < 0 or t.hour < 0 or t.minute < 0 or t.second < 0:
+        return -1
+    t.us = 0
     if p[19] == 46:  # '.': exactly 3 or 6 digits
         if n >= 26 and _digits(p + 20, 6) >= 0:
-            us = _digits(p + 20, 6)
+            t.us = _digits(p + 20, 6)
             pos = 26
         elif n >= 23 and _digits(p + 20, 3) >= 0 and (n == 23 or _digits(p + 23, 1) < 0):
-            us = _digits(p + 20, 3) * 1000
+            t.us = _digits(p + 20, 3) * 1000
             pos = 23
         else:
-            return None
+            return -1
     if n - pos == 1 and p[pos] == 90:  # 'Z'
-        tz = _UTC
+        t.offset = 0
     elif n - pos == 6 and (p[pos] == 43 or p[pos] == 45) and p[pos + 3] == 58:
         hh = _digits(p + pos + 1, 2)
         mm = _digits(p + pos + 4, 2)
         if hh < 0 or mm < 0 or hh > 23 or mm > 59:
-            return None
-        offset = (hh * 60 + mm) * (-1 if p[pos] == 45 else 1)
-        if offset == 0:
-            tz = _UTC
-        else:
-            tz = _OFFSETS.get(offset)
-            if tz is None:
-                tz = _OFFSETS[offset] = timezone(timedelta(minutes=offset))
+            return -1
+        t.offset = (hh * 60 + mm) * (-1 if p[pos] == 45 else 1)
     else:
+        return -1
+    return 0
+
+
+cdef object _fast_instant(str text):
+    """``datetime.fromisoformat(text)`` for the shape ``_instant_fields`` reads; None for
+    any other text (the caller then asks ``fromisoformat`` itself)."""
+    cdef Instant t
+    if not PyUnicode_IS_ASCII(text):
         return None
+    if _instant_fields(<const unsigned char *>PyUnicode_DATA(text),
+                       PyUnicode_GET_LENGTH(text), &t) < 0:
+        return None
+    if t.offset == 0:
+        tz = _UTC
+    else:
+        tz = _OFFSETS.get(t.offset)
+        if tz is None:
+            tz = _OFFSETS[t.offset] = timezone(timedelta(minutes=t.offset))
     try:
-        return datetime_new(year, month, day, hour, minute, second, us, tz)
+        return datetime_new(t.year, t.month, t.day, t.hour, t.minute, t.second, t.us, tz)
     except ValueError:  # out-of-range fields: fromisoformat decides
         return None
 
@@ -600,48 +612,26 @@ cdef int64_t _days_from_civil(int y, int m, int d) noexcept:
 
 
 cdef int _instant_us(const unsigned char *p, Py_ssize_t n, int64_t *out) noexcept:
-    """``YYYY-MM-DDTHH:MM:SS[.fff|.ffffff](Z|+HH:MM|-HH:MM)`` as UTC microseconds; -1 for
-    any other text or an invalid date (``_fast_instant`` accepts the same shape)."""
-    cdef Py_ssize_t pos = 19
-    cdef int year, month, day, hour, minute, second, us = 0, hh, mm, offset = 0
+    """The instant ``_instant_fields`` reads, as UTC microseconds; -1 for text of any other
+    shape or an invalid date or time (where ``_fast_instant`` leaves it to fromisoformat)."""
+    cdef Instant t
     cdef int mdays
-    if n < 20 or p[4] != 45 or p[7] != 45 or p[10] != 84 or p[13] != 58 or p[16] != 58:
+    if _instant_fields(p, n, &t) < 0:
         return -1
-    year = _digits(p, 4); month = _digits(p + 5, 2); day = _digits(p + 8, 2)
-    hour = _digits(p + 11, 2); minute = _digits(p + 14, 2); second = _digits(p + 17, 2)
-    if year < 1 or month < 1 or month > 12 or day < 1 or hour < 0 or hour > 23:
+    if t.year < 1 or t.month < 1 or t.month > 12 or t.day < 1 or t.hour > 23:
         return -1
-    if minute < 0 or minute > 59 or second < 0 or second > 59:
+    if t.minute > 59 or t.second > 59:
         return -1
-    if month == 2:
-        mdays = 29 if _leap(year) else 28
-    elif month == 4 or month == 6 or month == 9 or month == 11:
+    if t.month == 2:
+        mdays = 29 if _leap(t.year) else 28
+    elif t.month == 4 or t.month == 6 or t.month == 9 or t.month == 11:
         mdays = 30
     else:
         mdays = 31
-    if day > mdays:
+    if t.day > mdays:
         return -1
-    if p[19] == 46:
-        if n >= 26 and _digits(p + 20, 6) >= 0:
-            us = _digits(p + 20, 6)
-            pos = 26
-        elif n >= 23 and _digits(p + 20, 3) >= 0 and (n == 23 or _digits(p + 23, 1) < 0):
-            us = _digits(p + 20, 3) * 1000
-            pos = 23
-        else:
-            return -1
-    if n - pos == 1 and p[pos] == 90:
-        offset = 0
-    elif n - pos == 6 and (p[pos] == 43 or p[pos] == 45) and p[pos + 3] == 58:
-        hh = _digits(p + pos + 1, 2)
-        mm = _digits(p + pos + 4, 2)
-        if hh < 0 or mm < 0 or hh > 23 or mm > 59:
-            return -1
-        offset = (hh * 60 + mm) * (-1 if p[pos] == 45 else 1)
-    else:
-        return -1
-    out[0] = ((_days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second)
-              * 1000000 + us - <int64_t>offset * 60000000)
+    out[0] = ((_days_from_civil(t.year, t.month, t.day) * 86400 + t.hour * 3600
+               + t.minute * 60 + t.second) * 1000000 + t.us - <int64_t>t.offset * 60000000)
     return 0
 
 

@@ -107,6 +107,21 @@ def interruptible() -> Iterator[None]:
             signal.signal(s, h)
 
 
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM/SIGHUP for a step that must not be cut in two (renaming the
+    outputs of a run into place, starting a worker); one that arrives meanwhile is
+    delivered when the step is done. Main thread only; elsewhere a no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HANDLED)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def default_jobs() -> int:
     """Every core this process may run on."""
     try:
@@ -179,6 +194,7 @@ def _worker_start(parent: int) -> None:
     """The parent decides what an interrupt means (a terminal's Ctrl-C reaches the whole
     process group), and the worker must not outlive it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _HANDLED)  # held by the parent as it started us
     if sys.platform.startswith("linux"):
         try:
             import ctypes
@@ -289,8 +305,17 @@ class LocalPoolEngine(Engine):
         mine, theirs = self._context.Pipe()
         process = self._context.Process(target=_serve, args=(theirs, os.getpid()),
                                         daemon=True, name="canonkit-worker")
-        process.start()
-        theirs.close()
+        try:
+            with signals_held():  # an interrupt mid-start would leave it half-fed
+                process.start()
+        except BaseException:  # an interrupt held during the start comes out here
+            if process.pid is not None:
+                process.kill()
+                process.join(5)
+            mine.close()
+            raise
+        finally:
+            theirs.close()
         return _Worker(process, mine)
 
     def pids(self) -> list[int]:

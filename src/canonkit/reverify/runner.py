@@ -10,11 +10,8 @@ engine's workers.
 from __future__ import annotations
 
 import os
-import signal
-import threading
 import time
 from collections.abc import Generator, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,21 +70,6 @@ def _check_outputs(report: PathArg | None, annotations: PathArg | None,
                                   f"({os.fspath(report)}) too; the report and the "
                                   "annotations need two files",
                                   detail=os.fspath(annotations))
-
-
-@contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold SIGINT/SIGTERM/SIGHUP while the outputs are renamed into place, so an
-    interrupt cannot leave a new report beside old annotations."""
-    held = {signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)}
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 class Run:
@@ -318,7 +300,7 @@ class Run:
             summary.seconds = time.perf_counter() - start
             if report is not None:
                 report.write_json(summary.to_json())
-            with _signals_held():
+            with engines.signals_held():
                 if report is not None:
                     report.commit()
                 if notes is not None:

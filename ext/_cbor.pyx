@@ -750,7 +750,15 @@ cdef int enc_map_twin_order(Out *o, object mapping, int depth) except -1:
                     enc_error(EncodeUnsupportedItemError,
                               f"dag-cbor map keys must be text, got {type(key).__name__}")
                 start = keys.pos
-                enc_any(&keys, key, depth + 1)
+                enc_any(&keys, key, depth + 1)  # locates a failure inside the key
+                # the walk wrote a map key's values only, which can equal another key's
+                # bytes: the duplicate check compares the keys' real encodings
+                keys.pos = start
+                keys.twin_order = False
+                try:
+                    enc_any(&keys, key, depth + 1)
+                finally:
+                    keys.twin_order = True
                 offsets.append((start, keys.pos))
                 enc_child(o, value, depth + 1)
             except EncodeError as exc:

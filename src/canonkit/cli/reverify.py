@@ -17,8 +17,13 @@ synthetic corpora:
   canonkit synth --episodes N --mix seed-table --seed S --out FILE --answers FILE
   (see `canonkit synth --help`)
 
+Layer 3: an Episode may carry a `layer3` member (a canonkit-layer3/1 export, or the name
+of a file beside it holding one); the report line then has components.layer3 = ok, failed
+(with layer3_findings) or absent. It never changes the outcome.
+
 exit status: 0 every sealed Episode reproduced; 1 any not_reproducible, no_seal_record or
-invalid_record; 2 usage error.
+invalid_record (with --require-layer3, also any Episode whose Layer 3 failed or is
+absent); 2 usage error.
 """
 
 
@@ -69,6 +74,12 @@ def _register_synth(subparsers: Any) -> None:
                         "format can carry them (default 0.3)")
     p.add_argument("--search-cap", type=_positive, default=DEFAULT_SEARCH_CAP,
                    help="the cap the tied-group sizes are chosen against (default %(default)s)")
+    p.add_argument("--layer3", type=_fraction, default=0.0, metavar="FRACTION",
+                   help="share of Episodes carrying a Layer 3 export in their layer3 member, "
+                        "with the expected Layer 3 result in the answers (default 0)")
+    p.add_argument("--layer3-violating", type=_fraction, default=0.5, metavar="FRACTION",
+                   help="share of those exports that break one Layer 3 rule, each violation "
+                        "class in turn (default 0.5)")
     p.add_argument("--no-progress", action="store_true", help="no live progress on stderr")
     p.set_defaults(func=_synth)
 
@@ -104,6 +115,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true",
                    help="print the report lines and the summary line on stdout instead of "
                         "the table")
+    p.add_argument("--require-layer3", action="store_true",
+                   help="every Episode must carry a Layer 3 export that verifies: write the "
+                        "layer3 component on every line, exit 1 when one failed or is absent")
     p.add_argument("--no-progress", action="store_true", help="no live progress on stderr")
     p.set_defaults(func=_reverify)
     _register_synth(subparsers)
@@ -123,6 +137,7 @@ def _reverify(args: argparse.Namespace) -> int:
                 args.paths, engine=args.engine, jobs=args.jobs, scheduler=args.scheduler,
                 search_cap=args.search_cap, report=args.report, annotations=args.annotations,
                 batch_size=args.batch_size, progress=False if args.no_progress else None,
+                require_layer3=args.require_layer3,
             )
         except (reverify.InputError, OutputPathError, ValueError) as exc:
             print(f"canonkit reverify: {exc}", file=sys.stderr)
@@ -168,7 +183,8 @@ def _synth(args: argparse.Namespace) -> int:
                 args.episodes, out=args.out, answers=args.answers, mix=args.mix,
                 seed=args.seed, median_segments=args.median_segments,
                 por_fraction=args.por_fraction, search_cap=args.search_cap,
-                progress=False if args.no_progress else None,
+                progress=False if args.no_progress else None, layer3=args.layer3,
+                layer3_violating=args.layer3_violating,
             )
         except OutputPathError as exc:
             print(f"canonkit synth: {exc}", file=sys.stderr)

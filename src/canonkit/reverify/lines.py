@@ -1,7 +1,8 @@
 """Report lines, assembled from serialized fields.
 
 A report line is ``{"episode_id", "outcome", "source", "components", "construction",
-"order", "flags", "reason"}`` in that order (REVERIFY.md §3), compact JSON. It is built as
+"order", "flags", "reason"}`` in that order (REVERIFY.md §3), compact JSON, then
+``layer3_findings`` when the Episode's Layer 3 failed (``layer3.py``). It is built as
 ``head + number + tail``, where ``number`` is the line number or byte offset inside
 ``source`` and ``head``/``tail`` are the serialized fields on either side of it: a worker
 that reads a byte range of a JSON-lines file knows a line's number only within its range,
@@ -14,6 +15,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import orjson
+
+from .layer3 import Layer3Result
 
 _dumps = orjson.dumps
 
@@ -29,6 +32,7 @@ class Verdict(NamedTuple):
     outcome: str
     episode_id: str | None
     order: list[str] | None
+    layer3: str | None = None  # the Layer 3 state when the line carries one
 
     def line(self, base: int = 0) -> bytes:
         """The report line, with ``base`` added to the source's line number."""
@@ -66,18 +70,27 @@ def source_head(source: Source) -> bytes:
 
 def render(source: Source, episode_id: str | None, outcome: str, components: Any,
            construction: Any, order: Any, flags: Any, reason: Any,
-           head_of_source: bytes | None = None) -> Verdict:
+           head_of_source: bytes | None = None, layer3: Layer3Result | None = None
+           ) -> Verdict:
     """The verdict for one Episode; ``head_of_source`` is ``source_head(source)`` when the
-    caller has it already (the same file for a whole range)."""
+    caller has it already (the same file for a whole range); ``layer3`` the Layer 3 result
+    when the line carries one (the last component, and the findings last on the line)."""
     src = head_of_source if head_of_source is not None else source_head(source)
     head = b'{"episode_id":%b,"outcome":%b%b' % (_dumps(episode_id), _dumps(outcome), src)
-    tail = b'},"components":%b,"construction":%b,"order":%b,"flags":%b,"reason":%b}' % (
+    state = None
+    if layer3 is not None:
+        state = layer3.state
+        components = {**components, "layer3": state}
+    tail = b'},"components":%b,"construction":%b,"order":%b,"flags":%b,"reason":%b' % (
         _dumps(components), _dumps(construction), _dumps(order), _dumps(flags),
         _dumps(reason))
+    if layer3 is not None and layer3.findings:
+        tail += b',"layer3_findings":' + _dumps(layer3.findings)
+    tail += b"}"
     kept = order if outcome == "reproduced_by_search" else None
     if source.key is None:
-        return Verdict(head + tail, None, b"", outcome, episode_id, kept)
-    return Verdict(head, source.number, tail, outcome, episode_id, kept)
+        return Verdict(head + tail, None, b"", outcome, episode_id, kept, state)
+    return Verdict(head, source.number, tail, outcome, episode_id, kept, state)
 
 
 _NO_COMPONENTS: dict[str, str] = {}

@@ -82,7 +82,9 @@ class Run:
     (``scheduler`` address, or a LocalCluster of ``jobs`` workers); ``search_cap`` bounds
     the tie search per Episode; ``report``/``annotations`` are output paths;
     ``batch_size``/``batch_bytes`` size the units of work (they never change the report);
-    ``progress`` None = on a terminal. Raises ``InputError``/``OutputPathError``/
+    ``progress`` None = on a terminal; ``require_layer3`` writes the Layer 3 component on
+    every Episode line and fails the run's exit status for an Episode whose Layer 3 failed
+    or is absent. Raises ``InputError``/``OutputPathError``/
     ``ValueError`` at once; the work happens while the run is iterated."""
 
     def __init__(
@@ -98,6 +100,7 @@ class Run:
         batch_size: int = DEFAULT_BATCH_SIZE,
         batch_bytes: int = DEFAULT_BATCH_BYTES,
         progress: bool | None = False,
+        require_layer3: bool = False,
     ) -> None:
         if search_cap < 1:
             raise ValueError("search_cap must be at least 1")
@@ -116,10 +119,12 @@ class Run:
         self._named = [os.fspath(p) for p in paths]
         self._engine_name, self._jobs, self._scheduler = engine, jobs, scheduler
         self.search_cap = search_cap
+        self.require_layer3 = require_layer3
         self._report_path, self._annotations_path = report, annotations
         self._batch_size, self._batch_bytes = batch_size, batch_bytes
         self._progress_enabled = progress
-        self._summary = Summary(paths=self._named, files=len(self.inputs))
+        self._summary = Summary(paths=self._named, files=len(self.inputs),
+                                require_layer3=require_layer3)
         self._started = False
         self._done = False
 
@@ -245,7 +250,8 @@ class Run:
         singles, lines = split(unit)
         verdicts = []
         doc_bytes = 0
-        for single, result in engine.map(verify_unit, singles, self.search_cap):
+        for single, result in engine.map(verify_unit, singles, self.search_cap,
+                                             self.require_layer3):
             if isinstance(result, engines.Lost):
                 verdicts.append(lost(single, f"worker_lost: {result.reason}"))
             else:
@@ -277,7 +283,8 @@ class Run:
                                      scheduler=self._scheduler) as engine:
                 units = self._units(self._workers_read_files(engine), engine.jobs)
                 base = 0
-                for unit, result in engine.map(verify_unit, units, self.search_cap):
+                for unit, result in engine.map(verify_unit, units, self.search_cap,
+                                                     self.require_layer3):
                     if isinstance(result, engines.Lost):
                         result = self._recover(engine, unit)
                     if isinstance(unit, LineRange):
@@ -288,7 +295,7 @@ class Run:
                     summary.document_bytes += result.doc_bytes
                     for n, verdict in enumerate(result.verdicts):
                         line = verdict.line(lines_before)
-                        summary.add(verdict.outcome)
+                        summary.add(verdict.outcome, verdict.layer3)
                         if report is not None:
                             report.write_line(line)
                         if notes is not None and verdict.order is not None:

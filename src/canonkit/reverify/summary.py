@@ -4,7 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .outcomes import DESCRIPTIONS, OUTCOMES, TABLE_ORDER, exit_status
+from .layer3 import ABSENT, FAILED, STATES
+from .outcomes import DESCRIPTIONS, EXIT_FAILURES, OUTCOMES, TABLE_ORDER, exit_status
 
 #: the report's format: the keys of an Episode line (REVERIFY.md §3) and of the final line.
 #: Stated in the final line, with the canonkit version and the inputs, so that the Episode
@@ -23,13 +24,27 @@ class Summary:
     seconds: float = 0.0
     paths: list[str] = field(default_factory=list)  # the inputs as named
     files: int = 0  # input files (and unreadable paths) found under them
+    #: Layer 3 results of the Episode lines that carry one (kept apart from the outcomes)
+    layer3: dict[str, int] = field(default_factory=lambda: dict.fromkeys(STATES, 0))
+    require_layer3: bool = False
 
-    def add(self, outcome: str) -> None:
+    def add(self, outcome: str, layer3: str | None = None) -> None:
         self.counts[outcome] = self.counts.get(outcome, 0) + 1
         self.episodes += 1
+        if layer3 is not None:
+            self.layer3[layer3] = self.layer3.get(layer3, 0) + 1
+
+    @property
+    def layer3_reported(self) -> bool:
+        """Whether the run has a Layer 3 row: Layer 3 was required or some Episode had one."""
+        return self.require_layer3 or any(self.layer3.values())
 
     @property
     def exit_status(self) -> int:
+        """The outcomes' exit status; with Layer 3 required, also 1 when any Episode's
+        Layer 3 failed or is absent."""
+        if self.require_layer3 and (self.layer3.get(FAILED) or self.layer3.get(ABSENT)):
+            return EXIT_FAILURES
         return exit_status(self.counts)
 
     def to_json(self) -> dict[str, Any]:
@@ -39,8 +54,13 @@ class Summary:
 
         counts: dict[str, Any] = {name: self.counts.get(name, 0) for name in OUTCOMES}
         counts["total"] = self.episodes
-        return {"summary": counts, "format": REPORT_FORMAT, "canonkit_version": __version__,
-                "inputs": {"paths": list(self.paths), "files": self.files}}
+        out: dict[str, Any] = {"summary": counts}
+        if self.layer3_reported:
+            out["layer3"] = {name: self.layer3.get(name, 0) for name in STATES}
+            out["layer3"]["required"] = self.require_layer3
+        out.update({"format": REPORT_FORMAT, "canonkit_version": __version__,
+                    "inputs": {"paths": list(self.paths), "files": self.files}})
+        return out
 
     def table(self) -> str:
         """The seed's table: one row per outcome that occurred, then the total."""
@@ -55,7 +75,16 @@ class Summary:
             if text == "Total":
                 lines.append("-" * len(lines[0]))
             lines.append(f"{text:<{wd}}  {name:<{wn}}  {count:>{max(wc, 8)}}")
+        if self.layer3_reported:
+            lines.append("")
+            lines.append(self.layer3_table())
         return "\n".join(lines)
+
+    def layer3_table(self) -> str:
+        """The Layer 3 row: ok / failed / absent counts, apart from the outcomes."""
+        required = " (required)" if self.require_layer3 else ""
+        cells = ", ".join(f"{name} {self.layer3.get(name, 0)}" for name in STATES)
+        return f"Layer 3{required}: {cells}"
 
     def rate_line(self) -> str:
         if self.seconds <= 0:

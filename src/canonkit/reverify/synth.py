@@ -18,6 +18,14 @@ relates to the stored nodes:
 - ``unsealed``: an ACTIVE Episode; ``invalid_record``: truncated, non-JSON or non-Episode
   documents.
 
+With ``layer3`` (a fraction), that share of the readable Episodes also carries a Layer 3
+export in its ``layer3`` member: a clean one, or — for the ``layer3_violating`` share of
+them — one that breaks a single rule, taking every class of
+``canonkit.astp.layer3.synth.VIOLATIONS`` in turn. The answer then says ``layer3`` (``ok``,
+``failed`` or ``absent``) and ``layer3_vectors`` (the vector ids the findings must name).
+Layer 3 draws from its own random stream, so the rest of the corpus is the same bytes
+with or without it.
+
 Deterministic: the same ``seed``, mix, size and options give the same bytes.
 """
 from __future__ import annotations
@@ -443,12 +451,51 @@ class _Maker:
         return SynthEpisode(answer, None, full[: len(full) // 2])
 
 
+class _Layer3:
+    """Layer 3 exports for generated Episodes, from a random stream of their own."""
+
+    def __init__(self, seed: int, fraction: float, violating: float) -> None:
+        from ..astp.layer3 import synth as l3synth
+
+        self.rng = random.Random(f"layer3:{seed}")
+        self.fraction, self.violating = fraction, violating
+        self.make_export = l3synth.make_export
+        self.classes = l3synth.VIOLATIONS
+        self.turn = 0  # the next violation class
+
+    def attach(self, item: SynthEpisode) -> None:
+        """Give ``item`` an export (or none) and say in its answer what must be found."""
+        doc = item.doc
+        if doc is None or item.answer["outcome"] == "invalid_record":
+            item.answer.update(layer3=None, layer3_vectors=[])  # no Episode to read
+            return
+        if self.rng.random() >= self.fraction:
+            item.answer.update(layer3="absent", layer3_vectors=[])
+            return
+        violation = None
+        if self.rng.random() < self.violating:
+            violation = self.classes[self.turn % len(self.classes)]
+            if violation == "L3-001" and not any(s.get("node_id") for s in doc.get("segments", ())):
+                violation = None  # spine isolation needs Segments with node_id: next time
+            else:
+                self.turn += 1
+        export, vectors = self.make_export(self.rng, violation=violation, episode=doc)
+        doc["layer3"] = orjson.loads(orjson.dumps(export))  # as JSON holds it
+        item.answer.update(layer3="failed" if vectors else "ok", layer3_vectors=vectors)
+
+
 def generate(episodes: int, *, mix: str = "seed-table", seed: int = 0,
              median_segments: int = 200, por_fraction: float = 0.3,
-             search_cap: int = DEFAULT_SEARCH_CAP) -> Iterator[SynthEpisode]:
-    """Yield ``episodes`` synthetic Episodes (shuffled outcome mix), each with its answer."""
+             search_cap: int = DEFAULT_SEARCH_CAP, layer3: float = 0.0,
+             layer3_violating: float = 0.5) -> Iterator[SynthEpisode]:
+    """Yield ``episodes`` synthetic Episodes (shuffled outcome mix), each with its answer;
+    ``layer3`` is the share of them carrying a Layer 3 export, ``layer3_violating`` the
+    share of those exports that break a rule."""
     if episodes < 0:
         raise ValueError("episodes must be >= 0")
+    if not (0.0 <= layer3 <= 1.0 and 0.0 <= layer3_violating <= 1.0):
+        raise ValueError("layer3 and layer3_violating must be within [0, 1]")
+    exports = _Layer3(seed, layer3, layer3_violating) if layer3 > 0 else None
     # the seed's two unrebuilt Episodes are the two search-cap variants; other mixes
     # also rotate through tampering and unknown identifiers
     maker = _Maker(seed, median_segments, por_fraction, search_cap,
@@ -461,6 +508,8 @@ def generate(episodes: int, *, mix: str = "seed-table", seed: int = 0,
         seen[outcome] = variant + 1
         item = maker.make(outcome, variant)
         item.answer = {"index": index, **item.answer}
+        if exports is not None:
+            exports.attach(item)
         yield item
 
 
@@ -522,12 +571,14 @@ class _Sink:
 def write_corpus(episodes: int, *, out: str, answers: str | None = None,
                  mix: str = "seed-table", seed: int = 0, median_segments: int = 200,
                  por_fraction: float = 0.3, search_cap: int = DEFAULT_SEARCH_CAP,
-                 progress: bool | None = False) -> dict[str, int]:
+                 progress: bool | None = False, layer3: float = 0.0,
+                 layer3_violating: float = 0.5) -> dict[str, int]:
     """Write a corpus to ``out`` (``.jsonl``, ``.jsonl.gz``, ``.jsonl.zst``, a CBOR
     sequence ``.cborseq``/``.cbor``, or a directory — one ``.json`` per Episode — when
     ``out`` ends with a path separator or is an existing empty directory) and its answers
-    as JSON lines. Both appear complete or not at all. ``progress`` None = on a terminal.
-    Returns the count per outcome."""
+    as JSON lines. Both appear complete or not at all. ``progress`` None = on a terminal;
+    ``layer3``/``layer3_violating`` as for :func:`generate`. Returns the count per
+    outcome."""
     from .outcomes import OUTCOMES
     from .progress import Progress
 
@@ -537,6 +588,11 @@ def write_corpus(episodes: int, *, out: str, answers: str | None = None,
     as_dir = out.endswith(os.sep) or os.path.isdir(out)
     if not as_dir and not as_cbor and not name.endswith((".jsonl", ".jsonl.gz", ".jsonl.zst")):
         raise ValueError(f"{out}: output must be .jsonl[.gz|.zst], .cborseq or a directory/")
+    if as_cbor and layer3 > 0:
+        # CBOR's deterministic encoding sorts map keys; Form B hashes nested objects in the
+        # order they are written, so an export only travels intact in JSON
+        raise ValueError(f"{out}: Layer 3 exports need a JSON corpus (.jsonl[.gz|.zst] or "
+                         "a directory): a CBOR sequence sorts their keys")
     if answers is not None:
         validate_output_path(answers)
     encode = None
@@ -550,7 +606,8 @@ def write_corpus(episodes: int, *, out: str, answers: str | None = None,
     try:
         ans = AtomicWriter(answers) if answers else None
         for ep in generate(episodes, mix=mix, seed=seed, median_segments=median_segments,
-                           por_fraction=por_fraction, search_cap=search_cap):
+                           por_fraction=por_fraction, search_cap=search_cap,
+                           layer3=layer3, layer3_violating=layer3_violating):
             counts[ep.answer["outcome"]] += 1
             if encode is not None:
                 # a CBOR sequence cannot carry undelimitable garbage without ending the

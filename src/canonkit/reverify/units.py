@@ -75,7 +75,7 @@ def _cannot_read(exc: OSError, opened: str, reported: str) -> str:
     return f"cannot read the file: {type(exc).__name__}: {exc}"
 
 
-def _verify_range(unit: LineRange, search_cap: int) -> UnitResult:
+def _verify_range(unit: LineRange, search_cap: int, require_layer3: bool) -> UnitResult:
     from .ranges import read_lines
 
     head = source_head(Source(unit.source, "line"))
@@ -88,7 +88,8 @@ def _verify_range(unit: LineRange, search_cap: int) -> UnitResult:
             if line is None:
                 verdicts.append(invalid(source, too_long(), None, head))
             elif line:
-                verdicts.append(verify_one("json", line, source, search_cap, head))
+                verdicts.append(verify_one("json", line, source, search_cap, head,
+                                           unit.path, require_layer3))
                 doc_bytes += len(line)
     except OSError as exc:  # the file vanished or changed under the run
         source = Source(unit.source, "line", unit.line0 + lines + 1)
@@ -96,7 +97,8 @@ def _verify_range(unit: LineRange, search_cap: int) -> UnitResult:
     return UnitResult(verdicts, lines, doc_bytes, unit.end - unit.start)
 
 
-def _verify_json_files(unit: JsonFiles, search_cap: int) -> UnitResult:
+def _verify_json_files(unit: JsonFiles, search_cap: int, require_layer3: bool
+                       ) -> UnitResult:
     verdicts: list[Verdict] = []
     doc_bytes = disk = 0
     for reported, opened in unit.files:
@@ -106,26 +108,29 @@ def _verify_json_files(unit: JsonFiles, search_cap: int) -> UnitResult:
             items = [Item("error", _cannot_read(exc, opened, reported).encode(),
                           Source(reported), 0)]
         for item in items:
-            verdicts.append(verify_one(item.kind, item.payload, item.source, search_cap))
+            verdicts.append(verify_one(item.kind, item.payload, item.source, search_cap,
+                                       None, opened, require_layer3))
             if item.kind != "error":
                 doc_bytes += len(item.payload)
             disk += item.disk_bytes
     return UnitResult(verdicts, 0, doc_bytes, disk)
 
 
-def _verify_documents(unit: Documents, search_cap: int) -> UnitResult:
-    verdicts = [verify_one(i.kind, i.payload, i.source, search_cap) for i in unit.items]
+def _verify_documents(unit: Documents, search_cap: int, require_layer3: bool
+                      ) -> UnitResult:
+    verdicts = [verify_one(i.kind, i.payload, i.source, search_cap,
+                           require_layer3=require_layer3) for i in unit.items]
     doc_bytes = sum(len(i.payload) for i in unit.items if i.kind != "error")
     return UnitResult(verdicts, 0, doc_bytes, sum(i.disk_bytes for i in unit.items))
 
 
-def verify_unit(unit: Unit, search_cap: int) -> UnitResult:
+def verify_unit(unit: Unit, search_cap: int, require_layer3: bool = False) -> UnitResult:
     """Runs in a worker: the verdicts of one unit, in input order."""
     if isinstance(unit, LineRange):
-        return _verify_range(unit, search_cap)
+        return _verify_range(unit, search_cap, require_layer3)
     if isinstance(unit, JsonFiles):
-        return _verify_json_files(unit, search_cap)
-    return _verify_documents(unit, search_cap)
+        return _verify_json_files(unit, search_cap, require_layer3)
+    return _verify_documents(unit, search_cap, require_layer3)
 
 
 def split(unit: Unit) -> tuple[list[Unit], int]:

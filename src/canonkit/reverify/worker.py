@@ -6,11 +6,12 @@ every engine hands back byte-identical lines.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
 from ..errors import CanonkitError
+from .layer3 import Layer3Result, check
 from .lines import Source, Verdict, invalid, render
 from .sources import plain
 
@@ -47,8 +48,25 @@ def _as_json(item: bytes, value: Any) -> bytes | None:
         return None
 
 
-def _fast(payload: bytes, source: Source, search_cap: int, head: bytes | None
-          ) -> Verdict | None:
+class Options(NamedTuple):
+    """What a run asks of every document: the tie-search cap, and whether Layer 3 is
+    required (then every Episode line carries the ``layer3`` component)."""
+
+    search_cap: int
+    require_layer3: bool = False
+
+
+def _layer3(member: Any, episode: Any, options: Options, origin: str | None
+            ) -> Layer3Result | None:
+    """The Layer 3 result to write on the line, None when the line carries none: no
+    ``layer3`` member and Layer 3 not required (such lines stay exactly as they were)."""
+    if member is None and not options.require_layer3:
+        return None
+    return check(member, episode, origin)
+
+
+def _fast(payload: bytes, source: Source, options: Options, head: bytes | None,
+          origin: str | None) -> Verdict | None:
     """JSON text on the fast path (``astp.documents.read_episode_bytes``: the compiled
     scanner, no Python object per segment); None sends the document the general way, which
     also words every refusal, so the two paths give the same line for every document."""
@@ -59,20 +77,29 @@ def _fast(payload: bytes, source: Source, search_cap: int, head: bytes | None
         episode = read_episode_bytes(payload)
         if episode is None:
             return None
-        result = reproduce(episode, search_cap=search_cap)
+        result = reproduce(episode, search_cap=options.search_cap)
     except (CanonkitError, *_SHAPE_ERRORS):
         return None
+    layer3 = _layer3(episode.layer3, episode, options, origin)
     return render(source, result.episode_id, result.outcome, result.components,
-                  result.construction, result.order, result.flags, result.reason, head)
+                  result.construction, result.order, result.flags, result.reason, head,
+                  layer3)
 
 
 def verify_one(kind: str, payload: bytes, source: Source, search_cap: int,
-               head: bytes | None = None) -> Verdict:
+               head: bytes | None = None, origin: str | None = None,
+               require_layer3: bool = False) -> Verdict:
     """The verdict on one document (``kind`` "json" or "cbor"; "error" carries the reason
-    a document could not be read). ``head`` is ``lines.source_head(source)`` if known."""
+    a document could not be read); ``require_layer3`` writes the Layer 3 component on
+    every Episode line. ``head`` is ``lines.source_head(source)`` if known;
+    ``origin`` the file the document was read from as this process can open it (a Layer 3
+    export named by path is found beside it; default ``source.file``)."""
     from .. import cbor
     from ..astp import reproduce
 
+    if origin is None:
+        origin = source.file
+    options = Options(search_cap, require_layer3)
     if kind == "error":
         return invalid(source, payload.decode("utf-8", "replace"), None, head)
     doc: Any = _UNREAD
@@ -82,9 +109,10 @@ def verify_one(kind: str, payload: bytes, source: Source, search_cap: int,
         except CanonkitError as exc:
             return invalid(source, f"not CBOR ({exc.code}): {exc}", None, head)
         text = _as_json(payload, doc) if FAST_PATH else None
-        verdict = _fast(text, source, search_cap, head) if text is not None else None
+        verdict = (_fast(text, source, options, head, origin) if text is not None
+                   else None)
     else:
-        verdict = _fast(payload, source, search_cap, head) if FAST_PATH else None
+        verdict = _fast(payload, source, options, head, origin) if FAST_PATH else None
     if verdict is not None:
         return verdict
     if doc is _UNREAD:
@@ -97,11 +125,13 @@ def verify_one(kind: str, payload: bytes, source: Source, search_cap: int,
         return invalid(source, f"document is a JSON {type(doc).__name__}, not an object",
                        None, head)
     try:
-        result = reproduce(doc, search_cap=search_cap)
+        result = reproduce(doc, search_cap=options.search_cap)
     except CanonkitError as exc:  # InvalidRecordError and any refusal of the document
         return invalid(source, f"{exc.code}: {exc}", episode_id, head)
     except _SHAPE_ERRORS as exc:
         return invalid(source, f"unreadable document ({type(exc).__name__}: {exc})",
                        episode_id, head)
+    layer3 = _layer3(doc.get("layer3"), doc, options, origin)
     return render(source, result.episode_id, result.outcome, result.components,
-                  result.construction, result.order, result.flags, result.reason, head)
+                  result.construction, result.order, result.flags, result.reason, head,
+                  layer3)

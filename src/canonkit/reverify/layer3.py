@@ -1,0 +1,84 @@
+"""Layer 3 (workflow and execution records, docs/astp-layer3.md) inside re-verification.
+
+An Episode document may carry a ``layer3`` member: a ``canonkit-layer3/1`` export, or the
+name of a file holding one, resolved against the directory of the file the Episode was
+read from. The export is verified against its Episode (``canonkit.astp.layer3.verify`` with
+the Episode, so spine isolation is checked too) and the result becomes the report line's
+``components["layer3"]``: ``"ok"``, ``"failed"`` (the line then lists ``layer3_findings``)
+or ``"absent"``. The Episode's outcome never depends on it (Layer 3 is kept apart from the
+Spine); the component is written only when the Episode carries a ``layer3`` member or the
+run requires Layer 3, so the report lines of corpora without Layer 3 stay as they were.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, NamedTuple
+
+from ..errors import CanonkitError
+
+OK = "ok"
+FAILED = "failed"
+ABSENT = "absent"
+#: the order of the summary row
+STATES = (OK, FAILED, ABSENT)
+# the vector of an export that cannot be read as a canonkit-layer3/1 document (the one the
+# verifier itself gives a document that is not an export)
+_UNREADABLE = "L3-003"
+# a verifier that trips over a shape it did not anticipate still yields a failed Layer 3,
+# never a crash of a million-Episode run
+_SHAPE_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError)
+
+
+class Layer3Result(NamedTuple):
+    """``state`` is one of ``STATES``; ``findings`` (``{vector, node_id, field, detail}``
+    each) is non-empty exactly when the state is ``"failed"``."""
+
+    state: str
+    findings: list[dict[str, Any]] | None = None
+
+
+_ABSENT = Layer3Result(ABSENT)
+
+
+def _failure(detail: str, field: str | None = "layer3") -> Layer3Result:
+    return Layer3Result(FAILED, [{"vector": _UNREADABLE, "node_id": None, "field": field,
+                                  "detail": detail}])
+
+
+def _load(name: str, origin: str | None) -> Any:
+    """The export named by a ``layer3`` path, read as a regular file of strict JSON."""
+    from .._files import read_json
+    from .sources import MAX_DOCUMENT_BYTES
+
+    base = os.path.dirname(origin) if origin else ""
+    return read_json(os.path.join(base, name), max_bytes=MAX_DOCUMENT_BYTES)
+
+
+def check(member: Any, episode: Any, origin: str | None) -> Layer3Result:
+    """The Layer 3 result of an Episode whose ``layer3`` member is ``member`` (None: no
+    Layer 3). ``episode`` is the Episode (document or ``Episode``) the export belongs to;
+    ``origin`` the file the Episode was read from (a path member is resolved beside it)."""
+    from ..astp.layer3 import verify
+
+    if member is None:
+        return _ABSENT
+    if isinstance(member, str):
+        if not member:
+            return _failure("the layer3 member names no file")
+        try:
+            member = _load(member, origin)
+        except CanonkitError as exc:  # not a regular file, too large, not strict JSON
+            return _failure(f"cannot read the Layer 3 export {member!r} ({exc.code}): {exc}")
+        except OSError as exc:
+            return _failure(f"cannot read the Layer 3 export {member!r}: "
+                            f"{type(exc).__name__}: {exc.strerror or exc}")
+        except UnicodeDecodeError as exc:
+            return _failure(f"cannot read the Layer 3 export {member!r}: {exc}")
+    try:
+        report = verify(member, episode=episode)
+    except (CanonkitError, *_SHAPE_ERRORS) as exc:
+        return _failure(f"the Layer 3 export could not be verified "
+                        f"({type(exc).__name__}: {exc})", field=None)
+    if report.ok:
+        return Layer3Result(OK)
+    return Layer3Result(FAILED, [f.to_json() for f in report.findings])

@@ -29,7 +29,8 @@ from .errors import CorruptObjectError, SchemaViolationError
 __all__ = [
     "DIGEST", "ENTRY_HEADER", "FANOUT", "FORM_DEFLATE", "FORM_RAW", "INDEX_HEADER",
     "INDEX_MAGIC", "LOOSE_HEADER", "LOOSE_MAGIC", "PACK_HEADER", "PACK_MAGIC", "TRAILER",
-    "VERSION", "Index", "Pack", "parse_addresses", "read_loose",
+    "VERSION", "Index", "Pack", "blake3_many", "parse_address", "parse_addresses",
+    "read_loose",
 ]
 
 LOOSE_MAGIC = b"CKL1"
@@ -267,16 +268,34 @@ class Pack:
         return out
 
     def read_many(self, index: Index, digests: bytes, out: list[Any], verify: bool,
-                  inflate: Inflate) -> int:
+                  inflate: Inflate, copy: bool = True) -> int:
         """Fill every ``None`` slot ``i`` of ``out`` whose digest (``digests[32i:32i+32]``)
-        this pack holds; return how many were filled."""
+        this pack holds, in order; return how many were filled. ``copy=False``: raw
+        entries are memoryviews into the pack, as ``entry`` gives them."""
         filled = 0
         for i, offset in enumerate(index.lookup_many(digests)):
             if out[i] is None and offset >= 0:
                 digest = digests[i * DIGEST:(i + 1) * DIGEST]
-                out[i] = self.entry(offset, digest if verify else None, inflate)
+                out[i] = self.entry(offset, digest if verify else None, inflate, copy)
                 filled += 1
         return filled
+
+    def check_entries(self, offsets: Sequence[int], digests: bytes, inflate: Inflate
+                      ) -> list[Any]:
+        """fsck's loop: for each ``offsets[i]``, the entry's logical bytes verified against
+        ``digests[32i:32i+32]``, or the ``CorruptObjectError`` it fails with (returned,
+        not raised)."""
+        if len(digests) != DIGEST * len(offsets):
+            raise ValueError("one 32-byte digest per offset")
+        out: list[Any] = []
+        for i, offset in enumerate(offsets):
+            try:
+                out.append(self.entry(offset, digests[i * DIGEST:(i + 1) * DIGEST], inflate))
+            except CorruptObjectError as exc:
+                # kept without traceback and context: their frames hold views of the buffer
+                exc.__traceback__ = exc.__context__ = None
+                out.append(exc)
+        return out
 
     def scan(self) -> tuple[list[int], tuple[str, int, str] | None]:
         """Walk the framing from the header: the entry offsets found, and the first
@@ -297,14 +316,31 @@ class Pack:
         return offsets, None
 
 
+def blake3_many(items: Sequence[Any], portable: bool = False) -> list[bytes]:
+    """``[blake3(x).digest() for x in items]`` (``portable`` is the compiled kernel's
+    choice of hashing path; here there is one)."""
+    return [blake3(bytes(x)).digest() for x in items]
+
+
+def parse_address(text: str) -> bytes:
+    """The 32 digest bytes of one ``"blake3:<64 lowercase hex>"`` address."""
+    if not _is_address(text):
+        raise SchemaViolationError(f"not a blake3 address: {text!r}", detail="address")
+    return bytes.fromhex(text[len(_PREFIX):])
+
+
+def _is_address(text: Any) -> bool:
+    return (type(text) is str and len(text) == len(_PREFIX) + 64
+            and text.startswith(_PREFIX) and _HEX.issuperset(text[len(_PREFIX):]))
+
+
 def parse_addresses(addresses: Sequence[str]) -> bytes:
     """The concatenated 32-byte digests of ``"blake3:<64 lowercase hex>"`` addresses;
     ``SchemaViolationError`` (detail ``"address"``, as ``objects.parse_address``) naming
     the first malformed one and its position."""
     out = bytearray()
     for i, text in enumerate(addresses):
-        if (type(text) is not str or len(text) != len(_PREFIX) + 64
-                or not text.startswith(_PREFIX) or not _HEX.issuperset(text[len(_PREFIX):])):
+        if not _is_address(text):
             raise SchemaViolationError(f"addresses[{i}] is not a blake3 address: {text!r}",
                                        detail="address")
         out += bytes.fromhex(text[len(_PREFIX):])

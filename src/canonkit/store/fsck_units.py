@@ -110,15 +110,13 @@ def check_entries(root: str, pack_rel: str, offsets: list[int], digests: bytes,
     mapped, _ = map_file(f"{root}/{pack_rel}", pack_rel)
     pack = kernel.Pack(mapped)
     try:
-        for i, offset in enumerate(offsets):
+        for i, got in enumerate(pack.check_entries(offsets, digests, inflate)):
             digest = digests[32 * i:32 * i + 32]
-            try:
-                data = pack.entry(offset, digest, inflate)
-            except CorruptObjectError as exc:
-                _bad(result, exc, pack_rel, digest)
+            if isinstance(got, CorruptObjectError):
+                _bad(result, got, pack_rel, digest)
                 result.corrupt.append(digest)
-                continue
-            result.intact(digest, pack_rel, data)
+            else:
+                result.intact(digest, pack_rel, got)
     finally:
         pack.release()
         if hasattr(mapped, "close"):

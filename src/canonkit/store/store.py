@@ -220,7 +220,7 @@ class Store:
         ``CorruptObjectError`` (naming the file and offset) if no stored form decodes to
         bytes with this address. ``copy=False`` returns a raw packed object as a read-only
         memoryview into the pack's mapping (other forms are always ``bytes``)."""
-        digest = digest_of_address(address)
+        digest: bytes = self.kernel.parse_address(address)
         want = digest if verify else None
         problem: CorruptObjectError | None = None
         for pf in self._packs:
@@ -290,10 +290,13 @@ class Store:
             raise located(exc, rel, address) from None
         return out
 
-    def get_many(self, addresses: Sequence[str], *, verify: bool = True) -> list[bytes]:
-        """``[get(a) for a in addresses]`` in one call: packed objects are resolved by the
-        kernel in one batch per pack (no Python-level search per address); the rest are
-        read one by one. ``MissingObjectError`` names the first address not stored."""
+    def get_many(self, addresses: Sequence[str], *, verify: bool = True, copy: bool = True
+                 ) -> list[Any]:
+        """``[get(a, verify=verify, copy=copy) for a in addresses]`` in one call: packed
+        objects are resolved by the compiled kernel in one batch per pack (sorted lookups,
+        the pack read front to back, small objects hashed eight at a time — no
+        Python-level search per address); the rest are read one by one.
+        ``MissingObjectError`` names the first address not stored."""
         digests: bytes = self.kernel.parse_addresses(addresses)
         out: list[Any] = [None] * len(addresses)
         left = len(out)
@@ -302,14 +305,14 @@ class Store:
                 if not left:
                     break
                 try:
-                    left -= pf.pack.read_many(pf.index, digests, out, verify, inflate)
+                    left -= pf.pack.read_many(pf.index, digests, out, verify, inflate, copy)
                 except CorruptObjectError:  # find which one, and try its other forms
                     left = self._fill_one_by_one(pf, digests, out, verify)
             if not left or attempt or not self._refresh_packs():
                 break
         for i, value in enumerate(out):
             if value is None:
-                out[i] = self.get(addresses[i], verify=verify)
+                out[i] = self.get(addresses[i], verify=verify, copy=copy)
         return out
 
     def _fill_one_by_one(self, pf: PackFile, digests: bytes, out: list[Any],

@@ -285,8 +285,9 @@ cdef class _Buffer:
         return 0
 
 
-def read_loose(data, digest, inflate):
-    """The logical bytes of a loose file (raw or DEFLATE form)."""
+def read_loose(data, digest, inflate, copy=True):
+    """The logical bytes of a loose file (raw or DEFLATE form); ``copy=False``: a raw
+    payload is a memoryview of ``data``."""
     cdef Py_buffer view
     cdef const uint8_t *want = _digest_ptr(digest)
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
@@ -310,7 +311,11 @@ def read_loose(data, digest, inflate):
                 raise _corrupt("truncated" if have < logical else "trailing_bytes",
                                C_LOOSE_HEADER + min(have, logical),
                                f"raw payload has {have} bytes, the header says {logical}")
-            out = PyBytes_FromStringAndSize(<const char *>p + C_LOOSE_HEADER, <Py_ssize_t>have)
+            if copy:
+                out = PyBytes_FromStringAndSize(<const char *>p + C_LOOSE_HEADER,
+                                                <Py_ssize_t>have)
+            else:
+                out = memoryview(data).cast("B")[C_LOOSE_HEADER:]
         else:
             out = inflate(memoryview(data).cast("B")[C_LOOSE_HEADER:], logical, C_LOOSE_HEADER)
         if want != NULL:
@@ -619,10 +624,10 @@ cdef class Pack(_Buffer):
             filled += 1
         return filled
 
-    def check_entries(self, offsets, digests, inflate):
+    def check_entries(self, offsets, digests, inflate, copy=True):
         """fsck's loop: for each ``offsets[i]``, the entry's logical bytes verified against
         ``digests[32i:32i+32]``, or the ``CorruptObjectError`` it fails with (returned,
-        not raised)."""
+        not raised). ``copy=False``: raw entries are memoryviews into the pack."""
         self._live()
         if type(digests) is not bytes or PyBytes_GET_SIZE(digests) != 32 * len(offsets):
             raise ValueError("one 32-byte digest per offset")
@@ -641,7 +646,7 @@ cdef class Pack(_Buffer):
                 continue
             offset = offsets[k]
             try:
-                obj = self._entry(offset, NULL, inflate, True)
+                obj = self._entry(offset, NULL, inflate, copy)
             except CorruptObjectError as exc:
                 out[k] = _detached(exc)
                 continue

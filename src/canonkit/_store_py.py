@@ -67,14 +67,16 @@ def _decode(form: int, payload: Any, logical: int, at: int, inflate: Inflate) ->
     return inflate(payload, logical, at)
 
 
-def _verify(data: bytes, digest: bytes | None, at: int) -> None:
+def _verify(data: Any, digest: bytes | None, at: int) -> None:
     if digest is not None and blake3(data).digest() != digest:
         raise _corrupt("digest_mismatch", at, "BLAKE3 of the logical bytes differs from "
                                               "the object's digest")
 
 
-def read_loose(data: Any, digest: bytes | None, inflate: Inflate) -> bytes:
-    """The logical bytes of a loose file (raw or DEFLATE form)."""
+def read_loose(data: Any, digest: bytes | None, inflate: Inflate, copy: bool = True
+               ) -> bytes | memoryview:
+    """The logical bytes of a loose file (raw or DEFLATE form); ``copy=False``: a raw
+    payload is a memoryview of ``data``."""
     view = memoryview(data).cast("B")
     if len(view) < LOOSE_HEADER:
         raise _corrupt("truncated", len(view), f"loose header needs {LOOSE_HEADER} bytes, "
@@ -90,6 +92,9 @@ def read_loose(data: Any, digest: bytes | None, inflate: Inflate) -> bytes:
         code = "truncated" if len(payload) < logical else "trailing_bytes"
         raise _corrupt(code, LOOSE_HEADER + min(len(payload), logical),
                        f"raw payload has {len(payload)} bytes, the header says {logical}")
+    if form == FORM_RAW and not copy:
+        _verify(payload, digest, LOOSE_HEADER)
+        return payload
     out = _decode(form, payload, logical, LOOSE_HEADER, inflate)
     _verify(out, digest, LOOSE_HEADER)
     return out
@@ -259,9 +264,7 @@ class Pack:
         start = offset + ENTRY_HEADER
         payload = self._view[start:start + stored]
         if form == FORM_RAW and not copy:
-            if digest is not None and blake3(payload).digest() != digest:
-                raise _corrupt("digest_mismatch", start, "BLAKE3 of the logical bytes "
-                                                         "differs from the object's digest")
+            _verify(payload, digest, start)
             return payload
         out = _decode(form, payload, logical, start, inflate)
         _verify(out, digest, start)
@@ -280,17 +283,18 @@ class Pack:
                 filled += 1
         return filled
 
-    def check_entries(self, offsets: Sequence[int], digests: bytes, inflate: Inflate
-                      ) -> list[Any]:
+    def check_entries(self, offsets: Sequence[int], digests: bytes, inflate: Inflate,
+                      copy: bool = True) -> list[Any]:
         """fsck's loop: for each ``offsets[i]``, the entry's logical bytes verified against
         ``digests[32i:32i+32]``, or the ``CorruptObjectError`` it fails with (returned,
-        not raised)."""
+        not raised). ``copy=False``: raw entries are memoryviews into the pack."""
         if len(digests) != DIGEST * len(offsets):
             raise ValueError("one 32-byte digest per offset")
         out: list[Any] = []
         for i, offset in enumerate(offsets):
             try:
-                out.append(self.entry(offset, digests[i * DIGEST:(i + 1) * DIGEST], inflate))
+                out.append(self.entry(offset, digests[i * DIGEST:(i + 1) * DIGEST], inflate,
+                                      copy))
             except CorruptObjectError as exc:
                 # kept without traceback and context: their frames hold views of the buffer
                 exc.__traceback__ = exc.__context__ = None

@@ -325,6 +325,20 @@ def read_loose(data, digest, inflate, copy=True):
         PyBuffer_Release(&view)
 
 
+cdef uint64_t _header(const uint8_t *p, Py_ssize_t n, const char *magic, str what,
+                      Py_ssize_t minimum, str short) except? 0xFFFFFFFFFFFFFFFF:
+    """The count of a pack or index header after checking its size, magic and version."""
+    cdef uint64_t version
+    if n < minimum:
+        raise _corrupt("truncated", n, short)
+    if memcmp(p, magic, 4) != 0:
+        raise _corrupt("bad_magic", 0, f"not a {what} (magic is not {magic.decode()})")
+    version = _be32(p + 4)
+    if version != 1:
+        raise _corrupt("bad_version", 4, f"{what} version {version}, expected 1")
+    return _be64(p + 8)
+
+
 cdef class Index(_Buffer):
     """A ``.idx`` file held as a buffer. The constructor checks the header and the exact
     size; ``check`` does the rest of fsck's index checks."""
@@ -339,15 +353,9 @@ cdef class Index(_Buffer):
     def __init__(self, buffer):
         cdef const uint8_t *p = self.p
         cdef Py_ssize_t n = self.n
-        cdef uint64_t count, version
-        if n < C_INDEX_HEADER + C_FANOUT + 2 * C_TRAILER:
-            raise _corrupt("truncated", n, "index shorter than its fixed parts")
-        if memcmp(p, b"CKIX", 4) != 0:
-            raise _corrupt("bad_magic", 0, "not a pack index (magic is not CKIX)")
-        version = _be32(p + 4)
-        if version != 1:
-            raise _corrupt("bad_version", 4, f"index version {version}, expected 1")
-        count = _be64(p + 8)
+        cdef uint64_t count
+        count = _header(p, n, b"CKIX", "index", C_INDEX_HEADER + C_FANOUT + 2 * C_TRAILER,
+                        "index shorter than its fixed parts")
         expected = C_INDEX_HEADER + C_FANOUT + <object>count * (C_DIGEST + 8) + 2 * C_TRAILER
         if n != expected:
             raise _corrupt("truncated" if n < expected else "trailing_bytes", min(n, expected),
@@ -378,6 +386,19 @@ cdef class Index(_Buffer):
         if i >= self.n_entries:
             raise IndexError(i)
         return _be64(self.off + 8 * i)
+
+    def entries(self):
+        """``(digests, offsets)``: every digest (a list of 32-byte ``bytes``) and its
+        offset, in index order."""
+        self._live()
+        cdef Py_ssize_t i, n = <Py_ssize_t>self.n_entries
+        cdef list digests = [None] * n
+        cdef list offsets = [None] * n
+        for i in range(n):
+            digests[i] = PyBytes_FromStringAndSize(<const char *>self.dig + i * C_DIGEST,
+                                                   C_DIGEST)
+            offsets[i] = _be64(self.off + 8 * i)
+        return digests, offsets
 
     cdef inline long long _find(self, const uint8_t *d) noexcept nogil:
         """The position of digest ``d``, or -1: the fan-out narrows, then bisect_left
@@ -486,15 +507,8 @@ cdef class Pack(_Buffer):
     def __init__(self, buffer):
         cdef const uint8_t *p = self.p
         cdef Py_ssize_t n = self.n
-        cdef uint64_t version
-        if n < C_PACK_HEADER + C_TRAILER:
-            raise _corrupt("truncated", n, "pack shorter than header and trailer")
-        if memcmp(p, b"CKPK", 4) != 0:
-            raise _corrupt("bad_magic", 0, "not a pack (magic is not CKPK)")
-        version = _be32(p + 4)
-        if version != 1:
-            raise _corrupt("bad_version", 4, f"pack version {version}, expected 1")
-        self.count = _be64(p + 8)
+        self.count = _header(p, n, b"CKPK", "pack", C_PACK_HEADER + C_TRAILER,
+                             "pack shorter than header and trailer")
         self.c_end = <uint64_t>(n - C_TRAILER)
         self.end = self.c_end
         self.trailer = PyBytes_FromStringAndSize(<const char *>p + self.c_end, C_TRAILER)

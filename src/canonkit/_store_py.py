@@ -60,6 +60,18 @@ def _u64(buf: Any, at: int) -> int:
     return int.from_bytes(buf[at:at + 8], "big")
 
 
+def _header(view: memoryview, magic: bytes, what: str, minimum: int, short: str) -> int:
+    """The count of a pack or index header after checking its size, magic and version."""
+    if len(view) < minimum:
+        raise _corrupt("truncated", len(view), short)
+    if bytes(view[:4]) != magic:
+        raise _corrupt("bad_magic", 0, f"not a {what} (magic is not {magic.decode()})")
+    version = int.from_bytes(view[4:8], "big")
+    if version != VERSION:
+        raise _corrupt("bad_version", 4, f"{what} version {version}, expected {VERSION}")
+    return _u64(view, 8)
+
+
 def _decode(form: int, payload: Any, logical: int, at: int, inflate: Inflate) -> bytes:
     """The logical bytes of a payload that starts at ``at`` in its buffer."""
     if form == FORM_RAW:
@@ -107,14 +119,8 @@ class Index:
     def __init__(self, buffer: Any) -> None:
         self._view = memoryview(buffer).cast("B")
         view = self._view
-        if len(view) < INDEX_HEADER + FANOUT + 2 * TRAILER:
-            raise _corrupt("truncated", len(view), "index shorter than its fixed parts")
-        if bytes(view[:4]) != INDEX_MAGIC:
-            raise _corrupt("bad_magic", 0, "not a pack index (magic is not CKIX)")
-        version = int.from_bytes(view[4:8], "big")
-        if version != VERSION:
-            raise _corrupt("bad_version", 4, f"index version {version}, expected {VERSION}")
-        count = _u64(view, 8)
+        count = _header(view, INDEX_MAGIC, "index", INDEX_HEADER + FANOUT + 2 * TRAILER,
+                        "index shorter than its fixed parts")
         expected = INDEX_HEADER + FANOUT + count * (DIGEST + 8) + 2 * TRAILER
         if len(view) != expected:
             raise _corrupt("truncated" if len(view) < expected else "trailing_bytes",
@@ -138,6 +144,11 @@ class Index:
 
     def offset(self, i: int) -> int:
         return _u64(self._view, self._offsets + 8 * i)
+
+    def entries(self) -> tuple[list[bytes], list[int]]:
+        """``(digests, offsets)``: every digest and its offset, in index order."""
+        return ([self.digest(i) for i in range(self.count)],
+                [self.offset(i) for i in range(self.count)])
 
     def _bounds(self, first: int) -> tuple[int, int]:
         # a corrupt fan-out may narrow the search (a miss) but never leaves the table
@@ -221,14 +232,8 @@ class Pack:
     def __init__(self, buffer: Any) -> None:
         self._view = memoryview(buffer).cast("B")
         view = self._view
-        if len(view) < PACK_HEADER + TRAILER:
-            raise _corrupt("truncated", len(view), "pack shorter than header and trailer")
-        if bytes(view[:4]) != PACK_MAGIC:
-            raise _corrupt("bad_magic", 0, "not a pack (magic is not CKPK)")
-        version = int.from_bytes(view[4:8], "big")
-        if version != VERSION:
-            raise _corrupt("bad_version", 4, f"pack version {version}, expected {VERSION}")
-        self.count = _u64(view, 8)
+        self.count = _header(view, PACK_MAGIC, "pack", PACK_HEADER + TRAILER,
+                             "pack shorter than header and trailer")
         self.end = len(view) - TRAILER  # entries end here
         self.trailer = bytes(view[self.end:])
 

@@ -120,10 +120,7 @@ def write(root: str, rel: str, content: bytes, *, durable: bool,
             return False
         fs.rename(tmp, target)
     except BaseException:
-        try:
-            fs.unlink(tmp)
-        except OSError:
-            pass
+        fs.discard(tmp)
         raise
     if durable:
         fs.fsync_dir(f"{root}/{fanout}")

@@ -222,16 +222,24 @@ class Store:
         memoryview into the pack's mapping (other forms are always ``bytes``)."""
         digest: bytes = self.kernel.parse_address(address)
         want = digest if verify else None
-        problem: CorruptObjectError | None = None
+        found, problem = self._read_packed(digest, address, want, copy, None)
+        if found is not None:
+            return found
+        return self._get_slow(digest, address, want, copy, problem)
+
+    def _read_packed(self, digest: bytes, address: str, want: bytes | None, copy: bool,
+                     problem: CorruptObjectError | None
+                     ) -> tuple[bytes | memoryview | None, CorruptObjectError | None]:
+        """The object from the first pack that holds an intact copy (or None), and the
+        first corruption met on the way."""
         for pf in self._packs:
             offset = pf.index.lookup(digest)
             if offset >= 0:
                 try:
-                    out: bytes | memoryview = pf.pack.entry(offset, want, inflate, copy)
-                    return out
+                    return pf.pack.entry(offset, want, inflate, copy), problem
                 except CorruptObjectError as exc:
                     problem = problem or located(exc, pf.pack_rel, address)
-        return self._get_slow(digest, address, want, copy, problem)
+        return None, problem
 
     def _get_slow(self, digest: bytes, address: str, want: bytes | None, copy: bool,
                   problem: CorruptObjectError | None) -> bytes | memoryview:
@@ -245,14 +253,9 @@ class Store:
                     return data
             if attempt or not self._refresh_packs():
                 break
-            for pf in self._packs:  # a repack may have moved it into a new pack
-                offset = pf.index.lookup(digest)
-                if offset >= 0:
-                    try:
-                        out: bytes | memoryview = pf.pack.entry(offset, want, inflate, copy)
-                        return out
-                    except CorruptObjectError as exc:
-                        problem = problem or located(exc, pf.pack_rel, address)
+            found, problem = self._read_packed(digest, address, want, copy, problem)
+            if found is not None:  # a repack moved it into a new pack
+                return found
         if problem is not None:
             raise problem
         if self._broken:
@@ -391,12 +394,11 @@ class Store:
         self._refresh_packs()
         seen: set[bytes] = set()
         for pf in list(self._packs):
-            for i in range(pf.index.count):
-                digest = pf.index.digest(i)
+            for digest in pf.index.entries()[0]:
                 if digest not in seen:
                     seen.add(digest)
                     yield address_of(digest)
-        for item in loose_objects(self.root):
+        for item in loose_objects(self.root, with_stat=False):
             if item.digest not in seen:
                 seen.add(item.digest)
                 yield address_of(item.digest)

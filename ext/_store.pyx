@@ -5,7 +5,9 @@
 # Index and Pack hold their buffer (an mmap) for their lifetime, so a lookup is a fan-out
 # read and a binary search over the digests with memcmp, and reading an entry is a bounds
 # check and one copy (or none: copy=False). read_many resolves a whole batch of digests in
-# one call. Every bounds check happens before the read it guards.
+# one call. Every bounds check happens before the read it guards. BLAKE3 is the blake3
+# package's (its SIMD kernels, the GIL released on large inputs), handed views of the
+# mapping rather than copies.
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_GET_LENGTH
@@ -19,12 +21,6 @@ from libc.stdlib cimport qsort
 from libc.string cimport memcmp
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
-cdef extern from "store_blake3.h" nogil:
-    void ckb3_hash_many_flat(const uint8_t **ptrs, const size_t *lens, size_t count,
-                             uint8_t *outs)
-    void ckb3_set_portable(int portable)
-    int ckb3_batch_pays()
-
 import threading
 
 from blake3 import blake3
@@ -34,8 +30,7 @@ from canonkit.errors import CorruptObjectError, SchemaViolationError
 __all__ = [
     "DIGEST", "ENTRY_HEADER", "FANOUT", "FORM_DEFLATE", "FORM_RAW", "INDEX_HEADER",
     "INDEX_MAGIC", "LOOSE_HEADER", "LOOSE_MAGIC", "PACK_HEADER", "PACK_MAGIC", "TRAILER",
-    "VERSION", "Index", "Pack", "blake3_many", "parse_address", "parse_addresses",
-    "read_loose",
+    "VERSION", "Index", "Pack", "parse_address", "parse_addresses", "read_loose",
 ]
 
 LOOSE_MAGIC = b"CKL1"
@@ -53,8 +48,6 @@ DIGEST = 32
 TRAILER = 32
 
 cdef enum:
-    BATCH = 64          # small objects hashed together (store_blake3.h, 8 per AVX2 pass)
-    SMALL = 1024        # at most one BLAKE3 chunk: batched; larger: the blake3 package
     C_LOOSE_HEADER = 13
     C_PACK_HEADER = 16
     C_ENTRY_HEADER = 17
@@ -122,125 +115,6 @@ cdef int _by_digest(const void *a, const void *b) noexcept nogil:
     if c:
         return c
     return -1 if x.slot < y.slot else (1 if x.slot > y.slot else 0)
-
-
-cdef class _Batch:
-    """Small objects waiting to be verified together, in the order they were read."""
-    cdef const uint8_t *ptrs[BATCH]
-    cdef size_t lens[BATCH]
-    cdef const uint8_t *wants[BATCH]
-    cdef uint64_t starts[BATCH]
-    cdef uint8_t outs[BATCH * 32]
-    cdef Py_ssize_t slots[BATCH]
-    cdef list objects
-    cdef size_t count
-
-    def __cinit__(self):
-        self.objects = []
-        self.count = 0
-
-    cdef bint add(self, object obj, const uint8_t *ptr, size_t n, const uint8_t *want,
-                  uint64_t start, Py_ssize_t slot):
-        """Queue ``obj`` (its bytes are ``ptr[:n]``, kept alive by ``obj``); True when the
-        batch is full."""
-        cdef size_t i = self.count
-        self.ptrs[i] = ptr
-        self.lens[i] = n
-        self.wants[i] = want
-        self.starts[i] = start
-        self.slots[i] = slot
-        self.objects.append(obj)
-        self.count += 1
-        return self.count == BATCH
-
-    cdef int hash(self) except -1:
-        with nogil:
-            ckb3_hash_many_flat(self.ptrs, self.lens, self.count, self.outs)
-        return 0
-
-    cdef bint ok(self, size_t i):
-        return memcmp(self.outs + 32 * i, self.wants[i], C_DIGEST) == 0
-
-    cdef int flush_into(self, list out) except -1:
-        """Verify the batch in order: each object goes to ``out[slot]``; the first that
-        fails raises digest_mismatch (those before it are placed, as one by one)."""
-        cdef size_t i
-        if self.count:
-            self.hash()
-            for i in range(self.count):
-                if not self.ok(i):
-                    self.reset()
-                    raise _corrupt("digest_mismatch", self.starts[i], "BLAKE3 of the logical "
-                                   "bytes differs from the object's digest")
-                out[self.slots[i]] = self.objects[i]
-            self.reset()
-        return 0
-
-    cdef int flush_results(self, list out) except -1:
-        """Verify the batch: ``out[slot]`` gets the object, or its digest_mismatch error."""
-        cdef size_t i
-        if self.count:
-            self.hash()
-            for i in range(self.count):
-                out[self.slots[i]] = self.objects[i] if self.ok(i) else _corrupt(
-                    "digest_mismatch", self.starts[i],
-                    "BLAKE3 of the logical bytes differs from the object's digest")
-            self.reset()
-        return 0
-
-    cdef void reset(self):
-        self.count = 0
-        self.objects = []
-
-
-def blake3_many(items, portable=False):
-    """``[blake3(x).digest() for x in items]``; inputs of at most 1024 bytes go through the
-    batch hasher (8 at once with AVX2; ``portable=True``: one at a time, scalar)."""
-    cdef list out = [None] * len(items)
-    cdef list small = []
-    cdef Py_ssize_t k
-    cdef _Batch batch = _Batch()
-    ckb3_set_portable(1 if portable else 0)
-    try:
-        for k, item in enumerate(items):
-            data = bytes(item)
-            if PyBytes_GET_SIZE(data) > SMALL:
-                out[k] = blake3(data).digest()
-                continue
-            batch.add(data, <const uint8_t *>PyBytes_AS_STRING(data),
-                      <size_t>PyBytes_GET_SIZE(data), NULL, 0, k)
-            if batch.count == BATCH:
-                _digests_into(batch, out)
-        _digests_into(batch, out)
-    finally:
-        ckb3_set_portable(0)
-    return out
-
-
-cdef int _digests_into(_Batch batch, list out) except -1:
-    cdef size_t i
-    if batch.count:
-        batch.hash()
-        for i in range(batch.count):
-            out[batch.slots[i]] = PyBytes_FromStringAndSize(<const char *>batch.outs + 32 * i,
-                                                            C_DIGEST)
-        batch.reset()
-    return 0
-
-
-cdef inline bint _small(object obj, const uint8_t *entry, const uint8_t **ptr,
-                        size_t *size):
-    """True if ``obj`` (bytes, or a raw entry's view whose entry starts at ``entry``) fits
-    the batch hasher; sets where its bytes are."""
-    if type(obj) is bytes:
-        if PyBytes_GET_SIZE(obj) > SMALL:
-            return False
-        ptr[0] = <const uint8_t *>PyBytes_AS_STRING(obj)
-        size[0] = <size_t>PyBytes_GET_SIZE(obj)
-        return True
-    size[0] = <size_t>_be64(entry + 1)  # a raw entry's view: its stored bytes
-    ptr[0] = entry + C_ENTRY_HEADER
-    return size[0] <= SMALL
 
 
 cdef const uint8_t *_digest_ptr(object digest) except? NULL:
@@ -574,10 +448,10 @@ cdef class Pack(_Buffer):
 
         The requests are sorted by digest first: the index is then searched, and the pack
         (written in digest order) read, front to back instead of at random — a batch
-        streams through the mapping — and small objects are verified eight at a time. The
-        outcome is still that of reading them in request order: slots are filled up to
-        the first request whose entry is corrupt, whose error is raised. ``copy=False``:
-        raw entries are memoryviews into the pack, as ``entry`` gives them."""
+        streams through the mapping. The outcome is still that of reading them in request
+        order: slots are filled up to the first request whose entry is corrupt, whose
+        error is raised. ``copy=False``: raw entries are memoryviews into the pack, as
+        ``entry`` gives them, hashed where they lie."""
         self._live()
         index._live()
         if type(digests) is not bytes or PyBytes_GET_SIZE(digests) % C_DIGEST:
@@ -589,10 +463,6 @@ cdef class Pack(_Buffer):
         cdef long long i
         cdef Py_ssize_t first_bad = m, filled = 0
         cdef list got = [None] * m
-        cdef _Batch batch = _Batch()
-        cdef bint batched = verify and ckb3_batch_pays()
-        cdef const uint8_t *ptr
-        cdef size_t size
         cdef _Want *wants = <_Want *>PyMem_Malloc(max(m, 1) * sizeof(_Want))
         if wants == NULL:
             raise MemoryError()
@@ -612,20 +482,11 @@ cdef class Pack(_Buffer):
                     continue
                 wants[j].offset = _be64(index.off + 8 * i)
                 try:
-                    obj = self._entry(wants[j].offset, NULL, inflate, copy)
-                    if not verify:
-                        got[k] = obj
-                    elif batched and _small(obj, self.p + wants[j].offset, &ptr, &size):
-                        if batch.add(obj, ptr, size, d + k * C_DIGEST,
-                                     wants[j].offset + C_ENTRY_HEADER, k):
-                            batch.flush_results(got)
-                    else:
-                        _verify(obj, d + k * C_DIGEST, wants[j].offset + C_ENTRY_HEADER)
-                        got[k] = obj
+                    got[k] = self._entry(wants[j].offset, wants[j].digest if verify else NULL,
+                                         inflate, copy)
                 except CorruptObjectError as exc:
                     got[k] = _detached(exc)
                     first_bad = min(first_bad, k)
-            batch.flush_results(got)
         finally:
             PyMem_Free(wants)
         for k in range(m):
@@ -641,39 +502,24 @@ cdef class Pack(_Buffer):
     def check_entries(self, offsets, digests, inflate, copy=True):
         """fsck's loop: for each ``offsets[i]``, the entry's logical bytes verified against
         ``digests[32i:32i+32]``, or the ``CorruptObjectError`` it fails with (returned,
-        not raised). ``copy=False``: raw entries are memoryviews into the pack."""
+        not raised). ``copy=False``: raw entries are memoryviews into the pack, hashed
+        where they lie."""
         self._live()
         if type(digests) is not bytes or PyBytes_GET_SIZE(digests) != 32 * len(offsets):
             raise ValueError("one 32-byte digest per offset")
         cdef const uint8_t *d = <const uint8_t *>PyBytes_AS_STRING(digests)
         cdef Py_ssize_t k, m = len(offsets)
         cdef list out = [None] * m
-        cdef _Batch batch = _Batch()
-        cdef bint batched = ckb3_batch_pays()
-        cdef uint64_t offset
-        cdef const uint8_t *ptr
-        cdef size_t size
         for k in range(m):
-            if offsets[k] < 0:
-                out[k] = _corrupt("bad_offset", offsets[k], "entry offset outside the pack's "
+            offset = offsets[k]
+            if offset < 0:
+                out[k] = _corrupt("bad_offset", offset, "entry offset outside the pack's "
                                   "entries")
                 continue
-            offset = offsets[k]
             try:
-                obj = self._entry(offset, NULL, inflate, copy)
+                out[k] = self._entry(offset, d + k * C_DIGEST, inflate, copy)
             except CorruptObjectError as exc:
                 out[k] = _detached(exc)
-                continue
-            if batched and _small(obj, self.p + offset, &ptr, &size):
-                if batch.add(obj, ptr, size, d + k * C_DIGEST, offset + C_ENTRY_HEADER, k):
-                    batch.flush_results(out)
-            else:
-                try:
-                    _verify(obj, d + k * C_DIGEST, offset + C_ENTRY_HEADER)
-                    out[k] = obj
-                except CorruptObjectError as exc:
-                    out[k] = _detached(exc)
-        batch.flush_results(out)
         return out
 
     def scan(self):

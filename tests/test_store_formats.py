@@ -242,28 +242,6 @@ def test_released_readers_refuse_use(store_impl: ModuleType) -> None:
         pack.entry(16, None, inflate)
 
 
-@settings(max_examples=200)
-@given(st.lists(st.one_of(object_bytes(1100), st.binary(min_size=1020, max_size=1030)),
-                max_size=40))
-def test_batch_blake3_matches_the_blake3_package(items: list[bytes]) -> None:
-    c, py = backend_pair("store")
-    expected = [blake3(x).digest() for x in items]
-    assert py.blake3_many(items) == expected
-    assert c.blake3_many(items) == expected                  # 8 lanes at once where AVX2
-    assert c.blake3_many(items, portable=True) == expected   # the scalar reference
-
-
-def test_batch_blake3_every_length_of_a_chunk() -> None:
-    c, _ = backend_pair("store")
-    data = bytes(range(256)) * 5
-    items = [data[:n] for n in range(1100)]
-    assert c.blake3_many(items) == [blake3(x).digest() for x in items]
-    assert c.blake3_many(items, portable=True) == [blake3(x).digest() for x in items]
-    # lanes of different lengths side by side, and one input repeated in every lane
-    for n in (0, 1, 63, 64, 65, 1023, 1024):
-        assert c.blake3_many([data[:n]] * 9) == [blake3(data[:n]).digest()] * 9
-
-
 def test_read_many_reports_the_first_corrupt_object_in_order(store_impl: ModuleType) -> None:
     items = [(bytes([i]) * (50 + i), False) for i in range(20)]
     pack_bytes, idx_bytes, offsets = build_pack(items)

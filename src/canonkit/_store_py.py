@@ -29,8 +29,7 @@ from .errors import CorruptObjectError, SchemaViolationError
 __all__ = [
     "DIGEST", "ENTRY_HEADER", "FANOUT", "FORM_DEFLATE", "FORM_RAW", "INDEX_HEADER",
     "INDEX_MAGIC", "LOOSE_HEADER", "LOOSE_MAGIC", "PACK_HEADER", "PACK_MAGIC", "TRAILER",
-    "VERSION", "Index", "Pack", "blake3_many", "parse_address", "parse_addresses",
-    "read_loose",
+    "VERSION", "Index", "Pack", "parse_address", "parse_addresses", "read_loose",
 ]
 
 LOOSE_MAGIC = b"CKL1"
@@ -323,12 +322,6 @@ class Pack:
             return offsets, ("pack_count", 8, f"the header says {self.count} entries, "
                                               f"the pack holds {len(offsets)}")
         return offsets, None
-
-
-def blake3_many(items: Sequence[Any], portable: bool = False) -> list[bytes]:
-    """``[blake3(x).digest() for x in items]`` (``portable`` is the compiled kernel's
-    choice of hashing path; here there is one)."""
-    return [blake3(bytes(x)).digest() for x in items]
 
 
 def parse_address(text: str) -> bytes:

@@ -1,7 +1,8 @@
-"""CBOR encode/decode against cbor2, cbrrr and libipld (CBOR.md §5, issues 2 and 3).
+"""CBOR encode/decode against cbor2, cbrrr and libipld (docs/spec/CBOR.md §5).
 
-    python -m pytest bench/test_cbor.py --benchmark-json=/tmp/cbor.json --benchmark-min-rounds=5
+    python -m pytest bench/test_cbor.py --benchmark-json=/tmp/cbor.json
     python bench/report.py /tmp/cbor.json
+    python bench/cbor_targets.py /tmp/cbor.json
 
 Groups (one table each; ratios are to ``canonkit-c``):
 
@@ -13,14 +14,23 @@ Groups (one table each; ratios are to ``canonkit-c``):
   ``profile="dag-cbor"`` against cbrrr and libipld on the DAG-CBOR datasets.
 * ``cbor:encode-profiles:records10k`` / ``cbor:decode-profiles:records10k`` — canonkit's
   three profiles side by side (dcbor must stay within 1.3x of core).
+* ``cbor:check:<dataset>`` — ``Decoder.check`` (validate only) against decoding the same
+  bytes, under core and dag-cbor.
+* ``cbor:decode-hooks:<dataset>`` — decoding with no hook, with a ``tag_hook`` that the
+  tag-free data never calls, and with an ``object_hook`` called for every map.
 * the 8 MiB byte string also has ``memcpy`` (``dst[:] = src`` into a preallocated
   buffer) and ``memcpy-alloc`` (``bytearray(src)``: a fresh buffer, like an encoder's).
 
 canonkit's decoders are strict (every rule of the profile checked); libipld's is lax and
-cbrrr's checks DAG-CBOR only. Inputs are built outside the timed call.
+cbrrr's checks DAG-CBOR only. Inputs are built outside the timed call, and every
+contender is timed the same way (see ``_run``): for inputs of 4 KiB or more, one call per
+round with the previous result freed outside the timed call. Under load, pass
+``--benchmark-timer=time.thread_time`` to time CPU spent by the benchmark's own thread.
 """
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -81,20 +91,42 @@ def _prepare(contender: str, name: str, profile: str) -> tuple[Any, bytes]:
 
 
 SMALL = 4096  # bytes: timed in fixed batches, see _run
+BUDGET = float(os.environ.get("CANONKIT_BENCH_BUDGET", "1.0"))  # seconds per benchmark
 
 
 def _run(benchmark: Any, group: str, contender: str, fn: Callable[[], object],
          size: int) -> None:
+    """Time ``fn`` the same way for every contender of a group.
+
+    Inputs of SMALL bytes or more: one call per round, and the previous round's result is
+    freed in the round's setup, outside the timed call (freeing a decoded document costs
+    about as much as building it, and it is the same work whichever decoder built it).
+    Rounds fill BUDGET seconds. Smaller inputs: fixed batches of 500 calls (results freed
+    inside the batch), because pytest-benchmark's calibration may otherwise settle on one
+    sub-microsecond call per round, which the timer's own overhead dominates."""
     benchmark.group = group
     benchmark.extra_info["contender"] = contender
     benchmark.extra_info["bytes"] = size
     if size < SMALL:
-        # Sub-microsecond calls: pytest-benchmark's calibration may settle on one call per
-        # round (after a slow first call), and then the timer's own overhead dominates.
-        # Every contender gets the same fixed batch instead.
         benchmark.pedantic(fn, rounds=200, iterations=500, warmup_rounds=5)
-    else:
-        benchmark(fn)
+        return
+    kept: list[object] = []
+
+    def call() -> None:
+        kept.append(fn())
+
+    def free_previous() -> None:
+        kept.clear()
+
+    start = time.perf_counter()
+    for _ in range(3):  # warm-up, and an estimate of one call's cost
+        free_previous()
+        call()
+    each = (time.perf_counter() - start) / 3
+    free_previous()
+    rounds = max(15, min(2000, int(BUDGET / max(each, 1e-6))))
+    benchmark.pedantic(call, setup=free_previous, rounds=rounds, iterations=1)
+    free_previous()
 
 
 CONTENDERS = ["canonkit-c", "canonkit-py", "cbor2", "cbrrr", "libipld"]
@@ -173,4 +205,39 @@ def test_decode_profiles(benchmark: Any, contender: str) -> None:
     value, encoded = _prepare("canonkit-c", "records10k", profile)
     dec = decoder("canonkit-c", profile)
     _run(benchmark, "cbor:decode-profiles:records10k", contender, lambda: dec(encoded),
+         len(encoded))
+
+
+CHECK_DATASETS = ["records10k", "twitter", "citm", "canada"]
+CHECK_CONTENDERS = {"canonkit-c": ("core", "decode"), "canonkit-c-check": ("core", "check"),
+                    "canonkit-c-dag": ("dag-cbor", "decode"),
+                    "canonkit-c-dag-check": ("dag-cbor", "check")}
+
+
+@pytest.mark.parametrize("contender", list(CHECK_CONTENDERS))
+@pytest.mark.parametrize("name", CHECK_DATASETS)
+def test_check(benchmark: Any, name: str, contender: str) -> None:
+    """Validate-only (``Decoder.check``) against decoding the same bytes."""
+    profile, method = CHECK_CONTENDERS[contender]
+    _, encoded = _prepare("canonkit-c", name, profile)
+    fn = getattr(backend("cbor", "c").Decoder(profile=profile), method)
+    _run(benchmark, f"cbor:check:{name}", contender, lambda: fn(encoded), len(encoded))
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+HOOK_CONTENDERS = {"canonkit-c": {}, "canonkit-c-taghook": {"tag_hook": _identity},
+                   "canonkit-c-objhook": {"object_hook": _identity}}
+
+
+@pytest.mark.parametrize("contender", list(HOOK_CONTENDERS))
+@pytest.mark.parametrize("name", ["records10k", "twitter"])
+def test_decode_hooks(benchmark: Any, name: str, contender: str) -> None:
+    """Hooks cost nothing until called: a tag_hook on tag-free data decodes as fast as no
+    hook; an object_hook called for every map shows the cost of one Python call each."""
+    _, encoded = _prepare("canonkit-c", name, "core")
+    dec = backend("cbor", "c").Decoder(**HOOK_CONTENDERS[contender]).decode
+    _run(benchmark, f"cbor:decode-hooks:{name}", contender, lambda: dec(encoded),
          len(encoded))

@@ -10,17 +10,16 @@ Spec: CBOR.md. Layout:
   1 MiB or more moves the output into a result bytes object sized for it instead); exact-
   type dispatch first; dicts walked once with PyDict_Next into a C array of entries,
   sorted only when not already in order.
-* decoder: an iterative loop over a bounds-checked reader with an explicit frame stack
-  (no C recursion, so 10**6 nested arrays only cost a depth check); every length is
-  compared with the remaining input before anything is allocated.
+* decoder: ``canonkit._cbor_decode`` (ext/_cbor_decode.pyx), re-exported here so that
+  ``canonkit._cbor`` is the whole codec.
 
 Indexing is unchecked (directives above) because every read is preceded by an explicit
 length check against ``Dec.n``; those checks are the audit trail.
 """
-from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_SIMPLE, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
+from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF, Py_XINCREF
-from libc.math cimport isinf, isnan, signbit
+from libc.math cimport isfinite, isinf, isnan, signbit
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy
@@ -28,14 +27,21 @@ from libc.string cimport memcmp, memcpy
 import unicodedata
 from collections.abc import Mapping
 
-from canonkit import _cbor_stream, _cbor_types, errors
-from canonkit._cbor_options import (MAX_KEY_DEPTH, check_limit, check_max_depth, check_offset,
+from canonkit import _cbor_path, _cbor_types, errors
+from canonkit._cbor_decode import (Decoder, check, check_sequence, decode, decode_prefix,
+                                   iter_sequence, load)
+from canonkit._cbor_options import (check_default, check_encode_max_depth, check_encode_offset,
                                     check_profile)
-from canonkit._cbor_types import DEFAULT_MAX_DEPTH, FrozenDict, Link, Simple, Tag, UNDEFINED
-from canonkit.errors import InputTypeError
+from canonkit._cbor_types import (DEFAULT_MAX_DEPTH, FrozenDict, Link, Simple, Tag, UNDEFINED,
+                                  is_simple_value, is_tag_number)
+from canonkit.errors import (BufferTooSmallError, ChangedDuringEncodingError,
+                             EncodeDepthExceededError, EncodeDuplicateMapKeyError, EncodeError,
+                             EncodeFloatOutsideProfileError, EncodeIntegerOutOfRangeError,
+                             EncodeNonNFCTextError, EncodeUnsupportedItemError,
+                             UnsupportedTypeError)
 
 __all__ = ["Decoder", "Encoder", "check", "check_sequence", "decode", "decode_prefix", "encode",
-           "iter_sequence", "load"]
+           "encode_into", "encode_merged", "iter_sequence", "load"]
 
 
 cdef extern from "Python.h":
@@ -61,6 +67,9 @@ cdef extern from "Python.h":
     int PyDict_SetItem_raw "PyDict_SetItem"(PyObject *, PyObject *, PyObject *)
     Py_ssize_t PyDict_GET_SIZE_raw "PyDict_GET_SIZE"(PyObject *)
     Py_ssize_t PyDict_Size(object)
+    int PyByteArray_Resize(object, Py_ssize_t) except -1
+    char *PyByteArray_AS_STRING(object)
+    Py_ssize_t PyByteArray_GET_SIZE(object)
     object PyLong_FromUnsignedLongLong(unsigned long long)
     object PyLong_FromLongLong(long long)
     long long PyLong_AsLongLongAndOverflow(object, int *) except? -1
@@ -97,6 +106,7 @@ cdef extern from "cbor_sort.h":
         PyObject *value
     int ck_sort_entries(ck_entry *, Py_ssize_t, int) noexcept
     void ck_sort_text_cached(ck_entry *, Py_ssize_t, ck_entry *) noexcept
+    void ck_release_entries(ck_entry *, Py_ssize_t) noexcept
     int ck_cmp_bytes(const ck_entry *, const ck_entry *) noexcept
     void ck_put_be16(uint8_t *, uint16_t) noexcept
     void ck_put_be32(uint8_t *, uint32_t) noexcept
@@ -118,7 +128,6 @@ cdef enum:
     P_DCBOR = 1
     P_DAG = 2
 
-cdef int _DEFAULT_MAX_DEPTH = DEFAULT_MAX_DEPTH
 cdef object _is_normalized = unicodedata.is_normalized
 cdef object _Mapping = Mapping
 cdef object _UNDEFINED = UNDEFINED
@@ -126,7 +135,6 @@ cdef object _Tag = Tag
 cdef object _Simple = Simple
 cdef object _Link = Link
 cdef object _FrozenDict = FrozenDict
-cdef object _decode_error = errors.decode_error
 
 
 cdef int profile_id(object profile) except -1:
@@ -155,6 +163,19 @@ cdef struct Scratch:
     uint8_t *mem       # a C buffer kept between calls: already paged in, no growth
     Py_ssize_t cap
     bint busy          # in use by an encode call (re-entrant calls get their own)
+    ck_entry *pool     # POOL_DEPTH x POOL_WIDTH map entries, one row per nesting level
+
+cdef enum:
+    # Maps of up to POOL_WIDTH keys in the first POOL_DEPTH levels take their entries
+    # from the scratch's pool (one row per level: only one map per level is open at a
+    # time); others malloc. Nothing that large sits in a C frame, so a deep encode needs
+    # little stack per level.
+    POOL_DEPTH = 32
+    POOL_WIDTH = 16
+
+# scratch of the sorted-permutation cache (CK_PERM_MAX entries): used only inside
+# ck_sort_text_cached, which runs no Python code, so one buffer serves every call
+cdef ck_entry perm_tmp[16]
 
 cdef enum:
     SCRATCH_INITIAL = 4096
@@ -166,6 +187,7 @@ cdef Scratch module_scratch
 module_scratch.mem = NULL
 module_scratch.cap = 0
 module_scratch.busy = False
+module_scratch.pool = NULL
 
 
 # Output goes to one of two places. Normally a reusable scratch buffer (obj == NULL),
@@ -180,39 +202,61 @@ cdef struct Out:
     Py_ssize_t pos
     Py_ssize_t cap
     int profile
+    int max_depth
+    PyObject *default  # the caller's default hook (borrowed; NULL: none)
+    PyObject *hooked   # what default returned, while it is encoded (never hooked again)
+    ck_entry *pool     # the scratch's entry pool while this encode owns it, else NULL
+    Scratch *owner     # the scratch this encode holds busy (until out_release)
     bint twin_order    # error path: walk maps in iteration order (see raise_first_error...)
 
 
-cdef int out_init(Out *o, Py_ssize_t cap, int profile) except -1:
-    """Bytes mode from the start (side buffers of the rare map paths)."""
+cdef int out_init(Out *o, Py_ssize_t cap, const Out *like) except -1:
+    """Bytes mode from the start (side buffers of the rare map paths); the settings
+    (profile, depth limit, hook, walk order) are those of ``like``."""
     o.scratch = NULL
+    o.owner = NULL
+    o.pool = like.pool  # side buffers nest inside their parent's walk: same rows
     o.obj = PyBytes_FromStringAndSize_raw(NULL, cap)
     if o.obj == NULL:
         return -1
     o.buf = <uint8_t *>PyBytes_AS_STRING_raw(o.obj)
     o.pos = 0
     o.cap = cap
-    o.profile = profile
-    o.twin_order = False
+    o.profile = like.profile
+    o.max_depth = like.max_depth
+    o.default = like.default
+    o.hooked = like.hooked
+    o.twin_order = like.twin_order
     return 0
 
 
-cdef int out_init_scratch(Out *o, Scratch *s, int profile) except -1:
+cdef int out_init_scratch(Out *o, Scratch *s, const Out *like) except -1:
     if s.busy:  # a nested or concurrent encode: fall back to a private bytes buffer
-        return out_init(o, 256, profile)
+        out_init(o, 256, like)
+        o.pool = NULL
+        return 0
     if s.mem == NULL:
         s.mem = <uint8_t *>malloc(SCRATCH_INITIAL)
         if s.mem == NULL:
             raise MemoryError()
         s.cap = SCRATCH_INITIAL
+    if s.pool == NULL:
+        s.pool = <ck_entry *>malloc(POOL_DEPTH * POOL_WIDTH * sizeof(ck_entry))
+        if s.pool == NULL:
+            raise MemoryError()
     s.busy = True
+    o.owner = s
+    o.pool = s.pool
     o.obj = NULL
     o.scratch = s
     o.buf = s.mem
     o.pos = 0
     o.cap = s.cap
-    o.profile = profile
-    o.twin_order = False
+    o.profile = like.profile
+    o.max_depth = like.max_depth
+    o.default = like.default
+    o.hooked = like.hooked
+    o.twin_order = like.twin_order
     return 0
 
 
@@ -220,13 +264,14 @@ cdef void out_release(Out *o) noexcept:
     cdef Scratch *s = o.scratch
     Py_XDECREF(o.obj)
     o.obj = NULL
-    if s != NULL:
-        o.scratch = NULL
-        s.busy = False
-        if s.cap > SCRATCH_KEEP:
-            free(s.mem)
-            s.mem = NULL
-            s.cap = 0
+    o.scratch = NULL
+    if o.owner != NULL:
+        o.owner.busy = False
+        o.owner = NULL
+    if s != NULL and s.cap > SCRATCH_KEEP:
+        free(s.mem)
+        s.mem = NULL
+        s.cap = 0
 
 
 cdef int out_grow(Out *o, Py_ssize_t need) except -1:
@@ -255,8 +300,7 @@ cdef int out_grow(Out *o, Py_ssize_t need) except -1:
         if o.obj == NULL:
             return -1
         memcpy(PyBytes_AS_STRING_raw(o.obj), o.buf, <size_t>o.pos)
-        o.scratch = NULL
-        s.busy = False
+        o.scratch = NULL  # the scratch stays busy (owner): its pool is still in use
         o.buf = <uint8_t *>PyBytes_AS_STRING_raw(o.obj)
         o.cap = cap
         return 0
@@ -332,7 +376,7 @@ cdef int enc_text(Out *o, object text) except -1:
     if p == NULL:
         return text_not_encodable(text)
     if o.profile == P_DCBOR and not is_nfc(text):
-        enc_error(errors.NonNFCTextError, f"text is not in Unicode NFC: {text!r}")
+        enc_error(EncodeNonNFCTextError, f"text is not in Unicode NFC: {text!r}")
     return put_string(o, 3, p, n)
 
 
@@ -340,7 +384,7 @@ cdef int text_not_encodable(object text) except -1:
     """A str with lone surrogates has no UTF-8 form."""
     if PyErr_ExceptionMatches(UnicodeEncodeError):
         PyErr_Clear()
-        raise errors.UnsupportedItemError(f"text with lone surrogates has no UTF-8 encoding: {text!r}")
+        raise EncodeUnsupportedItemError(f"text with lone surrogates has no UTF-8 encoding: {text!r}")
     return -1
 
 
@@ -353,9 +397,14 @@ cdef inline int enc_int_raw(Out *o, PyObject *value) except -1:
     cdef int overflow = 0
     cdef long long v = PyLong_AsLongLongAndOverflow_raw(value, &overflow)
     if overflow == 0:
+        # put_head spelled out: ints are the most frequent scalar of most documents
+        if o.cap - o.pos < 9:
+            out_grow(o, 9)
         if v >= 0:
-            return put_head(o, 0, <uint64_t>v)
-        return put_head(o, 1, <uint64_t>(-1 - v))
+            o.pos += ck_write_head(o.buf + o.pos, 0, <uint64_t>v)
+        else:
+            o.pos += ck_write_head(o.buf + o.pos, 1, <uint64_t>(-1 - v))
+        return 0
     return enc_big_int(o, <object>value)
 
 
@@ -371,11 +420,11 @@ cdef int enc_big_int(Out *o, object value) except -1:
         magnitude = -1 - value
     if magnitude < 0x10000000000000000:
         if o.profile == P_DCBOR and major == 1:
-            enc_error(errors.IntegerOutOfRangeError,
+            enc_error(EncodeIntegerOutOfRangeError,
                       f"integer {value} is below -2**63, outside the dcbor range")
         return put_head(o, major, PyLong_AsUnsignedLongLong(magnitude))
     if o.profile != P_CORE:
-        enc_error(errors.IntegerOutOfRangeError,
+        enc_error(EncodeIntegerOutOfRangeError,
                   f"integer {value} is outside the {profile_name(o.profile)} range")
     data = magnitude.to_bytes((magnitude.bit_length() + 7) // 8, "big")
     put_head(o, 6, 2 + major)
@@ -412,7 +461,7 @@ cdef inline int enc_float(Out *o, double x) except -1:
     cdef int64_t iv
     if o.profile == P_DAG:
         if isnan(x) or isinf(x):
-            enc_error(errors.FloatOutsideProfileError,
+            enc_error(EncodeFloatOutsideProfileError,
                       f"dag-cbor has no NaN or infinity (got {x!r})")
         if x == 0.0:
             x = 0.0  # -0.0 is written as 0.0
@@ -445,11 +494,62 @@ cdef int enc_buffer(Out *o, object obj) except -1:
     return 0
 
 
-cdef int check_depth(int depth) except -1:
-    if depth >= _DEFAULT_MAX_DEPTH:
-        raise errors.DepthExceededError(
-            f"nesting deeper than {_DEFAULT_MAX_DEPTH} levels (or a self-referencing container)")
+cdef inline int check_depth(Out *o, int depth) except -1:
+    if depth >= o.max_depth:
+        raise EncodeDepthExceededError(
+            f"nesting deeper than {o.max_depth} levels (or a self-referencing container)")
     return 0
+
+
+cdef int list_changed() except -1:
+    raise ChangedDuringEncodingError("list changed size during encoding")
+
+
+cdef inline bint put_float_row(Out *o, PyObject *row, int depth) except -1:
+    """A list of 1 to 4 exact floats that need no check (coordinates, vectors) in core or
+    dag-cbor, written with one room check and no per-item dispatch. Returns False, having
+    written nothing, for anything else: enc_list then takes it (and raises what applies)."""
+    cdef Py_ssize_t k = PyList_GET_SIZE(<object>row), i
+    cdef PyObject *it
+    cdef double x
+    cdef uint64_t bits
+    cdef int width
+    cdef uint8_t *b
+    if k == 0 or k > 4 or depth >= o.max_depth or o.profile == P_DCBOR:
+        return False
+    for i in range(k):
+        it = PyList_GET_ITEM_raw(<object>row, i)
+        if Py_TYPE_raw(it) != &PyFloat_Type:
+            return False
+        if o.profile == P_DAG and not isfinite(PyFloat_AS_DOUBLE_raw(it)):
+            return False
+    if o.cap - o.pos < 1 + 9 * k:
+        out_grow(o, 1 + 9 * k)
+    b = o.buf + o.pos
+    b[0] = <uint8_t>(0x80 | k)
+    b += 1
+    for i in range(k):
+        x = PyFloat_AS_DOUBLE_raw(PyList_GET_ITEM_raw(<object>row, i))
+        if o.profile == P_DAG:
+            if x == 0.0:
+                x = 0.0  # -0.0 is written as 0.0
+            b[0] = 0xfb
+            ck_put_be64(b + 1, cbor_double_to_bits(x))
+            b += 9
+            continue
+        width = cbor_float_shortest(x, &bits)
+        if width == 8:
+            b[0] = 0xfb
+            ck_put_be64(b + 1, bits)
+        elif width == 4:
+            b[0] = 0xfa
+            ck_put_be32(b + 1, <uint32_t>bits)
+        else:
+            b[0] = 0xf9
+            ck_put_be16(b + 1, <uint16_t>bits)
+        b += 1 + width
+    o.pos = b - o.buf
+    return True
 
 
 cdef int enc_list(Out *o, object seq, Py_ssize_t n, bint is_list, int depth) except -1:
@@ -461,16 +561,17 @@ cdef int enc_list(Out *o, object seq, Py_ssize_t n, bint is_list, int depth) exc
     cdef PyTypeObject_ *t
     cdef const char *p
     cdef object item
-    check_depth(depth)
+    check_depth(o, depth)
+    if o.twin_order:
+        return enc_list_located(o, seq, n, is_list, depth)
     put_head(o, 4, <uint64_t>n)
     for i in range(n):
         if is_list:
-            ln = PyList_GET_SIZE(seq)
-            if i >= ln:  # shrunk by code run during encoding
-                raise RuntimeError("list changed size during encoding")
+            if PyList_GET_SIZE(seq) != n:  # changed by code run during encoding
+                return list_changed()
             it = PyList_GET_ITEM_raw(seq, i)
             # the items' headers are the cache misses of big lists: start loading ahead
-            if ln > 4:
+            if n > 4:
                 ck_prefetch_list_ahead(<PyObject *>seq, i)
         else:
             it = PyTuple_GET_ITEM_raw(seq, i)
@@ -485,20 +586,35 @@ cdef int enc_list(Out *o, object seq, Py_ssize_t n, bint is_list, int depth) exc
                 text_not_encodable(<object>it)
             put_string(o, 3, p, ln)
         elif t == &PyList_Type:  # rows of a matrix, coordinate pairs: skip the dispatch
-            item = <object>it
-            enc_list(o, item, PyList_GET_SIZE(item), True, depth + 1)
+            if not put_float_row(o, it, depth + 1):
+                item = <object>it
+                enc_list(o, item, PyList_GET_SIZE(item), True, depth + 1)
         else:
             item = <object>it
             enc_any(o, item, depth + 1)
+    if is_list and PyList_GET_SIZE(seq) != n:
+        return list_changed()
     return 0
 
 
-cdef int release_entries(ck_entry *e, Py_ssize_t n) noexcept:
+cdef int enc_list_located(Out *o, object seq, Py_ssize_t n, bint is_list, int depth) except -1:
+    """enc_list of the error walk: the same checks, and a failure located at its item."""
     cdef Py_ssize_t i
+    put_head(o, 4, <uint64_t>n)
     for i in range(n):
-        Py_XDECREF(e[i].key)
-        Py_XDECREF(e[i].value)
+        if is_list and PyList_GET_SIZE(seq) != n:
+            return list_changed()
+        item = <object>(PyList_GET_ITEM_raw(seq, i) if is_list else PyTuple_GET_ITEM_raw(seq, i))
+        try:
+            enc_any(o, item, depth + 1)
+        except EncodeError as exc:
+            _cbor_path.located(exc, _cbor_path.item(i))
+            raise
+    if is_list and PyList_GET_SIZE(seq) != n:
+        return list_changed()
     return 0
+
+
 
 
 cdef int enc_dict(Out *o, object d, int depth) except -1:
@@ -508,16 +624,17 @@ cdef int enc_dict(Out *o, object d, int depth) except -1:
     cdef Py_ssize_t ppos = 0, i = 0, j
     cdef PyObject *k
     cdef PyObject *v
-    cdef ck_entry small[16]
-    cdef ck_entry tmp[16]  # scratch for the permutation cache (CK_PERM_MAX entries)
-    cdef ck_entry *e = small
+    cdef ck_entry *e
+    cdef ck_entry *pooled = NULL
     cdef bint all_text = True
-    check_depth(depth)
+    check_depth(o, depth)
     if n == 0:
         return put_byte(o, 0xa0)
     if o.twin_order:
         return enc_map_twin_order(o, d, depth)
-    if n > 16:
+    if n <= POOL_WIDTH and depth < POOL_DEPTH and o.pool != NULL:
+        pooled = e = o.pool + depth * POOL_WIDTH
+    else:
         e = <ck_entry *>malloc(<size_t>n * sizeof(ck_entry))
         if e == NULL:
             raise MemoryError()
@@ -530,31 +647,31 @@ cdef int enc_dict(Out *o, object d, int depth) except -1:
             if e[i].p == NULL:
                 text_not_encodable(<object>k)
             if o.profile == P_DCBOR and not is_nfc(<object>k):
-                enc_error(errors.NonNFCTextError, f"map key is not in Unicode NFC: {<object>k!r}")
+                enc_error(EncodeNonNFCTextError, f"map key is not in Unicode NFC: {<object>k!r}")
             Py_XINCREF(k)
             Py_XINCREF(v)
             e[i].key = k
             e[i].value = v
             i += 1
         if not all_text:
-            release_entries(e, i)
+            ck_release_entries(e, i)
             i = 0
             return enc_map_generic(o, d, depth)
         if i != n:
-            raise RuntimeError("dict changed size during encoding")
-        ck_sort_text_cached(e, n, tmp)
+            raise ChangedDuringEncodingError("dict changed size during encoding")
+        ck_sort_text_cached(e, n, perm_tmp)
         put_head(o, 5, <uint64_t>n)
         for j in range(n):
             put_string(o, 3, e[j].p, e[j].n)
             enc_any(o, <object>e[j].value, depth + 1)
     finally:
-        release_entries(e, i)
-        if e != small:
+        ck_release_entries(e, i)
+        if e != pooled:
             free(e)
     return 0
 
 
-cdef int raise_first_error_in_twin_order(int profile, object obj) except -1:
+cdef int raise_first_error_in_twin_order(const Out *like, object obj) except -1:
     """Error path only. The fast paths encode map values in key order, but the reported
     error must be the twin's: the first failing key or value in each mapping's iteration
     order, then duplicate keys. Re-walk the whole value once that way into a throw-away
@@ -564,8 +681,10 @@ cdef int raise_first_error_in_twin_order(int profile, object obj) except -1:
     cdef Out scratch
     scratch.obj = NULL
     scratch.scratch = NULL
-    out_init(&scratch, 256, profile)
+    scratch.owner = NULL
+    out_init(&scratch, 256, like)
     scratch.twin_order = True
+    scratch.hooked = NULL
     try:
         enc_any(&scratch, obj, 0)
     finally:
@@ -581,22 +700,26 @@ cdef int enc_map_twin_order(Out *o, object mapping, int depth) except -1:
     cdef list encoded
     keys.obj = NULL
     keys.scratch = NULL
-    out_init(&keys, 256, o.profile)
-    keys.twin_order = True
+    keys.owner = NULL
+    out_init(&keys, 256, o)
     try:
-        for key, value in mapping.items():
-            if o.profile == P_DAG and not isinstance(key, str):
-                enc_error(errors.UnsupportedItemError,
-                          f"dag-cbor map keys must be text, got {type(key).__name__}")
-            start = keys.pos
-            enc_any(&keys, key, depth + 1)
-            offsets.append((start, keys.pos))
-            enc_any(o, value, depth + 1)
+        for key, value in list(mapping.items()):  # a snapshot, as the fast paths
+            try:
+                if o.profile == P_DAG and not isinstance(key, str):
+                    enc_error(EncodeUnsupportedItemError,
+                              f"dag-cbor map keys must be text, got {type(key).__name__}")
+                start = keys.pos
+                enc_any(&keys, key, depth + 1)
+                offsets.append((start, keys.pos))
+                enc_any(o, value, depth + 1)
+            except EncodeError as exc:
+                _cbor_path.located(exc, _cbor_path.entry(key))
+                raise
         blob = (<char *>keys.buf)[:keys.pos]
         encoded = sorted([blob[a:b] for a, b in offsets])
         for i in range(1, len(encoded)):
             if encoded[i - 1] == encoded[i]:
-                raise errors.DuplicateMapKeyError(
+                raise EncodeDuplicateMapKeyError(
                     "two map keys have the same encoding: " + encoded[i].hex())
     finally:
         out_release(&keys)
@@ -613,13 +736,14 @@ cdef int enc_map_generic(Out *o, object mapping, int depth) except -1:
     cdef ck_entry *e = NULL
     cdef Py_ssize_t *offsets = NULL
     cdef object key, value
-    check_depth(depth)
+    check_depth(o, depth)
     if o.twin_order:
         return enc_map_twin_order(o, mapping, depth)
     keys.obj = NULL
     keys.scratch = NULL
+    keys.owner = NULL
     try:
-        out_init(&keys, 64 * n + 64, o.profile)
+        out_init(&keys, 64 * n + 64, o)
         offsets = <Py_ssize_t *>malloc(<size_t>(n + 1) * sizeof(Py_ssize_t))
         e = <ck_entry *>malloc(<size_t>(n + 1) * sizeof(ck_entry))
         if offsets == NULL or e == NULL:
@@ -628,7 +752,7 @@ cdef int enc_map_generic(Out *o, object mapping, int depth) except -1:
             key, value = items[i]
             if o.profile == P_DAG and type(key) is not str:
                 if not isinstance(key, str):
-                    enc_error(errors.UnsupportedItemError,
+                    enc_error(EncodeUnsupportedItemError,
                               f"dag-cbor map keys must be text, got {type(key).__name__}")
             offsets[i] = keys.pos
             enc_any(&keys, key, depth + 1)
@@ -641,7 +765,7 @@ cdef int enc_map_generic(Out *o, object mapping, int depth) except -1:
         ck_sort_entries(e, n, 1)
         for i in range(1, n):
             if ck_cmp_bytes(&e[i - 1], &e[i]) == 0:
-                raise errors.DuplicateMapKeyError(
+                raise EncodeDuplicateMapKeyError(
                     "two map keys have the same encoding: " + (<bytes>(<char *>e[i].p)[:e[i].n]).hex())
         put_head(o, 5, <uint64_t>n)
         for i in range(n):
@@ -656,35 +780,55 @@ cdef int enc_map_generic(Out *o, object mapping, int depth) except -1:
 
 cdef int enc_tag(Out *o, object tag, int depth) except -1:
     cdef object number = tag.number
+    if not is_tag_number(number):  # a Tag altered behind its back (or a subclass)
+        enc_error(EncodeUnsupportedItemError, f"tag number {number!r} is not in 0..2**64-1")
     if o.profile == P_DAG:
-        enc_error(errors.UnsupportedItemError,
+        enc_error(EncodeUnsupportedItemError,
                   f"dag-cbor allows only tag 42 (use Link), got Tag({number})")
     if o.profile == P_DCBOR and (number == 2 or number == 3):
-        enc_error(errors.UnsupportedItemError, f"dcbor has no bignum tags, got Tag({number})")
+        enc_error(EncodeUnsupportedItemError, f"dcbor has no bignum tags, got Tag({number})")
     if number == 2 or number == 3:
-        enc_error(errors.UnsupportedItemError,
+        enc_error(EncodeUnsupportedItemError,
                   f"Tag({number}) is reserved for bignums; pass a Python int instead")
-    check_depth(depth)
-    put_head(o, 6, PyLong_AsUnsignedLongLong(number))
-    return enc_any(o, tag.value, depth + 1)
+    check_depth(o, depth)
+    put_head(o, 6, PyLong_AsUnsignedLongLong(int(number)))
+    if not o.twin_order:
+        return enc_any(o, tag.value, depth + 1)
+    try:
+        return enc_any(o, tag.value, depth + 1)
+    except EncodeError as exc:
+        _cbor_path.located(exc, _cbor_path.TAG_CONTENT)
+        raise
 
 
-cdef int enc_simple(Out *o, int value) except -1:
+cdef int enc_simple(Out *o, object simple) except -1:
+    cdef int v
     if o.profile != P_CORE:
-        enc_error(errors.UnsupportedItemError,
+        enc_error(EncodeUnsupportedItemError,
                   f"{profile_name(o.profile)} allows only false, true and null among simple values")
-    if value < 24:
-        return put_byte(o, 0xe0 | value)
+    value = simple.value
+    if not is_simple_value(value):  # a Simple altered behind its back (or a subclass)
+        enc_error(EncodeUnsupportedItemError, f"simple value {value!r} is not in 0..19 or 32..255")
+    v = value
+    if v < 24:
+        return put_byte(o, 0xe0 | v)
     put_byte(o, 0xf8)
-    return put_byte(o, <uint8_t>value)
+    return put_byte(o, <uint8_t>v)
+
+
+cdef int enc_frozen(Out *o, object frozen, int depth) except -1:
+    cdef object d = frozen._d
+    if type(d) is not dict:  # a FrozenDict altered behind its back (or a subclass)
+        enc_error(EncodeUnsupportedItemError, "FrozenDict does not hold a dict")
+    return enc_dict(o, d, depth)
 
 
 cdef int enc_link(Out *o, object link, int depth) except -1:
     cdef bytes cid = link.cid_bytes
     if o.profile != P_DAG:
-        enc_error(errors.UnsupportedItemError,
+        enc_error(EncodeUnsupportedItemError,
                   f"Link (tag 42) is a dag-cbor item, not allowed in {profile_name(o.profile)}")
-    check_depth(depth)
+    check_depth(o, depth)
     put_head(o, 6, 42)
     put_head(o, 2, <uint64_t>(len(cid) + 1))
     put_byte(o, 0)
@@ -714,16 +858,16 @@ cdef int enc_any(Out *o, object obj, int depth) except -1:
     if t is tuple:
         return enc_list(o, obj, PyTuple_GET_SIZE(obj), False, depth)
     if t is _FrozenDict:
-        return enc_dict(o, obj._d, depth)
+        return enc_frozen(o, obj, depth)
     if t is _Link:
         return enc_link(o, obj, depth)
     if t is _Tag:
         return enc_tag(o, obj, depth)
     if t is _Simple:
-        return enc_simple(o, obj.value)
+        return enc_simple(o, obj)
     if obj is _UNDEFINED:
         if o.profile != P_CORE:
-            enc_error(errors.UnsupportedItemError,
+            enc_error(EncodeUnsupportedItemError,
                       f"{profile_name(o.profile)} has no undefined value")
         return put_byte(o, 0xf7)
     return enc_other(o, obj, depth)
@@ -745,694 +889,268 @@ cdef int enc_other(Out *o, object obj, int depth) except -1:
         items = tuple(obj)  # a snapshot: its length is the one written
         return enc_list(o, items, len(items), False, depth)
     if isinstance(obj, _Mapping):  # dict subclasses too: their items(), as the twin
-        check_depth(depth)
+        if isinstance(obj, _FrozenDict) and type(obj._d) is not dict:
+            enc_error(EncodeUnsupportedItemError, "FrozenDict does not hold a dict")
+        check_depth(o, depth)
         return enc_map_generic(o, obj, depth)
     if isinstance(obj, _Tag):
         return enc_tag(o, obj, depth)
     if isinstance(obj, _Simple):
-        return enc_simple(o, obj.value)
+        return enc_simple(o, obj)
     if isinstance(obj, _Link):
         return enc_link(o, obj, depth)
-    raise errors.UnsupportedTypeError(f"cannot encode {type(obj).__name__} as CBOR")
+    if o.default == NULL or <PyObject *>obj == o.hooked:
+        raise UnsupportedTypeError(f"cannot encode {type(obj).__name__} as CBOR")
+    return enc_hooked(o, obj, depth)
 
 
-cdef object encode_with(object obj, int profile, Scratch *scratch):
-    cdef Out o
-    out_init_scratch(&o, scratch, profile)
+cdef int enc_hooked(Out *o, object obj, int depth) except -1:
+    """What ``default(obj)`` returns, in obj's place; that value itself is not handed to
+    the hook again (its items may be), so a hook cannot loop."""
+    cdef PyObject *outer = o.hooked
+    replacement = (<object>o.default)(obj)
+    o.hooked = <PyObject *>replacement
+    enc_any(o, replacement, depth)
+    o.hooked = outer
+    return 0
+
+
+cdef object encode_with(object obj, Out *settings, Scratch *scratch, Out *result):
+    """Encode into ``result`` (left open: the caller finishes and releases it)."""
+    out_init_scratch(result, scratch, settings)
     try:
-        enc_any(&o, obj, 0)
-        return out_finish(&o)
-    except errors.CBORError:
-        raise_first_error_in_twin_order(profile, obj)
+        enc_any(result, obj, 0)
+    except EncodeError as exc:
+        try:
+            raise_first_error_in_twin_order(settings, obj)
+        except EncodeError as first:
+            _cbor_path.finish(first)
+            raise
+        exc.detail = None  # the second walk did not fail: the value changed meanwhile
         raise
+
+
+cdef object encode_bytes(object obj, Out *settings, Scratch *scratch):
+    cdef Out o
+    o.obj = NULL
+    o.scratch = NULL
+    o.owner = NULL
+    try:
+        encode_with(obj, settings, scratch, &o)
+        return out_finish(&o)
     finally:
         out_release(&o)
 
 
-def encode(obj, /, *, profile="core"):
-    """Encode ``obj`` as deterministic CBOR under ``profile`` ("core", "dcbor", "dag-cbor")."""
-    return encode_with(obj, profile_id(profile), &module_scratch)
+cdef Py_ssize_t encode_into_buffer(object obj, object buffer, object offset, Out *settings,
+                                   Scratch *scratch) except -1:
+    """Encode, then copy into ``buffer`` at ``offset`` (the twin's rules, same order)."""
+    cdef Out o
+    cdef Py_buffer view
+    cdef Py_ssize_t start, end, n
+    o.obj = NULL
+    o.scratch = NULL
+    o.owner = NULL
+    try:
+        encode_with(obj, settings, scratch, &o)
+        n = o.pos
+        check_encode_offset(offset, PyByteArray_GET_SIZE(buffer) if type(buffer) is bytearray
+                            else None)
+        if type(buffer) is bytearray:
+            start = offset
+            end = start + n
+            if end > PyByteArray_GET_SIZE(buffer):
+                PyByteArray_Resize(buffer, end)
+            memcpy(PyByteArray_AS_STRING(buffer) + start, o.buf, <size_t>n)
+            return n
+        if not PyObject_CheckBuffer(buffer):
+            raise TypeError(f"encode_into() needs a writable buffer, not {type(buffer).__name__}")
+        try:
+            PyObject_GetBuffer(buffer, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS)
+        except BufferError:
+            raise TypeError("encode_into() needs a writable buffer") from None
+        try:
+            if offset + n > view.len:
+                raise BufferTooSmallError(
+                    f"{n} bytes do not fit at offset {offset} of a {view.len}-byte buffer",
+                    detail="$")
+            start = offset
+            memcpy(<char *>view.buf + start, o.buf, <size_t>n)
+        finally:
+            PyBuffer_Release(&view)
+        return n
+    finally:
+        out_release(&o)
+
+
+cdef int check_encode_options(Out *settings, object profile, object default,
+                              object max_depth) except -1:
+    settings.profile = profile_id(profile)
+    check_default(default)
+    settings.max_depth = check_encode_max_depth(max_depth)
+    settings.default = NULL if default is None else <PyObject *>default
+    settings.hooked = NULL
+    settings.pool = NULL
+    settings.twin_order = False
+    return 0
+
+
+def encode(obj, /, *, profile="core", default=None, max_depth=DEFAULT_MAX_DEPTH):
+    """Encode ``obj`` as deterministic CBOR under ``profile`` ("core", "dcbor", "dag-cbor").
+
+    ``default(value)`` is called for a value with no CBOR mapping and returns one that has
+    (its items may again go through ``default``); ``max_depth`` bounds the nesting."""
+    cdef Out settings
+    if default is None and max_depth is DEFAULT_MAX_DEPTH:  # the common call: no checks
+        settings.profile = profile_id(profile)
+        settings.max_depth = DEFAULT_MAX_DEPTH
+        settings.default = NULL
+        settings.hooked = NULL
+        settings.pool = NULL
+        settings.twin_order = False
+    else:
+        check_encode_options(&settings, profile, default, max_depth)
+    return encode_bytes(obj, &settings, &module_scratch)
+
+
+cdef int refuse_shared_keys(object first, object second) except -1:
+    cdef Py_ssize_t ppos = 0
+    cdef PyObject *k
+    cdef PyObject *v
+    if type(first) is dict and type(second) is dict:  # no Python code: no iterator
+        while PyDict_Next(first, &ppos, &k, &v):
+            if PyDict_Contains(second, <object>k):
+                raise EncodeDuplicateMapKeyError(f"map key {<object>k!r} is in both mappings",
+                                                 detail="$")
+        return 0
+    for key in first:
+        if key in second:
+            raise EncodeDuplicateMapKeyError(f"map key {key!r} is in both mappings", detail="$")
+    return 0
+
+
+cdef int enc_merged_text(Out *o, dict first, dict second) except -1:
+    """Both dicts' entries as one map, when every key is an exact str (no key is in both:
+    checked before): one entry array, one sort. Returns 1, or 0 having written nothing
+    when a key is not an exact str."""
+    cdef Py_ssize_t n = PyDict_Size(first) + PyDict_Size(second)
+    cdef Py_ssize_t ppos, i = 0, j
+    cdef PyObject *k
+    cdef PyObject *v
+    cdef ck_entry *e
+    cdef ck_entry *pooled = NULL
+    cdef object d
+    if n <= POOL_WIDTH and o.pool != NULL:
+        pooled = e = o.pool
+    else:
+        e = <ck_entry *>malloc(<size_t>(n + 1) * sizeof(ck_entry))
+        if e == NULL:
+            raise MemoryError()
+    try:
+        for d in (first, second):
+            ppos = 0
+            while PyDict_Next(d, &ppos, &k, &v):
+                if not PyUnicode_CheckExact_raw(k) or i == n:
+                    return 0
+                e[i].p = ck_utf8(k, &e[i].n)
+                if e[i].p == NULL or (o.profile == P_DCBOR and not is_nfc(<object>k)):
+                    PyErr_Clear()
+                    return 0  # the general path raises what applies, in the twin's order
+                Py_XINCREF(k)
+                Py_XINCREF(v)
+                e[i].key = k
+                e[i].value = v
+                i += 1
+        if i != n:
+            return 0
+        ck_sort_text_cached(e, n, perm_tmp)  # the keys are distinct objects
+        put_head(o, 5, <uint64_t>n)
+        for j in range(n):
+            put_string(o, 3, e[j].p, e[j].n)
+            enc_any(o, <object>e[j].value, 1)
+    finally:
+        ck_release_entries(e, i)
+        if e != pooled:
+            free(e)
+    return 1
+
+
+cdef object encode_merged_with(object first, object second, Out *settings, Scratch *scratch):
+    cdef Out o
+    refuse_shared_keys(first, second)
+    if type(first) is dict and type(second) is dict and settings.max_depth > 0:
+        o.obj = NULL
+        o.scratch = NULL
+        o.owner = NULL
+        try:
+            out_init_scratch(&o, scratch, settings)
+            try:
+                if enc_merged_text(&o, first, second):
+                    return out_finish(&o)
+            except EncodeError:
+                pass  # the general path below raises it with its path, in the twin's order
+        finally:
+            out_release(&o)
+    merged = dict(first.items())
+    merged.update(second.items())
+    return encode_bytes(merged, settings, scratch)
+
+
+def encode_merged(first, second, /, *, profile="core", default=None,
+                  max_depth=DEFAULT_MAX_DEPTH):
+    """Encode the one map holding the entries of both mappings (a key in both raises
+    ``EncodeDuplicateMapKeyError``), without building the merged dict: an envelope's
+    keys next to a caller's fields."""
+    cdef Out settings
+    check_encode_options(&settings, profile, default, max_depth)
+    return encode_merged_with(first, second, &settings, &module_scratch)
+
+
+def encode_into(obj, buffer, offset=0, /, *, profile="core", default=None,
+                max_depth=DEFAULT_MAX_DEPTH):
+    """Write the encoding of ``obj`` into ``buffer`` at ``offset``; return its length.
+
+    A ``bytearray`` grows to fit; any other writable buffer must have room
+    (``BufferTooSmallError`` otherwise). Nothing is written when encoding fails."""
+    cdef Out settings
+    check_encode_options(&settings, profile, default, max_depth)
+    return encode_into_buffer(obj, buffer, offset, &settings, &module_scratch)
 
 
 cdef class Encoder:
-    """A reusable encoder for one profile, with its own scratch buffer."""
+    """A reusable encoder for one profile, ``default`` hook and depth limit, with its own
+    scratch buffer."""
 
-    cdef int _profile
+    cdef Out _settings
     cdef Scratch _scratch
     cdef readonly str profile
+    cdef readonly object default
+    cdef readonly int max_depth
 
     def __cinit__(self):
         self._scratch.mem = NULL
         self._scratch.cap = 0
         self._scratch.busy = False
+        self._scratch.pool = NULL
 
-    def __init__(self, *, profile="core"):
-        self._profile = profile_id(profile)
-        self.profile = profile_name(self._profile)
+    def __init__(self, *, profile="core", default=None, max_depth=DEFAULT_MAX_DEPTH):
+        check_encode_options(&self._settings, profile, default, max_depth)
+        self.profile = profile_name(self._settings.profile)
+        self.default = default  # holds the reference _settings.default borrows
+        self.max_depth = max_depth
 
     def __dealloc__(self):
         free(self._scratch.mem)
+        free(self._scratch.pool)
 
     def encode(self, obj):
-        """Encode ``obj`` under this encoder's profile."""
-        return encode_with(obj, self._profile, &self._scratch)
-
-
-# ====================================================================================
-# Decoder
-# ====================================================================================
-
-cdef enum:
-    F_ARRAY = 0
-    F_MAP = 1
-    F_TAG = 2
-
-cdef struct Frame:
-    PyObject *obj          # list or dict under construction (owned); NULL for a tag
-    PyObject *key          # map: the decoded key awaiting its value (owned)
-    Py_ssize_t n           # items (array) or pairs (map)
-    Py_ssize_t i           # items / pairs completed
-    Py_ssize_t head        # offset of the container's (or tag's) head
-    Py_ssize_t key_start   # map: offset of the current key's head
-    Py_ssize_t prev_start  # map: previous key's encoded bytes ...
-    Py_ssize_t prev_len    # ... (-1: none yet)
-    uint64_t tag
-    int kind
-    int klevel             # 0 outside map keys, else this container's level inside its
-                           # outermost key (arrays become tuples, maps FrozenDicts)
-
-cdef enum:
-    INLINE_FRAMES = 24
-    KEY_CACHE_SIZE = 1024  # power of two
-    KEY_CACHE_MAX_LEN = 32
-
-cdef int _MAX_KEY_DEPTH = MAX_KEY_DEPTH
-
-cdef struct Opts:
-    int profile
-    Py_ssize_t max_depth
-    Py_ssize_t max_size    # -1: no limit
-    Py_ssize_t max_items   # -1: no limit
-
-cdef struct Dec:
-    const uint8_t *p
-    Py_ssize_t n           # reads stop here: the input's end, or max_size after the start
-    Py_ssize_t full_n      # the input's length
-    Py_ssize_t pos
-    Py_ssize_t max_depth
-    Py_ssize_t max_size
-    Py_ssize_t max_items
-    Py_ssize_t items_left  # of max_items (unused when max_items is -1)
-    int profile
-    bint build             # False (check): maps with keys equal as Python values pass
-    PyObject *data         # the caller's object, for error messages (borrowed)
-    Frame *frames
-    Py_ssize_t depth       # frames in use
-    Py_ssize_t fcap
-    Frame inline_frames[INLINE_FRAMES]
-
-# Decoded short ASCII text keys, keyed by their bytes: repeated keys (records, JSON-like
-# documents) are not re-decoded or re-allocated. Entries are compact ASCII strs only.
-cdef PyObject *key_cache[KEY_CACHE_SIZE]
-cdef Py_ssize_t _k
-for _k in range(KEY_CACHE_SIZE):
-    key_cache[_k] = NULL
-
-
-cdef int derr(Dec *d, str code, Py_ssize_t offset, str what) except -1:
-    raise _decode_error(code, <object>d.data, offset, what)
-
-
-cdef int dshort(Dec *d, Py_ssize_t offset, str what) except -1:
-    """The input, or the part of it max_size allows, ends inside an item."""
-    if d.n < d.full_n:
-        derr(d, "limit_exceeded", offset, f"data item longer than max_size={d.max_size} bytes")
-    derr(d, "truncated", offset, what)
-
-
-cdef object dec_text(Dec *d, Py_ssize_t start, Py_ssize_t n, bint is_key):
-    cdef const uint8_t *s = d.p + d.pos
-    cdef size_t slot = 0
-    cdef PyObject *hit
-    cdef PyObject *r
-    cdef bint cacheable = is_key and n <= KEY_CACHE_MAX_LEN
-    if cacheable:
-        slot = ck_hash_bytes(s, n) & (KEY_CACHE_SIZE - 1)
-        hit = key_cache[slot]
-        if hit != NULL and PyUnicode_GET_LENGTH_raw(hit) == n and \
-                memcmp(PyUnicode_DATA_raw(hit), s, <size_t>n) == 0:
-            d.pos += n
-            return <object>hit
-    r = PyUnicode_DecodeUTF8_raw(<const char *>s, n, NULL)
-    if r == NULL:
-        if PyErr_ExceptionMatches(UnicodeDecodeError):
-            PyErr_Clear()
-            derr(d, "invalid_utf8", start, "text string is not valid UTF-8")
-        return propagate()
-    text = <object>r
-    Py_XDECREF(r)
-    if d.profile == P_DCBOR and not is_nfc(text):
-        derr(d, "non_nfc_text", start, "text string is not in Unicode NFC")
-    if cacheable and PyUnicode_IS_COMPACT_ASCII_raw(r):
-        Py_XDECREF(key_cache[slot])
-        Py_INCREF(text)
-        key_cache[slot] = r
-    d.pos += n
-    return text
-
-
-cdef object propagate():
-    """Re-raise the exception already set by a C API call."""
-    raise_pending()
-
-
-cdef int raise_pending() except -1:
-    return -1
-
-
-cdef object dec_float(Dec *d, Py_ssize_t start, int ai, uint64_t arg):
-    cdef double x
-    cdef uint64_t bits
-    cdef int width
-    if ai == 25:
-        x = cbor_half_to_double(<uint16_t>arg)
-        width = 2
-    elif ai == 26:
-        x = cbor_single_to_double(<uint32_t>arg)
-        width = 4
-    else:
-        x = cbor_bits_to_double(arg)
-        width = 8
-    # checks and messages in the twin's order
-    if d.profile == P_DAG:
-        if width != 8:
-            derr(d, "float_outside_profile", start, "dag-cbor floats are always binary64")
-        if isnan(x) or isinf(x) or (x == 0.0 and signbit(x)):
-            derr(d, "float_outside_profile", start,
-                 "NaN, infinity and -0.0 are invalid in dag-cbor")
-        return PyFloat_FromDouble(x)
-    if d.profile == P_DCBOR:
-        if isnan(x):
-            if width != 2 or arg != 0x7e00:
-                derr(d, "float_outside_profile", start, "the only dcbor NaN is f97e00")
-        elif cbor_float_is_reducible(x):  # -0.0 included
-            derr(d, "float_outside_profile", start,
-                 "integral float must be an integer (dcbor numeric reduction)")
-    if width > 2 and cbor_float_shortest(x, &bits) < width:
-        derr(d, "float_outside_profile", start, "float not in its shortest exact form")
-    return PyFloat_FromDouble(x)
-
-
-cdef object dec_simple(Dec *d, Py_ssize_t start, uint64_t value):
-    if d.profile != P_CORE:
-        derr(d, "unsupported_item", start,
-             f"simple value {value} ({profile_name(d.profile)} allows false/true/null)")
-    if value == 23:
-        return _UNDEFINED
-    return _Simple(value)
-
-
-cdef int enter(Dec *d, Py_ssize_t start, int klevel, int kind, uint64_t n) except -1:
-    """The checks on opening a container or tag of n children (n pairs for a map), in
-    the twin's order: depth, depth inside a map key, max_items."""
-    if d.depth >= d.max_depth:
-        derr(d, "depth_exceeded", start, f"nesting deeper than max_depth={d.max_depth}")
-    if klevel > _MAX_KEY_DEPTH:
-        derr(d, "depth_exceeded", start, f"map key nesting deeper than {_MAX_KEY_DEPTH}")
-    if d.max_items >= 0:
-        if kind == F_MAP:
-            if n > <uint64_t>(d.items_left >> 1):
-                derr(d, "limit_exceeded", start, f"more than max_items={d.max_items} data items")
-            d.items_left -= <Py_ssize_t>(n * 2)
-        else:
-            if n > <uint64_t>d.items_left:
-                derr(d, "limit_exceeded", start, f"more than max_items={d.max_items} data items")
-            d.items_left -= <Py_ssize_t>n
-    return 0
-
-
-cdef int push(Dec *d, int kind, Py_ssize_t start, uint64_t n, int klevel) except -1:
-    """Open a container or tag frame (after ``enter``'s checks)."""
-    cdef Frame *f
-    cdef Py_ssize_t remaining, alloc
-    enter(d, start, klevel, kind, 1 if kind == F_TAG else n)
-    if d.depth == d.fcap:
-        grow_frames(d)
-    f = &d.frames[d.depth]
-    f.obj = NULL
-    f.key = NULL
-    f.n = <Py_ssize_t>n if n < <uint64_t>0x7fffffffffffffff else 0x7fffffffffffffff
-    f.i = 0
-    f.head = start
-    f.prev_len = -1
-    f.kind = kind
-    f.klevel = klevel
-    f.tag = n
-    if kind == F_ARRAY:
-        # Each item takes at least one byte: never preallocate more slots than the input
-        # could fill (a short input claiming 2**60 items fails later with `truncated`).
-        remaining = d.n - d.pos
-        alloc = f.n if f.n <= remaining else remaining
-        f.obj = PyList_New_raw(alloc)
-        if f.obj == NULL:
-            return -1
-    elif kind == F_MAP:
-        remaining = (d.n - d.pos) >> 1  # each pair takes at least two bytes
-        f.obj = ck_dict_presized(f.n if f.n <= remaining else remaining)
-        if f.obj == NULL:
-            return -1
-    d.depth += 1
-    return 0
-
-
-cdef int grow_frames(Dec *d) except -1:
-    cdef Py_ssize_t cap = d.fcap * 2
-    cdef Frame *frames
-    if cap > d.max_depth:
-        cap = d.max_depth
-    if d.frames == d.inline_frames:
-        frames = <Frame *>malloc(<size_t>cap * sizeof(Frame))
-        if frames != NULL:
-            memcpy(frames, d.frames, <size_t>d.depth * sizeof(Frame))
-    else:
-        frames = <Frame *>realloc(d.frames, <size_t>cap * sizeof(Frame))
-    if frames == NULL:
-        raise MemoryError()
-    d.frames = frames
-    d.fcap = cap
-    return 0
-
-
-cdef object finish_container(Frame *f):
-    """Hand over a completed frame's list/dict (tuple/FrozenDict inside a key)."""
-    cdef PyObject *obj = f.obj
-    f.obj = NULL
-    result = <object>obj
-    Py_XDECREF(obj)
-    if f.klevel:
-        if f.kind == F_ARRAY:
-            return PyList_AsTuple(<PyObject *>result)
-        return _FrozenDict(result)
-    return result
-
-
-cdef object finish_tag(Dec *d, Frame *f, object content):
-    cdef uint64_t number = f.tag
-    cdef Py_ssize_t n
-    if d.profile == P_CORE and (number == 2 or number == 3):
-        if type(content) is not bytes:
-            derr(d, "unsupported_item", f.head,
-                 f"bignum tag {number} content is not a byte string")
-        n = len(<bytes>content)
-        if n > 0 and (<const uint8_t *><bytes>content)[0] == 0:
-            derr(d, "non_shortest_integer", f.head, "bignum with a leading zero byte")
-        if n <= 8:
-            derr(d, "non_shortest_integer", f.head,
-                 "bignum whose value fits a major type 0/1 integer")
-        value = int.from_bytes(content, "big")
-        return value if number == 2 else -1 - value
-    if d.profile == P_DAG:
-        return make_link(d, f.head, content)
-    return _Tag(PyLong_FromUnsignedLongLong(number), content)
-
-
-cdef object make_link(Dec *d, Py_ssize_t head, object content):
-    if type(content) is not bytes or len(<bytes>content) == 0 or (<bytes>content)[0] != 0:
-        derr(d, "invalid_link", head, "tag 42 content is not a byte string starting 0x00")
-    try:  # Link validates the CID (cid_problem) itself; reuse that, once
-        return _Link((<bytes>content)[1:])
-    except errors.InvalidLinkError as exc:
-        derr(d, "invalid_link", head, str(exc))
-
-
-cdef object dec_run(Dec *d):
-    """Decode one data item starting at d.pos."""
-    cdef object val
-    cdef Frame *f
-    cdef Py_ssize_t start, w, klen, m, before
-    cdef uint8_t ib, major, ai
-    cdef uint64_t arg
-    cdef bint is_key
-    cdef int c, klevel
-    while True:
-        # ---- one head --------------------------------------------------------------
-        start = d.pos
-        arg = 0
-        is_key = False
-        klevel = 0
-        f = NULL
-        if d.depth:
-            f = &d.frames[d.depth - 1]
-            if f.kind == F_MAP and f.key == NULL:
-                is_key = True
-                klevel = f.klevel + 1
-                f.key_start = start
-            elif f.klevel:
-                klevel = f.klevel + 1
-        if start >= d.n:
-            if f != NULL:  # a missing child is reported at its container's head
-                dshort(d, f.head, "input ends inside a container")
-            dshort(d, start, "input ends before this data item")
-        ib = d.p[start]
-        major = ib >> 5
-        ai = ib & 0x1f
-        if ai < 24:
-            arg = ai
-            d.pos = start + 1
-        elif ai < 28:
-            w = 1 << (ai - 24)
-            if d.n - start - 1 < w:
-                dshort(d, start, "input ends inside a head")
-            if ai == 24:
-                arg = d.p[start + 1]
-            elif ai == 25:
-                arg = ck_get_be16(d.p + start + 1)
-            elif ai == 26:
-                arg = ck_get_be32(d.p + start + 1)
-            else:
-                arg = ck_get_be64(d.p + start + 1)
-            if major != 7:
-                if (ai == 24 and arg < 24) or (ai == 25 and arg <= 0xff) or \
-                        (ai == 26 and arg <= 0xffff) or (ai == 27 and arg <= 0xffffffffULL):
-                    derr(d, "non_shortest_integer", start,
-                         f"argument {arg} not in its shortest head")
-            elif ai == 24 and arg < 32:
-                derr(d, "not_well_formed", start, f"simple value {arg} in the two-byte form")
-            d.pos = start + 1 + w
-        elif ai < 31:
-            derr(d, "not_well_formed", start, f"additional information {ai} on major type {major}")
-        elif major >= 2 and major != 6:
-            derr(d, "indefinite_length", start,
-                 "stray break byte" if major == 7 else "indefinite-length item")
-        else:
-            derr(d, "not_well_formed", start, f"additional information {ai} on major type {major}")
-
-        if is_key and d.profile == P_DAG and major != 3:
-            derr(d, "unsupported_item", start, "dag-cbor map key is not a text string")
-
-        # ---- the item ----------------------------------------------------------------
-        if major == 0:
-            val = PyLong_FromUnsignedLongLong(arg)
-        elif major == 1:
-            if arg < 0x8000000000000000ULL:
-                val = PyLong_FromLongLong(-1 - <int64_t>arg)
-            else:
-                if d.profile == P_DCBOR:
-                    derr(d, "integer_out_of_range", start, "negative integer below -2^63 (dcbor)")
-                val = -1 - PyLong_FromUnsignedLongLong(arg)
-        elif major == 2:
-            if arg > <uint64_t>(d.n - d.pos):
-                dshort(d, start, f"string of {arg} bytes runs past the end")
-            val = (<const char *>(d.p + d.pos))[:<Py_ssize_t>arg]
-            d.pos += <Py_ssize_t>arg
-        elif major == 3:
-            if arg > <uint64_t>(d.n - d.pos):
-                dshort(d, start, f"string of {arg} bytes runs past the end")
-            val = dec_text(d, start, <Py_ssize_t>arg, is_key)
-        elif major == 4:
-            if arg == 0:
-                enter(d, start, klevel, F_ARRAY, 0)
-                val = () if klevel else []
-            else:
-                push(d, F_ARRAY, start, arg, klevel)
-                continue
-        elif major == 5:
-            if arg == 0:
-                enter(d, start, klevel, F_MAP, 0)
-                val = _FrozenDict() if klevel else {}
-            else:
-                push(d, F_MAP, start, arg, klevel)
-                continue
-        elif major == 6:
-            if d.profile == P_DAG and arg != 42:
-                derr(d, "unsupported_item", start, f"tag {arg} (dag-cbor allows only 42)")
-            if d.profile == P_DCBOR and (arg == 2 or arg == 3):
-                derr(d, "unsupported_item", start, f"bignum tag {arg} (dcbor)")
-            push(d, F_TAG, start, arg, klevel)
-            continue
-        else:
-            if ai >= 25:
-                val = dec_float(d, start, ai, arg)
-            elif arg == 20:
-                val = False
-            elif arg == 21:
-                val = True
-            elif arg == 22:
-                val = None
-            else:
-                val = dec_simple(d, start, arg)
-
-        # ---- hand the value to the enclosing frames --------------------------------
-        while True:
-            if d.depth == 0:
-                return val
-            f = &d.frames[d.depth - 1]
-            if f.kind == F_ARRAY:
-                Py_INCREF(val)
-                PyList_SET_ITEM_raw(f.obj, f.i, <PyObject *>val)
-                f.i += 1
-                if f.i < f.n:
-                    break
-                val = finish_container(f)
-            elif f.kind == F_MAP:
-                if f.key == NULL:
-                    klen = d.pos - f.key_start
-                    if f.prev_len >= 0:
-                        m = klen if klen < f.prev_len else f.prev_len
-                        # the first bytes (the heads) usually decide; skip the call then
-                        c = <int>d.p[f.prev_start] - <int>d.p[f.key_start]
-                        if c == 0:
-                            c = memcmp(d.p + f.prev_start, d.p + f.key_start, <size_t>m)
-                        if c == 0 and klen == f.prev_len:
-                            derr(d, "duplicate_map_key", f.key_start, "map key equals the previous key")
-                        if c > 0 or (c == 0 and klen < f.prev_len):
-                            derr(d, "unsorted_map_keys", f.key_start,
-                                 "map key sorts before the previous key")
-                    f.prev_start = f.key_start
-                    f.prev_len = klen
-                    # distinct encodings of text or bytes keys are distinct values; other
-                    # keys may be equal as Python values (1, 1.0, True; 0.0 and -0.0),
-                    # which a dict cannot hold: decode refuses such a map, check passes it
-                    if type(val) is not str and type(val) is not bytes and f.i and \
-                            d.build and PyDict_Contains(<object>f.obj, val):
-                        derr(d, "unrepresentable_map", f.key_start,
-                             "map key equals an earlier key as a Python value")
-                    Py_INCREF(val)
-                    f.key = <PyObject *>val
-                    break
-                if PyDict_SetItem_raw(f.obj, f.key, <PyObject *>val) < 0:
-                    propagate()
-                Py_XDECREF(f.key)
-                f.key = NULL
-                f.i += 1
-                if f.i < f.n:
-                    break
-                val = finish_container(f)
-            else:
-                val = finish_tag(d, f, val)
-            d.depth -= 1
-
-
-cdef int release_frames(Dec *d) noexcept:
-    cdef Py_ssize_t i
-    for i in range(d.depth):
-        Py_XDECREF(d.frames[i].obj)
-        Py_XDECREF(d.frames[i].key)
-    d.depth = 0
-    if d.frames != d.inline_frames:
-        free(d.frames)
-    d.frames = d.inline_frames
-    return 0
-
-
-cdef object decode_buffer(object data, const uint8_t *p, Py_ssize_t n, Py_ssize_t start,
-                          const Opts *o, bint whole, bint build, Py_ssize_t *end):
-    """The item at ``start``; ``whole``: it must end at ``n`` (else trailing_data)."""
-    cdef Dec d
-    cdef int gc_was_enabled
-    d.p = p
-    d.full_n = n
-    d.n = n if o.max_size < 0 or o.max_size >= n - start else start + o.max_size
-    d.pos = start
-    d.max_depth = o.max_depth
-    d.max_size = o.max_size
-    d.max_items = o.max_items
-    d.items_left = o.max_items
-    d.profile = o.profile
-    d.build = build
-    d.data = <PyObject *>data
-    d.frames = d.inline_frames
-    d.depth = 0
-    d.fcap = INLINE_FRAMES
-    if start == n:
-        derr(&d, "empty_input", start, "empty input")
-    # Decoding creates many containers and none can be garbage yet: pause the cyclic GC
-    # (it would otherwise rescan the growing result on every young-generation pass).
-    gc_was_enabled = PyGC_Disable()
-    try:
-        val = dec_run(&d)
-    finally:
-        if gc_was_enabled:
-            PyGC_Enable()
-        release_frames(&d)
-    if whole and d.pos != n:
-        derr(&d, "trailing_data", d.pos, "bytes after the top-level item")
-    end[0] = d.pos
-    return val
-
-
-cdef int get_view(object data, Py_buffer *view) except -1:
-    if not PyObject_CheckBuffer(data):
-        raise InputTypeError(f"decode() needs a bytes-like object, not {type(data).__name__}")
-    try:
-        PyObject_GetBuffer(data, view, PyBUF_C_CONTIGUOUS)
-    except BufferError as exc:
-        raise InputTypeError(f"decode() needs a C-contiguous buffer: {exc}") from None
-    return 0
-
-
-cdef object decode_with(object data, const Opts *o, bint build):
-    """Exactly one item filling ``data``."""
-    cdef Py_buffer view
-    cdef Py_ssize_t end
-    if type(data) is bytes:
-        return decode_buffer(data, <const uint8_t *><char *><bytes>data, len(<bytes>data), 0,
-                             o, True, build, &end)
-    get_view(data, &view)
-    try:
-        return decode_buffer(data, <const uint8_t *>view.buf, view.len, 0, o, True, build, &end)
-    finally:
-        PyBuffer_Release(&view)
-
-
-cdef object decode_prefix_with(object data, object offset, const Opts *o):
-    cdef Py_buffer view
-    cdef Py_ssize_t end, start
-    get_view(data, &view)
-    try:
-        if type(offset) is int and 0 <= offset <= view.len:
-            start = offset
-        else:
-            start = check_offset(offset, view.len)
-        val = decode_buffer(data, <const uint8_t *>view.buf, view.len, start, o, False, True,
-                            &end)
-    finally:
-        PyBuffer_Release(&view)
-    return val, end
-
-
-cdef Py_ssize_t check_sequence_with(object data, const Opts *o) except -1:
-    cdef Py_buffer view
-    cdef Py_ssize_t pos = 0, count = 0
-    get_view(data, &view)
-    try:
-        while pos < view.len:
-            decode_buffer(data, <const uint8_t *>view.buf, view.len, pos, o, False, False, &pos)
-            count += 1
-    finally:
-        PyBuffer_Release(&view)
-    return count
-
-
-cdef int set_opts(Opts *o, object profile, object max_depth, object max_size,
-                  object max_items) except -1:
-    o.profile = profile_id(profile)
-    if type(max_depth) is not int or max_depth < 0:
-        check_max_depth(max_depth)  # raises unless an int subclass (bool)
-    o.max_depth = max_depth if max_depth < 0x7fffffff else 0x7fffffff
-    o.max_size = -1 if max_size is None else clip_limit(check_limit("max_size", max_size))
-    o.max_items = -1 if max_items is None else clip_limit(check_limit("max_items", max_items))
-    return 0
-
-
-cdef Py_ssize_t clip_limit(object value) except -2:
-    return value if value < 0x7fffffffffffffff else 0x7fffffffffffffff
-
-
-def decode(data, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH, max_size=None,
-           max_items=None):
-    """Decode exactly one deterministic CBOR data item from a bytes-like ``data``."""
-    cdef Opts o
-    set_opts(&o, profile, max_depth, max_size, max_items)
-    return decode_with(data, &o, True)
-
-
-def check(data, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH, max_size=None,
-          max_items=None):
-    """Validate exactly one data item; raises what ``decode`` raises, except that valid
-    maps whose keys are equal as Python values pass."""
-    cdef Opts o
-    set_opts(&o, profile, max_depth, max_size, max_items)
-    decode_with(data, &o, False)
-
-
-def decode_prefix(data, offset=0, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH,
-                  max_size=None, max_items=None):
-    """Decode the one data item starting at ``offset``: ``(value, end)``."""
-    cdef Opts o
-    set_opts(&o, profile, max_depth, max_size, max_items)
-    return decode_prefix_with(data, offset, &o)
-
-
-def check_sequence(data, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH, max_size=None,
-                   max_items=None):
-    """Validate a CBOR sequence (RFC 8742) item by item; returns the number of items."""
-    cdef Opts o
-    set_opts(&o, profile, max_depth, max_size, max_items)
-    return check_sequence_with(data, &o)
-
-
-def iter_sequence(source, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH, max_size=None,
-                  max_items=None):
-    """The items of a CBOR sequence from a bytes-like object or a binary file."""
-    return Decoder(profile=profile, max_depth=max_depth, max_size=max_size,
-                   max_items=max_items).iter_sequence(source)
-
-
-def load(fp, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH, max_size=None,
-         max_items=None):
-    """Decode the one data item that fills the rest of binary file ``fp``."""
-    return Decoder(profile=profile, max_depth=max_depth, max_size=max_size,
-                   max_items=max_items).load(fp)
-
-
-cdef class Decoder:
-    """A reusable strict decoder for one profile and set of limits."""
-
-    cdef Opts _o
-    cdef readonly str profile
-    cdef readonly object max_depth
-    cdef readonly object max_size
-    cdef readonly object max_items
-
-    def __init__(self, *, profile="core", max_depth=DEFAULT_MAX_DEPTH, max_size=None,
-                 max_items=None):
-        set_opts(&self._o, profile, max_depth, max_size, max_items)
-        self.profile = profile_name(self._o.profile)
-        self.max_depth = max_depth
-        self.max_size = max_size
-        self.max_items = max_items
-
-    def decode(self, data):
-        """Decode exactly one data item filling ``data``."""
-        return decode_with(data, &self._o, True)
-
-    def check(self, data):
-        """Validate exactly one data item filling ``data`` (see ``check``)."""
-        decode_with(data, &self._o, False)
-
-    def decode_prefix(self, data, offset=0):
-        """Decode the item at ``offset``: ``(value, offset after it)``."""
-        return decode_prefix_with(data, offset, &self._o)
-
-    def check_sequence(self, data):
-        """Validate a CBOR sequence; returns the number of items."""
-        return check_sequence_with(data, &self._o)
-
-    def iter_sequence(self, source):
-        """The items of a CBOR sequence (bytes-like object or binary file)."""
-        return _cbor_stream.iter_sequence(self.decode_prefix, source)
-
-    def load(self, fp):
-        """Decode the one item filling the rest of binary file ``fp``."""
-        return decode_with(_cbor_stream.read_for_load(fp, self.max_size), &self._o, True)
+        """Encode ``obj`` under this encoder's settings."""
+        return encode_bytes(obj, &self._settings, &self._scratch)
+
+    def encode_into(self, obj, buffer, offset=0, /):
+        """``encode_into`` under this encoder's settings."""
+        return encode_into_buffer(obj, buffer, offset, &self._settings, &self._scratch)
+
+    def encode_merged(self, first, second, /):
+        """``encode_merged`` under this encoder's settings."""
+        return encode_merged_with(first, second, &self._settings, &self._scratch)

@@ -72,7 +72,7 @@ def _keccak_bmi() -> bool:
     return bool(ck_keccak_bmi_available() and not ck_keccak_portable)
 
 
-cdef int _parse_digest(object value, uint8_t *out) except -1:
+cdef inline int _parse_digest(object value, uint8_t *out) except -1:
     """A digest (64 hex characters, either case, or 32 bytes) into out[32]."""
     cdef bytes raw
     if isinstance(value, str):

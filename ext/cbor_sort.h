@@ -88,8 +88,27 @@ typedef struct {
 
 static ck_perm_slot ck_perm_cache[CK_PERM_SLOTS];
 
+/* Forced inlining for the per-map helpers called from more than one place: once a
+ * second caller appeared, the compiler stopped inlining them into the hot dict path. */
+#if defined(__GNUC__) || defined(__clang__)
+#define CK_HOT_INLINE static inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define CK_HOT_INLINE static __forceinline
+#else
+#define CK_HOT_INLINE static inline
+#endif
+
+/* Drop the references an entry array holds (key and value of its first n entries). */
+CK_HOT_INLINE void ck_release_entries(ck_entry *e, Py_ssize_t n) {
+    Py_ssize_t i;
+    for (i = 0; i < n; i++) {
+        Py_XDECREF(e[i].key);
+        Py_XDECREF(e[i].value);
+    }
+}
+
 /* Sort text-key entries (order: UTF-8 length, bytes); tmp has room for CK_PERM_MAX. */
-static inline void ck_sort_text_cached(ck_entry *e, Py_ssize_t n, ck_entry *tmp) {
+CK_HOT_INLINE void ck_sort_text_cached(ck_entry *e, Py_ssize_t n, ck_entry *tmp) {
     uint64_t h = (uint64_t)n;
     Py_ssize_t i, j;
     ck_perm_slot *slot;

@@ -30,13 +30,13 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
-#: the ASTP kernels: four compiled modules, each with its twin, plus shared pure Python
-ASTP_KERNELS = ("astp_hash", "astp_proofs", "astp_fields", "astp_segments")
+#: the ASTP kernels: compiled modules, each with its twin, plus shared pure Python
+ASTP_KERNELS = ("astp_hash", "astp_proofs", "astp_fields", "astp_segments", "astp_formb")
 
 
 def _astp_view(which: str) -> ModuleType:
-    """The whole ASTP kernel API of one backend as one namespace: the four kernel modules
-    and ``canonkit._astp_common``. The Keccak knobs (compiled only) reach every module."""
+    """The whole ASTP kernel API of one backend as one namespace: the kernel modules and
+    ``canonkit._astp_common``. The Keccak knobs (compiled only) reach every module."""
     modules = [backend_module(name, which) for name in ASTP_KERNELS]
     common = importlib.import_module("canonkit._astp_common")
     view = ModuleType(f"canonkit.astp kernels ({which})")
@@ -54,7 +54,7 @@ def _astp_view(which: str) -> ModuleType:
 
 def backend_module(name: str, which: str) -> ModuleType:
     """``which`` is "c" or "py"; skips the test when the compiled module is unavailable.
-    ``"astp"`` is the four ASTP kernels together (``_astp_view``)."""
+    ``"astp"`` is the ASTP kernels together (``_astp_view``)."""
     if name == "astp":
         return _astp_view(which)
     if which == "py":
@@ -90,6 +90,25 @@ def astp_impl(request: pytest.FixtureRequest) -> ModuleType:
 @pytest.fixture(params=["c", "py"])
 def store_impl(request: pytest.FixtureRequest) -> ModuleType:
     return backend_module("store", request.param)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``CANONKIT_TEST_BACKENDS=c`` keeps only the compiled parametrization of the backend
+    fixtures (the sanitizer build runs the suite that way, .ci/sanitize); differential
+    tests, which use both backends, still run."""
+    only = os.environ.get("CANONKIT_TEST_BACKENDS")
+    if not only:
+        return
+    wanted = set(only.split(","))
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        used = {params[f] for f in ("cbor_impl", "fps_impl", "astp_impl", "store_impl") if f in params}
+        (drop if used - wanted else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 @pytest.fixture(autouse=True)

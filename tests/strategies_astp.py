@@ -84,3 +84,16 @@ def tie_fixture_document(**extra: Any) -> dict[str, Any]:
 
 
 FOLD_ORDER = [H("leaf-100"), H("leaf-103"), H("leaf-101"), H("leaf-102"), H("leaf-104")]
+
+
+def sav2_episode() -> dict[str, Any]:
+    """The seven fixture Segments (ASTP.md §18) sealed under sav 2 (spine 4420e38a…aa01)."""
+    from canonkit import astp
+
+    segments = [{"node_id": u(i), "node_type": "segment", "schema_version": "1.0.0",
+                 "sequence_index": i, "content_hash": H(f"leaf-{i}"), "parent_node_id": EP}
+                for i in range(7)]
+    body = {"format": "canonkit-episode/1", "episode_id": EP, "status": "SEALED",
+            "closed_at": "2026-01-01T00:10:00Z", "sealed_at": "2026-01-01T00:10:01Z",
+            "segments": segments, "seal": None}
+    return astp.seal_episode(body, spine_algorithm_version=2)

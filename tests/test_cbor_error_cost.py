@@ -32,6 +32,6 @@ def test_failing_encode_walks_each_map_a_bounded_number_of_times(
 ) -> None:
     value = nested(depth, float("nan"))
     CountingDict.walks = 0
-    with pytest.raises(errors.FloatOutsideProfileError):
+    with pytest.raises(errors.EncodeFloatOutsideProfileError):
         cbor_impl.encode(value, profile="dag-cbor")
     assert CountingDict.walks <= 3 * depth

@@ -222,24 +222,24 @@ ENCODE_CASES: list[tuple[Any, str, type[errors.CanonkitError]]] = [
     ({1, 2}, "core", errors.UnsupportedTypeError),
     ([1, object()], "dcbor", errors.UnsupportedTypeError),
     (complex(1, 2), "dag-cbor", errors.UnsupportedTypeError),
-    (1 << 64, "dcbor", errors.IntegerOutOfRangeError),
-    (-(1 << 63) - 1, "dcbor", errors.IntegerOutOfRangeError),
-    (1 << 64, "dag-cbor", errors.IntegerOutOfRangeError),
-    (-(1 << 64) - 1, "dag-cbor", errors.IntegerOutOfRangeError),
-    (math.nan, "dag-cbor", errors.FloatOutsideProfileError),
-    (math.inf, "dag-cbor", errors.FloatOutsideProfileError),
-    ([-math.inf], "dag-cbor", errors.FloatOutsideProfileError),
-    (UNDEFINED, "dcbor", errors.UnsupportedItemError),
-    (Simple(16), "dag-cbor", errors.UnsupportedItemError),
-    (Tag(1, 0), "dag-cbor", errors.UnsupportedItemError),
-    (Tag(2, b"\x01" * 9), "core", errors.UnsupportedItemError),
-    ({1: 2}, "dag-cbor", errors.UnsupportedItemError),
-    ({b"k": 2}, "dag-cbor", errors.UnsupportedItemError),
-    (Link(b"\x01\x71\x12\x20" + bytes(32)), "core", errors.UnsupportedItemError),
-    ("\ud800", "core", errors.UnsupportedItemError),  # lone surrogate
-    ("e\u0301", "dcbor", errors.NonNFCTextError),
-    ({"\u212b": 1}, "dcbor", errors.NonNFCTextError),
-    ({math.nan: 1, -math.nan: 2, float("nan"): 3}, "dcbor", errors.DuplicateMapKeyError),
+    (1 << 64, "dcbor", errors.EncodeIntegerOutOfRangeError),
+    (-(1 << 63) - 1, "dcbor", errors.EncodeIntegerOutOfRangeError),
+    (1 << 64, "dag-cbor", errors.EncodeIntegerOutOfRangeError),
+    (-(1 << 64) - 1, "dag-cbor", errors.EncodeIntegerOutOfRangeError),
+    (math.nan, "dag-cbor", errors.EncodeFloatOutsideProfileError),
+    (math.inf, "dag-cbor", errors.EncodeFloatOutsideProfileError),
+    ([-math.inf], "dag-cbor", errors.EncodeFloatOutsideProfileError),
+    (UNDEFINED, "dcbor", errors.EncodeUnsupportedItemError),
+    (Simple(16), "dag-cbor", errors.EncodeUnsupportedItemError),
+    (Tag(1, 0), "dag-cbor", errors.EncodeUnsupportedItemError),
+    (Tag(2, b"\x01" * 9), "core", errors.EncodeUnsupportedItemError),
+    ({1: 2}, "dag-cbor", errors.EncodeUnsupportedItemError),
+    ({b"k": 2}, "dag-cbor", errors.EncodeUnsupportedItemError),
+    (Link(b"\x01\x71\x12\x20" + bytes(32)), "core", errors.EncodeUnsupportedItemError),
+    ("\ud800", "core", errors.EncodeUnsupportedItemError),  # lone surrogate
+    ("e\u0301", "dcbor", errors.EncodeNonNFCTextError),
+    ({"\u212b": 1}, "dcbor", errors.EncodeNonNFCTextError),
+    ({math.nan: 1, -math.nan: 2, float("nan"): 3}, "dcbor", errors.EncodeDuplicateMapKeyError),
 ]
 
 
@@ -255,7 +255,7 @@ def test_encode_rejects(cbor_impl: ModuleType, case: tuple[Any, str, type[Except
 
 def test_duplicate_nan_keys_core(cbor_impl: ModuleType) -> None:
     # two distinct NaN objects with one payload encode identically
-    with pytest.raises(errors.DuplicateMapKeyError):
+    with pytest.raises(errors.EncodeDuplicateMapKeyError):
         cbor_impl.encode({float("nan"): 1, float("nan"): 2})
     # different payloads are different keys
     a = float("nan")
@@ -266,22 +266,22 @@ def test_duplicate_nan_keys_core(cbor_impl: ModuleType) -> None:
 def test_encode_depth_and_self_reference(cbor_impl: ModuleType) -> None:
     loop: list[Any] = []
     loop.append(loop)
-    with pytest.raises(errors.DepthExceededError):
+    with pytest.raises(errors.EncodeDepthExceededError):
         cbor_impl.encode(loop)
     mapping: dict[str, Any] = {}
     mapping["self"] = mapping
-    with pytest.raises(errors.DepthExceededError):
+    with pytest.raises(errors.EncodeDepthExceededError):
         cbor_impl.encode(mapping, profile="dag-cbor")
     deep: Any = 0
     for _ in range(512):
         deep = [deep]
     assert cbor_impl.decode(cbor_impl.encode(deep)) == deep
-    with pytest.raises(errors.DepthExceededError):
+    with pytest.raises(errors.EncodeDepthExceededError):
         cbor_impl.encode([deep])
     tags: Any = 0
     for _ in range(513):
         tags = Tag(7, tags)
-    with pytest.raises(errors.DepthExceededError):
+    with pytest.raises(errors.EncodeDepthExceededError):
         cbor_impl.encode(tags)
 
 

@@ -36,11 +36,13 @@ def _twin_encode(value: Any, profile: str) -> bytes:
 
 
 def _outcome(fn: Any, *args: Any, **kwargs: Any) -> tuple[str, Any]:
-    """("ok", result) or ("error", (class, code, offset)) for the differential test."""
+    """("ok", result) or ("error", (class, code, offset, path)) for the differential
+    test (path: where an encode error happened)."""
     try:
         return "ok", fn(*args, **kwargs)
     except errors.CanonkitError as exc:
-        return "error", (type(exc), exc.code, exc.offset)
+        path = exc.path if isinstance(exc, errors.EncodeError) else None
+        return "error", (type(exc), exc.code, exc.offset, path)
 
 
 # --- one backend at a time -------------------------------------------------------------

@@ -74,7 +74,7 @@ def million_deep() -> list[tuple[Any, str]]:
 
 def test_encode_million_deep(cbor_impl: ModuleType, million_deep: list[tuple[Any, str]]) -> None:
     for value, profile in million_deep:
-        with pytest.raises(errors.DepthExceededError):
+        with pytest.raises(errors.EncodeDepthExceededError):
             cbor_impl.encode(value, profile=profile)
 
 
@@ -84,6 +84,7 @@ BAD = bytes.fromhex("a2617401617402")  # duplicate key: exercises the error path
 
 
 TINY = [1, "a", b"b", 2.5]
+DAY = Tag(100, 19000)
 
 
 def _cycle(impl: ModuleType, rounds: int) -> None:
@@ -99,8 +100,15 @@ def _cycle(impl: ModuleType, rounds: int) -> None:
             pass
         try:
             encode([1 << 70], profile="dag-cbor")
-        except errors.IntegerOutOfRangeError:
+        except errors.EncodeIntegerOutOfRangeError:
             pass
+        try:
+            encode({"a": [1, {"b": object()}]}, default=lambda v: v)
+        except errors.UnsupportedTypeError:
+            pass
+        out = bytearray(b"x")
+        impl.encode_into(SAMPLE, out, 1)
+        encoder.encode_into({"d": DAY}, out, 0)
 
 
 @pytest.mark.slow

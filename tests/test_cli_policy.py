@@ -105,6 +105,29 @@ CASES: dict[tuple[str, ...], list[Case]] = {
         lambda t: (["reverify", "synth", "--episodes", "1", "--out", str(t / "c.jsonl"),
                     "--answers", str(t / "no" / "a.jsonl")], t / "no"),
     ],
+    ("astp", "reproduce"): [
+        lambda t: (["astp", "reproduce", str(t / "missing.json")], t / "missing.json"),
+    ],
+    ("astp", "prove"): [
+        lambda t: (["astp", "prove", str(t / "missing.json"), "--leaf", "0"], t / "missing.json"),
+    ],
+    ("astp", "verify-proof"): [
+        lambda t: (["astp", "verify-proof", str(t / "missing.json")], t / "missing.json"),
+    ],
+    ("astp", "layer3", "verify"): [
+        lambda t: (["astp", "layer3", "verify", str(t / "missing.json")], t / "missing.json"),
+        lambda t: (["astp", "layer3", "verify", str(_valid_json(t)), "--episode",
+                    str(t / "missing.json")], t / "missing.json"),
+    ],
+    ("astp", "hash", "form-b"): [
+        lambda t: (["astp", "hash", "form-b", str(t / "missing.json")], t / "missing.json"),
+    ],
+    ("astp", "hash", "leaf"): [
+        lambda t: (["astp", "hash", "leaf", str(t / "missing.json")], t / "missing.json"),
+    ],
+    ("astp", "hash", "spine"): [
+        lambda t: (["astp", "hash", "spine", "--sav", "2", f"@{t / 'missing'}"], t / "missing"),
+    ],
     ("store", "init"): [
         lambda t: (["store", "init", str(_a_file(t) / "s")], t / "a-file"),
     ],
@@ -226,3 +249,16 @@ def test_unexpected_exception_is_not_status_1(monkeypatch: pytest.MonkeyPatch,
     assert main(["reverify", str(SEED_TABLE)]) == 2
     err = capsys.readouterr().err
     assert "ZeroDivisionError: a bug" in err and "internal error" in err
+
+
+def test_missing_optional_package_names_its_extra(monkeypatch: pytest.MonkeyPatch,
+                                                  tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "zstandard", None)  # as if not installed
+    out = tmp_path / "c.jsonl.zst"
+    assert main(["reverify", "synth", "--episodes", "1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("canonkit reverify") and err.endswith(
+        f": writing {out} needs the optional package 'zstandard': "
+        "pip install 'canonkit[zstd]'\n")
+    assert not out.exists()

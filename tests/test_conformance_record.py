@@ -90,11 +90,11 @@ def test_a_corpus_failing_its_own_check_is_never_published(
 KILL_AFTER_FIRST_FILE = """
 import os, signal, sys
 from canonkit.conformance import recorder as rec
-real = rec._write_file
-def write_then_die(path, data):
-    real(path, data)
+real = rec.write_exclusive
+def write_then_die(path, data, **options):
+    real(path, data, **options)
     os.kill(os.getpid(), signal.SIGKILL)
-rec._write_file = write_then_die
+rec.write_exclusive = write_then_die
 rec.record(sys.argv[1], 2)
 """
 

@@ -219,6 +219,26 @@ def test_max_depth_both_ways() -> None:
     deep = b"[" * 100_000 + b"]" * 100_000
     with pytest.raises(errors.DepthExceededError):
         dag_json.decode(deep, strict=False)
+    cycle: dict[str, Any] = {}
+    cycle["a"] = [cycle]
+    with pytest.raises(errors.DepthExceededError):
+        dag_json.encode(cycle)
+
+
+@pytest.mark.parametrize("depth", [512, 5000])
+def test_deep_maps_need_no_recursion(depth: int) -> None:
+    """Both directions keep their own stack: any max_depth is safe."""
+    value: Any = {}
+    for i in range(depth - 1):
+        value = {"k": value} if i % 2 else [value, (1,), {"x": None}]
+    data = dag_json.encode(value, max_depth=depth)
+    assert data.count(b"{") + data.count(b"[") > depth
+    again = dag_json.decode(data, max_depth=depth)
+    assert dag_json.encode(again, max_depth=depth) == data
+    with pytest.raises(errors.DepthExceededError):
+        dag_json.encode(value, max_depth=depth - 1)
+    with pytest.raises(errors.DepthExceededError):
+        dag_json.decode(data, max_depth=depth - 1)
 
 
 # --- refusals on encode --------------------------------------------------------------

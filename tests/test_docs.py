@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -105,6 +107,21 @@ def test_mentioned_repository_paths_exist(page: Path) -> None:
     missing = [m for m in mentioned if not any(ch in m for ch in "*?{<")
                and not (REPO / m).exists() and not (page.parent / m).exists()]
     assert missing == []
+
+
+def test_the_docs_index_lists_every_page() -> None:
+    index = REPO / "docs" / "README.md"
+    listed = {(index.parent / target.partition("#")[0]).resolve() for target in links(index)}
+    pages = {p.resolve() for p in (REPO / "docs").glob("*.md")} - {index.resolve()}
+    assert sorted(p.name for p in pages - listed) == [], "add these pages to docs/README.md"
+
+
+def test_api_reference_is_current() -> None:
+    """docs/api.md is generated from the docstrings; regenerate it with
+    `python .ci/api_reference.py` after changing a public signature or docstring."""
+    proc = subprocess.run([sys.executable, str(REPO / ".ci" / "api_reference.py"), "--check"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_specifications_are_unchanged_copies() -> None:

@@ -20,6 +20,7 @@ FROZEN = {
     "limit_exceeded": "LimitExceededError",
     "unsupported_type": "UnsupportedTypeError",
     "unrepresentable_map": "UnrepresentableMapError",
+    "hook_refused": "HookRefusedError",
     "unknown_profile": "UnknownProfileError",
     "invalid_option": "InvalidOptionError",
     "input_type": "InputTypeError",
@@ -33,6 +34,14 @@ FROZEN = {
     "unknown_kind": "UnknownKindError",
     "unsupported_version": "UnsupportedVersionError",
     "schema_violation": "SchemaViolationError",
+    "encode_unsupported_item": "EncodeUnsupportedItemError",
+    "encode_integer_out_of_range": "EncodeIntegerOutOfRangeError",
+    "encode_float_outside_profile": "EncodeFloatOutsideProfileError",
+    "encode_non_nfc_text": "EncodeNonNFCTextError",
+    "encode_duplicate_map_key": "EncodeDuplicateMapKeyError",
+    "encode_depth_exceeded": "EncodeDepthExceededError",
+    "buffer_too_small": "BufferTooSmallError",
+    "changed_during_encoding": "ChangedDuringEncodingError",
     "not_a_store": "NotAStoreError",
     "store_init_refused": "StoreInitError",
     "missing_object": "MissingObjectError",
@@ -50,6 +59,11 @@ FROZEN = {
     "unknown_multicodec": "UnknownMulticodecError",
     "unsupported_hash": "UnsupportedHashError",
     "missing_dependency": "MissingDependencyError",
+    "not_regular_file": "NotRegularFileError",
+    "invalid_output_path": "OutputPathError",
+    "file_too_large": "FileTooLargeError",
+    "invalid_json_input": "JSONInputError",
+    "duplicate_json_key": "DuplicateJSONKeyError",
 }
 
 
@@ -74,6 +88,31 @@ def test_errors_pickle_with_their_attributes() -> None:
     exc = errors.TruncatedError("short", offset=7, detail="x")
     back = pickle.loads(pickle.dumps(exc))
     assert type(back) is errors.TruncatedError and back.offset == 7 and back.detail == "x"
+
+
+def test_every_cbor_class_is_in_exactly_one_family() -> None:
+    """``except DecodeError`` never catches an encode failure, nor the reverse."""
+    usage = (errors.UnknownProfileError, errors.InvalidOptionError)  # neither: bad calls
+    cbor_classes = [cls for cls in errors.CODES.values() if issubclass(cls, errors.CBORError)]
+    assert len(cbor_classes) >= 25
+    for cls in cbor_classes:
+        families = issubclass(cls, errors.DecodeError) + issubclass(cls, errors.EncodeError)
+        assert families == (0 if issubclass(cls, usage) else 1), cls.__name__
+    for name in ("DuplicateMapKeyError", "FloatOutsideProfileError", "UnsupportedItemError",
+                 "IntegerOutOfRangeError", "NonNFCTextError", "DepthExceededError"):
+        decode_cls = getattr(errors, name)
+        encode_cls = getattr(errors, "Encode" + name)
+        assert issubclass(decode_cls, errors.DecodeError)
+        assert issubclass(encode_cls, errors.EncodeError)
+        assert encode_cls.code == "encode_" + decode_cls.code
+
+
+def test_encode_error_path_survives_pickling() -> None:
+    import pickle
+
+    exc = errors.EncodeUnsupportedItemError("x", detail='$[3]["a"]')
+    back = pickle.loads(pickle.dumps(exc))
+    assert type(back) is errors.EncodeUnsupportedItemError and back.path == '$[3]["a"]'
 
 
 def test_store_errors_keep_path_and_address_across_pickling() -> None:

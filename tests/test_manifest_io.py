@@ -133,3 +133,13 @@ def test_manifest_level_problems(doc: dict[str, object],
     manifest = manifests.Manifest(doc, base=CORPUS)  # type: ignore[arg-type]
     problems = manifests.verify_manifest(manifest)
     assert [(p.case, p.reason) for p in problems] == expected
+
+
+def test_a_long_integer_is_read_but_never_written(tmp_path: Path) -> None:
+    path = tmp_path / "fps.json"
+    path.write_text('{"schema": "amduat.conformance.fps.v0", "cases": [{"id": "a", '
+                    '"op": "slice", "input": "00", "offset": ' + "1" * 5000 + ', '
+                    '"length": 0, "output": "", "cid_sha256": "' + "0" * 64 + '"}]}')
+    manifest = manifests.read(path)
+    with pytest.raises(ManifestError, match="5000 digits"):
+        manifests.dumps(manifest)

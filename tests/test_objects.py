@@ -48,7 +48,7 @@ def test_address_is_blake3_of_the_bytes() -> None:
 
 
 def test_large_inputs_hash_in_parallel_to_the_same_address() -> None:
-    from canonkit.objects.hashing import PARALLEL_MIN
+    from canonkit._blake3_py import PARALLEL_MIN
 
     data = bytes(range(256)) * (PARALLEL_MIN // 256 + 3)
     expected = "blake3:" + blake3(data).hexdigest()

@@ -1,25 +1,48 @@
 """canonkit: strict deterministic encoding, content addressing and Merkle verification.
 
 Capabilities live in their own modules (``canonkit.cbor``, ``canonkit.fps``,
-``canonkit.astp``, ``canonkit.objects``, ``canonkit.reverify``); importing this package
-stays cheap and imports none of them.
+``canonkit.astp``, ``canonkit.objects``, ``canonkit.reverify``, ...); importing this
+package stays cheap and imports none of them: ``canonkit.cbor`` and the others are
+imported on first attribute access (or ``from canonkit import cbor``).
 """
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import errors
 from .errors import CanonkitError
 
-__version__ = "0.1.0"
-__all__ = ["CAPABILITIES", "CanonkitError", "__version__", "backend", "errors"]
+if TYPE_CHECKING:  # imported on first access at run time (__getattr__)
+    from . import (
+        astp, cbor, conformance, dag_json, engines, fps, manifests, objects, reverify, store,
+    )
 
-# capability -> public facade module; each facade picks its backend through _backend.load
+__version__ = "0.1.0"
+__all__ = [
+    "CAPABILITIES", "BackendName", "CanonkitError", "__version__", "astp", "backend", "cbor",
+    "conformance", "dag_json", "engines", "errors", "fps", "manifests", "objects", "reverify",
+    "store",
+]
+
+#: the backend serving a capability: its compiled extension, or its pure-Python twin
+BackendName = Literal["compiled", "python"]
+
+#: capability -> public facade module; each facade picks its backend through _backend.load
 CAPABILITIES = {"cbor": "canonkit.cbor", "fps": "canonkit.fps", "astp": "canonkit.astp",
                 "store": "canonkit.store"}
 
+_LAZY = frozenset({"astp", "cbor", "conformance", "dag_json", "engines", "fps", "manifests",
+                   "objects", "reverify", "store"})
 
-def backend() -> dict[str, str]:
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def backend() -> dict[str, BackendName]:
     """Which backend each compiled capability uses: ``{"cbor": "compiled" | "python", ...}``.
 
     Imports the facades it reports on; a capability whose facade does not exist yet is

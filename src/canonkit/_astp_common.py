@@ -1,10 +1,12 @@
 """ASTP helpers shared by both kernel backends (pure Python, never twinned).
 
 What Cython does not speed up lives here once, and the compiled kernels
-(``canonkit._astp_hash``, ``_astp_proofs``, ``_astp_fields``, ``_astp_segments``) import it
-exactly as their twins do: argument checks, the UUID and instant conversions, the field-kind
-grammar, the v2 proof shape, the tie-search plan (group checks, search space, the canonical
-enumeration of orders) and the sav 1 Episode input (one hash per spine).
+(``canonkit._astp_hash``, ``_astp_proofs``, ``_astp_fields``, ``_astp_segments``,
+``_astp_formb``) import it exactly as their twins do: argument checks, the UUID and instant
+conversions, the field-kind grammar, the v2 proof shape, the tie-search plan (group checks,
+search space, the canonical enumeration of orders), the sav 1 Episode input (one hash per
+spine) and the Layer 3 Form B value conversions for everything that is not already an exact
+JSON type.
 """
 from __future__ import annotations
 
@@ -12,15 +14,26 @@ import hashlib
 import itertools
 import math
 import re
+import reprlib
 import uuid as _uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import fields as dc_fields
+from dataclasses import is_dataclass
 from datetime import datetime, timezone
+from enum import Enum
 from typing import Any
 
 from canonkit.errors import InvalidFieldError, UnknownIdentifierError
 
 __all__ = [
     "FIELD_KINDS",
+    "L3_DATETIME",
+    "L3_ENUM",
+    "L3_INT",
+    "L3_MAX_DEPTH",
+    "L3_OBJECT",
+    "L3_TEXT",
+    "L3_UUID",
     "SPINE_VERSIONS",
     "U32",
     "U64",
@@ -31,6 +44,9 @@ __all__ = [
     "episode_first",
     "episode_leaf_input",
     "expected_siblings",
+    "l3_datetime",
+    "l3_field",
+    "l3_value",
     "search_space",
     "split_kind",
     "timestamp_ms",
@@ -109,7 +125,8 @@ def split_kind(kind: Any) -> tuple[str, bool, str | None]:
 def check_sav(version: Any) -> int:
     """A known ``spine_algorithm_version`` (int, not bool), else ``UnknownIdentifierError``."""
     if isinstance(version, bool) or not isinstance(version, int) or version not in SPINE_VERSIONS:
-        raise UnknownIdentifierError(f"unknown spine_algorithm_version {version!r}", detail=version)
+        raise UnknownIdentifierError(f"unknown spine_algorithm_version {_shown(version)}",
+                                     detail=version)
     return version
 
 
@@ -171,9 +188,9 @@ def check_groups(groups: Sequence[Any], count: int) -> list[tuple[int, int]]:
         start, length = g
         for v in (start, length):
             if isinstance(v, bool) or not isinstance(v, int):
-                raise InvalidFieldError(f"group bounds must be integers, got {g!r}")
+                raise InvalidFieldError(f"group bounds must be integers, got {_shown(g)}")
         if length < 1 or start < 0 or start + length > count:
-            raise InvalidFieldError(f"group {g!r} outside the {count} inputs")
+            raise InvalidFieldError(f"group {_shown(g)} outside the {count} inputs")
         for p in range(start, start + length):
             if taken[p]:
                 raise InvalidFieldError(f"groups overlap at input {p}")
@@ -200,3 +217,118 @@ def canonical_orders(count: int, groups: Sequence[tuple[int, int]]) -> Iterator[
         for (s, n), perm in zip(groups, combo):
             order[s:s + n] = perm
         yield order
+
+
+# --- Layer 3 Form B values (ASTP.md §19.2) ----------------------------------------------------
+# A top-level Form B field is described by (name, kind, nullable, allowed): kind one of the
+# L3_* codes below, ``allowed`` the admitted texts of an enumeration (or the node type
+# literal) or None. Both Form B kernels call ``l3_field``/``l3_value`` for every value that
+# is not already of an exact JSON type, so the conversions live only here.
+
+L3_UUID, L3_DATETIME, L3_INT, L3_TEXT, L3_ENUM, L3_OBJECT = range(6)
+#: nested containers (objects and arrays) a Form B value may hold
+L3_MAX_DEPTH = 256
+
+_L3_UUID_TEXT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _shown(value: Any) -> str:
+    """A short, always computable repr for messages (no int-to-text digit limit)."""
+    if isinstance(value, int) and value.bit_length() > 256:
+        return f"<integer of {value.bit_length()} bits>"
+    return reprlib.repr(value)
+
+
+def l3_datetime(value: datetime) -> str:
+    """``isoformat()`` in UTC; a naive datetime is taken as UTC (§19.2), microseconds kept."""
+    try:
+        instant = (value.replace(tzinfo=timezone.utc) if value.tzinfo is None
+                   or value.utcoffset() is None else value.astimezone(timezone.utc))
+    except (OverflowError, ValueError) as exc:
+        raise InvalidFieldError(f"instant outside the UTC calendar: {exc}") from None
+    return instant.isoformat()
+
+
+def l3_value(value: Any, depth: int = 0) -> Any:
+    """``value`` as the exact JSON types Form B serializes (§19.2 ``l3_value``): UUIDs and
+    datetimes as text, enumerations as their value, floats as ``repr`` text, mappings with
+    their keys in insertion order (keys must be text), records by their fields."""
+    if value is None or value is True or value is False:
+        return value
+    if isinstance(value, Enum):
+        return l3_value(value.value, depth)
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float.__repr__(value)
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, _uuid.UUID):
+        return str(value)
+    if isinstance(value, datetime):
+        return l3_datetime(value)
+    if isinstance(value, (list, Mapping)) or is_dataclass(value) and not isinstance(value, type):
+        if depth >= L3_MAX_DEPTH:
+            raise InvalidFieldError(f"Form B value nested deeper than {L3_MAX_DEPTH} containers")
+        if isinstance(value, list):
+            return [l3_value(item, depth + 1) for item in value]
+        items = (((f.name, getattr(value, f.name)) for f in dc_fields(value))
+                 if not isinstance(value, Mapping) else value.items())
+        out: dict[str, Any] = {}
+        for key, item in items:
+            if not isinstance(key, str):
+                raise InvalidFieldError(f"Form B object keys must be text, got {type(key).__name__}")
+            out[str.__str__(key)] = l3_value(item, depth + 1)
+        return out
+    raise InvalidFieldError(f"Form B cannot serialize {type(value).__name__}")
+
+
+def l3_field(name: str, kind: int, nullable: bool, allowed: Any, value: Any) -> Any:
+    """A top-level Form B field as its exact JSON value, or ``InvalidFieldError`` (with the
+    field name as ``detail``) when the value is not of the field's kind. Text in a UUID or
+    datetime field must already be in its §19.2 form; it is hashed as given."""
+    if value is None:
+        if nullable:
+            return None
+        raise InvalidFieldError(f"{name}: null for a non-nullable field", detail=name)
+    if isinstance(value, Enum):
+        value = value.value
+    if kind == L3_UUID:
+        if isinstance(value, _uuid.UUID):
+            return str(value)
+        if isinstance(value, str) and _L3_UUID_TEXT.fullmatch(value):
+            return str.__str__(value)
+        raise InvalidFieldError(f"{name}: not a UUID in canonical lowercase text: {_shown(value)}",
+                                detail=name)
+    if kind == L3_DATETIME:
+        if isinstance(value, datetime):
+            return l3_datetime(value)
+        if isinstance(value, str):
+            try:
+                parsed = datetime.fromisoformat(value)
+            except ValueError:
+                parsed = None
+            if (parsed is not None and parsed.utcoffset() is not None and not parsed.utcoffset()
+                    and l3_datetime(parsed) == value):
+                return str.__str__(value)
+        raise InvalidFieldError(f"{name}: not an instant in the form YYYY-MM-DDTHH:MM:SS[.ffffff]"
+                                f"+00:00: {_shown(value)}", detail=name)
+    if kind == L3_INT:
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return int(value)
+        raise InvalidFieldError(f"{name}: not a non-negative integer: {_shown(value)}", detail=name)
+    if kind in (L3_TEXT, L3_ENUM):
+        if isinstance(value, str) and (allowed is None or value in allowed):
+            return str.__str__(value)
+        what = "text" if allowed is None else f"one of {', '.join(sorted(allowed))}"
+        raise InvalidFieldError(f"{name}: not {what}: {_shown(value)}", detail=name)
+    if kind == L3_OBJECT:
+        if isinstance(value, Mapping) or is_dataclass(value) and not isinstance(value, type):
+            try:
+                return l3_value(value)
+            except InvalidFieldError as exc:
+                raise InvalidFieldError(f"{name}: {exc}", detail=name) from None
+        raise InvalidFieldError(f"{name}: not a JSON object: {type(value).__name__}", detail=name)
+    raise InvalidFieldError(f"{name}: unknown Form B field kind {kind!r}", detail=name)

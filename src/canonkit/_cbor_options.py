@@ -1,4 +1,4 @@
-"""Decode options shared by both CBOR backends: their validation and the fixed bounds.
+"""Options shared by both CBOR backends: their validation and the fixed bounds.
 
 Pure Python on purpose: both backends call these only when an option is given (the
 compiled backend checks the defaults inline), so they cost nothing per decoded item.
@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._cbor_types import PROFILES
+from ._cbor_types import MAX_ENCODE_DEPTH, PROFILES
 from .errors import InvalidOptionError, UnknownProfileError
 
-__all__ = ["LIMIT_MAX", "MAX_KEY_DEPTH", "check_limit", "check_max_depth", "check_offset", "check_profile"]
+__all__ = ["LIMIT_MAX", "MAX_KEY_DEPTH", "check_default", "check_encode_max_depth",
+           "check_encode_offset", "check_hook", "check_limit", "check_max_depth",
+           "check_offset", "check_profile"]
 
 # Containers nested inside one map key. A key is hashed (and, on a hash collision,
 # compared) when it is inserted into its dict, and CPython does both recursively: a
@@ -46,9 +48,44 @@ def check_limit(name: str, value: Any) -> int | None:
     return value
 
 
+def check_hook(name: str, hook: Any) -> Any:
+    """``tag_hook`` / ``object_hook``: None or a callable."""
+    if hook is not None and not callable(hook):
+        raise InvalidOptionError(f"{name} must be None or callable, got {hook!r}", detail=hook)
+    return hook
+
+
 def check_offset(offset: Any, length: int) -> int:
     if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset <= length:
         raise InvalidOptionError(
             f"offset must be an int in 0..{length} (the input's length), got {offset!r}",
             detail=offset)
+    return offset
+
+
+# --- encoding -------------------------------------------------------------------------
+
+def check_default(default: Any) -> None:
+    if default is not None and not callable(default):
+        raise TypeError(f"default must be callable or None, got {type(default).__name__}")
+
+
+def check_encode_max_depth(max_depth: Any) -> int:
+    """Encoding's max_depth: an int in 0..MAX_ENCODE_DEPTH (see _cbor_types)."""
+    if not isinstance(max_depth, int) or isinstance(max_depth, bool) or not (
+            0 <= max_depth <= MAX_ENCODE_DEPTH):
+        raise InvalidOptionError(
+            f"max_depth must be an int in 0..{MAX_ENCODE_DEPTH} for encoding, got "
+            f"{max_depth!r}", detail=max_depth)
+    return max_depth
+
+
+def check_encode_offset(offset: Any, bytearray_length: int | None) -> int:
+    """encode_into's offset: a non-negative int, at most the length of a bytearray
+    (which grows from there); other buffers are checked against the encoding's size."""
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0 or (
+            bytearray_length is not None and offset > bytearray_length):
+        where = "" if bytearray_length is None else f" in 0..{bytearray_length}"
+        raise InvalidOptionError(f"offset must be an int{where}, got {offset!r}",
+                                 detail=offset)
     return offset

@@ -46,12 +46,21 @@ from __future__ import annotations
 import math
 import struct
 import unicodedata
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from itertools import pairwise
 from typing import Any, NamedTuple
 
 from . import _cbor_stream
-from ._cbor_options import MAX_KEY_DEPTH, check_limit, check_max_depth, check_offset
+from ._cbor_options import (
+    MAX_KEY_DEPTH,
+    check_default,
+    check_encode_max_depth,
+    check_encode_offset,
+    check_hook,
+    check_limit,
+    check_max_depth,
+    check_offset,
+)
 from ._cbor_options import check_profile as _check_profile
 from ._cbor_types import (
     DEFAULT_MAX_DEPTH,
@@ -62,21 +71,28 @@ from ._cbor_types import (
     Tag,
     UndefinedType,
     cid_problem,
+    is_simple_value,
+    is_tag_number,
 )
+from . import _cbor_path
 from .errors import (
-    DepthExceededError,
-    DuplicateMapKeyError,
-    FloatOutsideProfileError,
+    BufferTooSmallError,
+    CanonkitError,
+    ChangedDuringEncodingError,
+    EncodeDepthExceededError,
+    EncodeDuplicateMapKeyError,
+    EncodeError,
+    EncodeFloatOutsideProfileError,
+    EncodeIntegerOutOfRangeError,
+    EncodeNonNFCTextError,
+    EncodeUnsupportedItemError,
     InputTypeError,
-    IntegerOutOfRangeError,
-    NonNFCTextError,
-    UnsupportedItemError,
     UnsupportedTypeError,
     decode_error,
 )
 
 __all__ = ["DEFAULT_MAX_DEPTH", "Decoder", "Encoder", "check", "check_sequence", "decode",
-           "decode_prefix", "encode", "iter_sequence", "load"]
+           "decode_prefix", "encode", "encode_into", "encode_merged", "iter_sequence", "load"]
 
 _U64 = 1 << 64
 _I63 = 1 << 63
@@ -155,11 +171,19 @@ class _Options(NamedTuple):
     max_depth: int
     max_size: int | None
     max_items: int | None
+    tag_hook: TagHook | None
+    object_hook: ObjectHook | None
 
 
-def _options(profile: Any, max_depth: Any, max_size: Any, max_items: Any) -> _Options:
+TagHook = Callable[[Tag], Any]
+ObjectHook = Callable[[dict[Any, Any]], Any]
+
+
+def _options(profile: Any, max_depth: Any, max_size: Any, max_items: Any, tag_hook: Any,
+             object_hook: Any) -> _Options:
     return _Options(_check_profile(profile), check_max_depth(max_depth),
-                    check_limit("max_size", max_size), check_limit("max_items", max_items))
+                    check_limit("max_size", max_size), check_limit("max_items", max_items),
+                    check_hook("tag_hook", tag_hook), check_hook("object_hook", object_hook))
 
 
 # An item's generator yields (depth, key_level, is_map_key) for each child and is sent
@@ -180,6 +204,8 @@ class _Reader:
         self.max_size = options.max_size
         self.max_items = options.max_items
         self.items_left = options.max_items
+        self.tag_hook = options.tag_hook
+        self.object_hook = options.object_hook
         self.build = build
         # Reads stop at ``end``. When max_size cut the input short, running into it is
         # limit_exceeded instead of truncated (at the offset truncated would have had).
@@ -317,7 +343,11 @@ class _Reader:
                 previous_key = raw_key
                 self.need_child(start)
                 result[key] = yield (depth + 1, inner, False)
-            return FrozenDict(result) if key_level else result
+            if key_level:
+                return FrozenDict(result)
+            if self.object_hook is None:
+                return result
+            return self.call_hook(self.object_hook, result, start, "object_hook refused the map")
         return self.simple_or_float(ai, arg, start)
 
     def enter(self, depth: int, key_level: int, start: int, children: int) -> None:
@@ -358,7 +388,19 @@ class _Reader:
             if problem is not None:
                 raise self.fail("invalid_link", start, problem)
             return Link(content[1:])
-        return Tag(number, content)
+        tag = Tag(number, content)
+        if self.tag_hook is None:
+            return tag
+        return self.call_hook(self.tag_hook, tag, start, f"tag_hook refused tag {number}")
+
+    def call_hook(self, hook: Callable[[Any], Any], value: Any, start: int, what: str) -> Any:
+        """A hook's result; its ValueError (bad content) is ``hook_refused`` here."""
+        try:
+            return hook(value)
+        except ValueError as exc:
+            if isinstance(exc, CanonkitError):
+                raise
+            raise self.fail("hook_refused", start, f"{what}: {exc}") from exc
 
     def simple_or_float(self, ai: int, arg: int, start: int) -> Any:
         profile, data = self.profile, self.data
@@ -432,10 +474,12 @@ def _read_all(raw: bytes, options: _Options, build: bool) -> Any:
 
 
 def decode(data: Any, /, *, profile: str = "core", max_depth: int = DEFAULT_MAX_DEPTH,
-           max_size: int | None = None, max_items: int | None = None) -> Any:
+           max_size: int | None = None, max_items: int | None = None,
+           tag_hook: TagHook | None = None, object_hook: ObjectHook | None = None) -> Any:
     """Decode exactly one CBOR data item that is valid under ``profile``."""
     return Decoder(profile=profile, max_depth=max_depth, max_size=max_size,
-                   max_items=max_items).decode(data)
+                   max_items=max_items, tag_hook=tag_hook,
+                   object_hook=object_hook).decode(data)
 
 
 def check(data: Any, /, *, profile: str = "core", max_depth: int = DEFAULT_MAX_DEPTH,
@@ -448,10 +492,12 @@ def check(data: Any, /, *, profile: str = "core", max_depth: int = DEFAULT_MAX_D
 
 def decode_prefix(data: Any, offset: int = 0, /, *, profile: str = "core",
                   max_depth: int = DEFAULT_MAX_DEPTH, max_size: int | None = None,
-                  max_items: int | None = None) -> tuple[Any, int]:
+                  max_items: int | None = None, tag_hook: TagHook | None = None,
+                  object_hook: ObjectHook | None = None) -> tuple[Any, int]:
     """Decode the one data item starting at ``offset``; returns ``(value, end)``."""
     return Decoder(profile=profile, max_depth=max_depth, max_size=max_size,
-                   max_items=max_items).decode_prefix(data, offset)
+                   max_items=max_items, tag_hook=tag_hook,
+                   object_hook=object_hook).decode_prefix(data, offset)
 
 
 def check_sequence(data: Any, /, *, profile: str = "core",
@@ -465,30 +511,42 @@ def check_sequence(data: Any, /, *, profile: str = "core",
 
 def iter_sequence(source: Any, /, *, profile: str = "core",
                   max_depth: int = DEFAULT_MAX_DEPTH, max_size: int | None = None,
-                  max_items: int | None = None) -> Iterator[Any]:
+                  max_items: int | None = None, tag_hook: TagHook | None = None,
+                  object_hook: ObjectHook | None = None) -> Iterator[Any]:
     """The items of a CBOR sequence from a bytes-like object or a binary file, each
     decoded once; a file is read in chunks."""
     return Decoder(profile=profile, max_depth=max_depth, max_size=max_size,
-                   max_items=max_items).iter_sequence(source)
+                   max_items=max_items, tag_hook=tag_hook,
+                   object_hook=object_hook).iter_sequence(source)
 
 
 def load(fp: Any, /, *, profile: str = "core", max_depth: int = DEFAULT_MAX_DEPTH,
-         max_size: int | None = None, max_items: int | None = None) -> Any:
+         max_size: int | None = None, max_items: int | None = None,
+         tag_hook: TagHook | None = None, object_hook: ObjectHook | None = None) -> Any:
     """Decode the one data item that fills the rest of binary file ``fp``."""
     return Decoder(profile=profile, max_depth=max_depth, max_size=max_size,
-                   max_items=max_items).load(fp)
+                   max_items=max_items, tag_hook=tag_hook, object_hook=object_hook).load(fp)
 
 
 class Decoder:
-    """A reusable decoder with a fixed profile and limits."""
+    """A reusable decoder with a fixed profile, limits and hooks.
+
+    ``tag_hook(tag)`` is called with every ``Tag`` decode would return (not bignums or
+    dag-cbor links) and its result is used instead; ``object_hook(dict)`` likewise for
+    every map decoded as a ``dict`` (maps inside map keys are ``FrozenDict``s and are
+    not passed). Exceptions from a hook propagate unchanged. ``check`` ignores hooks."""
 
     def __init__(self, *, profile: str = "core", max_depth: int = DEFAULT_MAX_DEPTH,
-                 max_size: int | None = None, max_items: int | None = None) -> None:
-        self._options = _options(profile, max_depth, max_size, max_items)
+                 max_size: int | None = None, max_items: int | None = None,
+                 tag_hook: TagHook | None = None, object_hook: ObjectHook | None = None) -> None:
+        self._options = _options(profile, max_depth, max_size, max_items, tag_hook,
+                                 object_hook)
         self.profile = profile
         self.max_depth = max_depth
         self.max_size = max_size
         self.max_items = max_items
+        self.tag_hook = tag_hook
+        self.object_hook = object_hook
 
     def decode(self, data: Any) -> Any:
         """Decode exactly one data item filling ``data``."""
@@ -542,28 +600,34 @@ def _map_bytes(pairs: list[tuple[bytes, bytes]]) -> bytes:
     pairs.sort(key=lambda pair: pair[0])
     for (key_a, _), (key_b, _) in pairwise(pairs):
         if key_a == key_b:
-            raise DuplicateMapKeyError(
-                f"two map keys encode to the same bytes {key_a.hex()}", detail=key_a)
+            raise EncodeDuplicateMapKeyError(
+                f"two map keys encode to the same bytes {key_a.hex()}")
     return _head(5, len(pairs)) + b"".join(k + v for k, v in pairs)
+
+
+def _list_changed() -> ChangedDuringEncodingError:
+    return ChangedDuringEncodingError("list changed size during encoding")
 
 
 class _Writer:
     """One encode call under one profile."""
 
-    def __init__(self, profile: str) -> None:
+    def __init__(self, profile: str, default: Callable[[Any], Any] | None,
+                 max_depth: int) -> None:
         self.profile = profile
+        self.default = default
+        self.max_depth = max_depth
 
     def int_(self, value: int) -> bytes:
         if 0 <= value < _U64:
             return _head(0, value)
         profile = self.profile
         if profile == "dcbor" and not -_I63 <= value:
-            raise IntegerOutOfRangeError(f"{value} is below -2^63 (dcbor)", detail=value)
+            raise EncodeIntegerOutOfRangeError(f"{value} is below -2^63 (dcbor)")
         if -_U64 <= value < 0:
             return _head(1, -1 - value)
         if profile != "core":
-            raise IntegerOutOfRangeError(
-                f"{value} is outside the {profile} integer range", detail=value)
+            raise EncodeIntegerOutOfRangeError(f"{value} is outside the {profile} integer range")
         number, magnitude = (2, value) if value > 0 else (3, -1 - value)
         content = magnitude.to_bytes((magnitude.bit_length() + 7) // 8, "big")
         return _head(6, number) + _head(2, len(content)) + content
@@ -572,8 +636,7 @@ class _Writer:
         profile = self.profile
         if profile == "dag-cbor":
             if math.isnan(value) or math.isinf(value):
-                raise FloatOutsideProfileError(
-                    f"{value} is not allowed in dag-cbor", detail=value)
+                raise EncodeFloatOutsideProfileError(f"{value} is not allowed in dag-cbor")
             return b"\xfb" + struct.pack(">d", value + 0.0)  # -0.0 + 0.0 == 0.0
         if profile == "dcbor":
             if math.isnan(value):
@@ -586,15 +649,16 @@ class _Writer:
         try:
             raw = value.encode("utf-8")
         except UnicodeEncodeError:
-            raise UnsupportedItemError(
-                "text with lone surrogates has no UTF-8 encoding", detail=value) from None
+            raise EncodeUnsupportedItemError(
+                "text with lone surrogates has no UTF-8 encoding") from None
         if self.profile == "dcbor" and not value.isascii() and \
                 not unicodedata.is_normalized("NFC", value):
-            raise NonNFCTextError("text string is not in Unicode NFC (dcbor)", detail=value)
+            raise EncodeNonNFCTextError("text string is not in Unicode NFC (dcbor)")
         return _head(3, len(raw)) + raw
 
-    def item(self, obj: Any, depth: int) -> bytes:
-        """``depth`` = number of enclosing containers (arrays, maps, tags)."""
+    def item(self, obj: Any, depth: int, hooked: bool = False) -> bytes:
+        """``depth`` = number of enclosing containers (arrays, maps, tags);
+        ``hooked`` = ``obj`` is what ``default`` returned (not handed to it again)."""
         profile = self.profile
         if obj is None:
             return b"\xf6"
@@ -614,67 +678,177 @@ class _Writer:
         # containers recurse straight into ``item`` (one Python frame per nesting level)
         if isinstance(obj, (list, tuple)):
             self.enter(depth)
-            parts = [_head(4, len(obj))]
-            for element in obj:
-                parts.append(self.item(element, depth + 1))
+            # a list is read in place (as the compiled side does) and a change of its
+            # length refused; anything else is read from a snapshot
+            seq = obj if type(obj) is list else tuple(obj)
+            n = len(seq)
+            parts = [_head(4, n)]
+            for index in range(n):
+                if len(seq) != n:
+                    raise _list_changed()
+                try:
+                    parts.append(self.item(seq[index], depth + 1))
+                except EncodeError as exc:
+                    _cbor_path.located(exc, _cbor_path.item(index))
+                    raise
+            if len(seq) != n:
+                raise _list_changed()
             return b"".join(parts)
         if isinstance(obj, Mapping):
+            if isinstance(obj, FrozenDict) and type(obj._d) is not dict:
+                raise EncodeUnsupportedItemError("FrozenDict does not hold a dict")
             self.enter(depth)
             pairs = []
-            for key, value in obj.items():
-                if profile == "dag-cbor" and not isinstance(key, str):
-                    raise UnsupportedItemError(
-                        f"dag-cbor map keys are text strings, got {type(key).__name__}",
-                        detail=key)
-                pairs.append((self.item(key, depth + 1), self.item(value, depth + 1)))
+            for key, value in list(obj.items()):  # a snapshot of the entries
+                try:
+                    if profile == "dag-cbor" and not isinstance(key, str):
+                        raise EncodeUnsupportedItemError(
+                            f"dag-cbor map keys are text strings, got {type(key).__name__}")
+                    pairs.append((self.item(key, depth + 1), self.item(value, depth + 1)))
+                except EncodeError as exc:
+                    _cbor_path.located(exc, _cbor_path.entry(key))
+                    raise
             return _map_bytes(pairs)
         if isinstance(obj, Link):
             if profile != "dag-cbor":
-                raise UnsupportedItemError(
-                    f"Link is a dag-cbor value; use Tag(42, ...) in {profile}", detail=obj)
+                raise EncodeUnsupportedItemError(
+                    f"Link is a dag-cbor value; use Tag(42, ...) in {profile}")
             self.enter(depth)
             return b"\xd8\x2a" + _head(2, len(obj.cid_bytes) + 1) + b"\x00" + obj.cid_bytes
         if isinstance(obj, Tag):
+            number = obj.number
+            if not is_tag_number(number):
+                raise EncodeUnsupportedItemError(f"tag number {number!r} is not in 0..2**64-1")
             if profile == "dag-cbor":
-                raise UnsupportedItemError(
-                    f"tag {obj.number} (dag-cbor allows only links)", detail=obj)
-            if obj.number in (2, 3):
-                raise UnsupportedItemError(
-                    "bignum tags are written from int values, not Tag(2|3, ...)", detail=obj)
+                raise EncodeUnsupportedItemError(f"tag {number} (dag-cbor allows only links)")
+            if number in (2, 3):
+                raise EncodeUnsupportedItemError(
+                    "bignum tags are written from int values, not Tag(2|3, ...)")
             self.enter(depth)
-            return _head(6, obj.number) + self.item(obj.value, depth + 1)
+            try:
+                content = self.item(obj.value, depth + 1)
+            except EncodeError as exc:
+                _cbor_path.located(exc, _cbor_path.TAG_CONTENT)
+                raise
+            return _head(6, number) + content
         if isinstance(obj, (Simple, UndefinedType)):
             if profile != "core":
-                raise UnsupportedItemError(
-                    f"{obj!r} ({profile} allows false/true/null)", detail=obj)
-            return b"\xf7" if obj is UNDEFINED else _head(7, obj.value)  # type: ignore[union-attr]
+                raise EncodeUnsupportedItemError(f"{obj!r} ({profile} allows false/true/null)")
+            if obj is UNDEFINED:
+                return b"\xf7"
+            value = obj.value  # type: ignore[union-attr]
+            if not is_simple_value(value):
+                raise EncodeUnsupportedItemError(
+                    f"simple value {value!r} is not in 0..19 or 32..255")
+            return _head(7, value)
         try:
             view = memoryview(obj)
         except TypeError:
-            raise UnsupportedTypeError(
-                f"cannot encode {type(obj).__name__} as CBOR", detail=type(obj).__name__
-            ) from None
+            if self.default is None or hooked:
+                raise UnsupportedTypeError(
+                    f"cannot encode {type(obj).__name__} as CBOR") from None
+            return self.item(self.default(obj), depth, True)
         with view:
             raw = view.tobytes()
         return _head(2, len(raw)) + raw
 
-    @staticmethod
-    def enter(depth: int) -> None:
-        if depth >= DEFAULT_MAX_DEPTH:
-            raise DepthExceededError(
-                f"nesting deeper than {DEFAULT_MAX_DEPTH} (or a self-referencing container)")
+    def child(self, obj: Any, depth: int, index: int) -> bytes:
+        """Array item ``index``: its encoding, or its error located at ``[index]``."""
+        try:
+            return self.item(obj, depth + 1)
+        except EncodeError as exc:
+            _cbor_path.located(exc, _cbor_path.item(index))
+            raise
+
+    def enter(self, depth: int) -> None:
+        if depth >= self.max_depth:
+            raise EncodeDepthExceededError(
+                f"nesting deeper than {self.max_depth} (or a self-referencing container)")
 
 
-def encode(obj: Any, /, *, profile: str = "core") -> bytes:
-    """Encode ``obj`` to its one deterministic encoding under ``profile``."""
-    return _Writer(_check_profile(profile)).item(obj, 0)
+def encode(obj: Any, /, *, profile: str = "core", default: Callable[[Any], Any] | None = None,
+           max_depth: int = DEFAULT_MAX_DEPTH) -> bytes:
+    """Encode ``obj`` to its one deterministic encoding under ``profile``.
+
+    ``default(value)`` is called for a value with no CBOR mapping and returns one that has
+    (its items may again go through ``default``); ``max_depth`` bounds the nesting."""
+    profile = _check_profile(profile)
+    check_default(default)
+    writer = _Writer(profile, default, check_encode_max_depth(max_depth))
+    try:
+        return writer.item(obj, 0)
+    except EncodeError as exc:
+        _cbor_path.finish(exc)
+        raise
+
+
+def encode_merged(first: Mapping[Any, Any], second: Mapping[Any, Any], /, *,
+                  profile: str = "core", default: Callable[[Any], Any] | None = None,
+                  max_depth: int = DEFAULT_MAX_DEPTH) -> bytes:
+    """Encode the one map holding the entries of both mappings; a key in both raises
+    ``EncodeDuplicateMapKeyError``."""
+    for key in first:
+        if key in second:
+            raise EncodeDuplicateMapKeyError(f"map key {key!r} is in both mappings", detail="$")
+    merged = dict(first.items())
+    merged.update(second.items())
+    return encode(merged, profile=profile, default=default, max_depth=max_depth)
+
+
+def encode_into(obj: Any, buffer: Any, offset: int = 0, /, *, profile: str = "core",
+                default: Callable[[Any], Any] | None = None,
+                max_depth: int = DEFAULT_MAX_DEPTH) -> int:
+    """Write the encoding of ``obj`` into ``buffer`` at ``offset``; return its length.
+
+    A ``bytearray`` grows to fit; any other writable buffer must have room
+    (``BufferTooSmallError`` otherwise). Nothing is written when encoding fails."""
+    data = encode(obj, profile=profile, default=default, max_depth=max_depth)
+    _write_at(buffer, offset, data)
+    return len(data)
+
+
+def _write_at(buffer: Any, offset: int, data: bytes) -> None:
+    check_encode_offset(offset, len(buffer) if type(buffer) is bytearray else None)
+    end = offset + len(data)
+    if type(buffer) is bytearray:
+        if end > len(buffer):
+            buffer.extend(bytes(end - len(buffer)))
+        buffer[offset:end] = data
+        return
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise TypeError(f"encode_into() needs a writable buffer, not {type(buffer).__name__}"
+                        ) from None
+    with view:
+        if view.readonly:
+            raise TypeError("encode_into() needs a writable buffer")
+        with view.cast("B") as raw:
+            if end > len(raw):
+                raise BufferTooSmallError(
+                    f"{len(data)} bytes do not fit at offset {offset} of a "
+                    f"{len(raw)}-byte buffer", detail="$")
+            raw[offset:end] = data
 
 
 class Encoder:
-    """A reusable encoder with a fixed profile."""
+    """A reusable encoder with a fixed profile, ``default`` hook and depth limit."""
 
-    def __init__(self, *, profile: str = "core") -> None:
+    def __init__(self, *, profile: str = "core", default: Callable[[Any], Any] | None = None,
+                 max_depth: int = DEFAULT_MAX_DEPTH) -> None:
         self.profile = _check_profile(profile)
+        check_default(default)
+        self.default = default
+        self.max_depth = check_encode_max_depth(max_depth)
 
     def encode(self, obj: Any) -> bytes:
-        return encode(obj, profile=self.profile)
+        return encode(obj, profile=self.profile, default=self.default,
+                      max_depth=self.max_depth)
+
+    def encode_into(self, obj: Any, buffer: Any, offset: int = 0, /) -> int:
+        return encode_into(obj, buffer, offset, profile=self.profile, default=self.default,
+                           max_depth=self.max_depth)
+
+    def encode_merged(self, first: Mapping[Any, Any], second: Mapping[Any, Any], /) -> bytes:
+        return encode_merged(first, second, profile=self.profile, default=self.default,
+                             max_depth=self.max_depth)

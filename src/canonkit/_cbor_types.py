@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
+    "MAX_ENCODE_DEPTH",
     "PROFILES",
     "UNDEFINED",
     "FrozenDict",
@@ -25,22 +26,59 @@ __all__ = [
     "Tag",
     "UndefinedType",
     "cid_problem",
+    "is_simple_value",
+    "is_tag_number",
 ]
 
 PROFILES = ("core", "dcbor", "dag-cbor")
 DEFAULT_MAX_DEPTH = 512  # every real document fits; configurable per call
+# The compiled encoder recurses on the C stack, one small frame per level: this bound
+# keeps the deepest encode (and the second walk that locates a failure, about 1 KiB per
+# level) within 4-5 MiB of stack (decode is iterative: no bound).
+MAX_ENCODE_DEPTH = 4096
 
 
-class Tag:
+def is_tag_number(number: object) -> bool:
+    """A valid tag number: an int (not a bool) in 0..2**64-1."""
+    return isinstance(number, int) and not isinstance(number, bool) and 0 <= number < 2**64
+
+
+def is_simple_value(value: object) -> bool:
+    """A simple value ``Simple`` may hold: an int (not a bool) in 0..19 or 32..255."""
+    return isinstance(value, int) and not isinstance(value, bool) and (
+        0 <= value <= 19 or 32 <= value <= 255)
+
+
+class _Frozen:
+    """Refuses attribute assignment and deletion: the encoder writes what a value holds,
+    so a value must not change behind its hash (set attributes with object.__setattr__
+    in ``__init__``)."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+
+class Tag(_Frozen):
     """A tagged data item ``Tag(number, value)`` with no native Python mapping."""
 
     __slots__ = ("number", "value")
 
+    number: int
+    value: Any
+
     def __init__(self, number: int, value: Any) -> None:
-        if not isinstance(number, int) or isinstance(number, bool) or not 0 <= number < 2**64:
+        if not is_tag_number(number):
             raise ValueError(f"tag number must be an int in 0..2**64-1, got {number!r}")
-        self.number = number
-        self.value = value
+        object.__setattr__(self, "number", number)
+        object.__setattr__(self, "value", value)
+
+    def __reduce__(self) -> Any:
+        return (Tag, (self.number, self.value))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tag):
@@ -54,17 +92,20 @@ class Tag:
         return f"Tag({self.number}, {self.value!r})"
 
 
-class Simple:
+class Simple(_Frozen):
     """A simple value other than false/true/null/undefined: 0–19 or 32–255."""
 
     __slots__ = ("value",)
 
+    value: int
+
     def __init__(self, value: int) -> None:
-        if not isinstance(value, int) or isinstance(value, bool) or not (
-            0 <= value <= 19 or 32 <= value <= 255
-        ):
+        if not is_simple_value(value):
             raise ValueError(f"simple value must be in 0..19 or 32..255, got {value!r}")
-        self.value = value
+        object.__setattr__(self, "value", value)
+
+    def __reduce__(self) -> Any:
+        return (Simple, (self.value,))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Simple):
@@ -102,14 +143,20 @@ class UndefinedType:
 UNDEFINED = UndefinedType()
 
 
-class FrozenDict(Mapping[Any, Any]):
+class FrozenDict(_Frozen, Mapping[Any, Any]):
     """An immutable, hashable mapping: what a CBOR map used as a map key decodes to."""
 
     __slots__ = ("_d", "_hash")
 
+    _d: dict[Any, Any]
+    _hash: int | None
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self._d = dict(*args, **kwargs)
-        self._hash: int | None = None
+        object.__setattr__(self, "_d", dict(*args, **kwargs))
+        object.__setattr__(self, "_hash", None)
+
+    def __reduce__(self) -> Any:
+        return (FrozenDict, (self._d,))
 
     def __getitem__(self, key: Any) -> Any:
         return self._d[key]
@@ -122,8 +169,8 @@ class FrozenDict(Mapping[Any, Any]):
 
     def __hash__(self) -> int:
         if self._hash is None:
-            self._hash = hash(frozenset(self._d.items()))
-        return self._hash
+            object.__setattr__(self, "_hash", hash(frozenset(self._d.items())))
+        return self._hash  # type: ignore[return-value]
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Mapping):

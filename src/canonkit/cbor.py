@@ -7,13 +7,14 @@ the backend's own objects, bound without a wrapper, so the facade costs nothing 
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any, Callable
 
 from . import _backend, dag_json
 from ._cbor_diag import diagnose
 from ._cbor_options import MAX_KEY_DEPTH
 from ._cbor_types import (
     DEFAULT_MAX_DEPTH,
+    MAX_ENCODE_DEPTH,
     PROFILES,
     UNDEFINED,
     FrozenDict,
@@ -23,13 +24,22 @@ from ._cbor_types import (
     UndefinedType,
 )
 from .errors import (
+    BufferTooSmallError,
     CBORError,
+    ChangedDuringEncodingError,
     DecodeError,
     DepthExceededError,
     DuplicateMapKeyError,
     EmptyInputError,
+    EncodeDepthExceededError,
+    EncodeDuplicateMapKeyError,
     EncodeError,
+    EncodeFloatOutsideProfileError,
+    EncodeIntegerOutOfRangeError,
+    EncodeNonNFCTextError,
+    EncodeUnsupportedItemError,
     FloatOutsideProfileError,
+    HookRefusedError,
     IndefiniteLengthError,
     IntegerOutOfRangeError,
     InputTypeError,
@@ -58,12 +68,16 @@ if TYPE_CHECKING:  # the twin is the typed surface
         decode,
         decode_prefix,
         encode,
+        encode_into,
+        encode_merged,
         iter_sequence,
         load,
     )
 else:
     _impl = _backend.load("cbor")
     encode = _impl.encode
+    encode_into = _impl.encode_into
+    encode_merged = _impl.encode_merged
     decode = _impl.decode
     Encoder = _impl.Encoder
     Decoder = _impl.Decoder
@@ -76,15 +90,32 @@ else:
 dumps = encode
 loads = decode
 
+
+def dump(obj: Any, fp: IO[bytes], /, *, profile: str = "core",
+         default: Callable[[Any], Any] | None = None, max_depth: int = DEFAULT_MAX_DEPTH) -> int:
+    """Encode ``obj`` and write it to the binary file ``fp``; return the bytes written.
+
+    The value is encoded completely before anything is written, so an encode error
+    leaves ``fp`` untouched."""
+    data = encode(obj, profile=profile, default=default, max_depth=max_depth)
+    fp.write(data)
+    return len(data)
+
+
 __all__ = [
-    "DEFAULT_MAX_DEPTH", "MAX_KEY_DEPTH", "PROFILES", "UNDEFINED", "CBORError", "DecodeError",
-    "Decoder", "DepthExceededError", "DuplicateMapKeyError", "EmptyInputError", "EncodeError",
-    "Encoder", "FloatOutsideProfileError", "FrozenDict", "IndefiniteLengthError",
-    "InputTypeError", "IntegerOutOfRangeError", "InvalidLinkError", "InvalidOptionError",
-    "InvalidUTF8Error", "LimitExceededError", "Link", "NonNFCTextError",
-    "NonShortestIntegerError", "NotWellFormedError", "Simple", "Tag", "TrailingDataError",
-    "TruncatedError", "UndefinedType", "UnknownProfileError", "UnrepresentableMapError",
+    "DEFAULT_MAX_DEPTH", "MAX_ENCODE_DEPTH", "MAX_KEY_DEPTH", "PROFILES", "UNDEFINED",
+    "BufferTooSmallError", "CBORError", "ChangedDuringEncodingError", "DecodeError",
+    "Decoder", "DepthExceededError", "DuplicateMapKeyError", "EmptyInputError",
+    "EncodeDepthExceededError", "EncodeDuplicateMapKeyError", "EncodeError",
+    "EncodeFloatOutsideProfileError", "EncodeIntegerOutOfRangeError",
+    "EncodeNonNFCTextError", "EncodeUnsupportedItemError", "Encoder",
+    "FloatOutsideProfileError", "FrozenDict", "HookRefusedError", "IndefiniteLengthError",
+    "InputTypeError",
+    "IntegerOutOfRangeError", "InvalidLinkError", "InvalidOptionError", "InvalidUTF8Error",
+    "LimitExceededError", "Link", "NonNFCTextError", "NonShortestIntegerError",
+    "NotWellFormedError", "Simple", "Tag", "TrailingDataError", "TruncatedError",
+    "UndefinedType", "UnknownProfileError", "UnrepresentableMapError",
     "UnsortedMapKeysError", "UnsupportedItemError", "UnsupportedTypeError", "check",
-    "check_sequence", "dag_json", "decode", "decode_prefix", "diagnose", "dumps", "encode",
-    "iter_sequence", "load", "loads",
+    "check_sequence", "dag_json", "decode", "decode_prefix", "diagnose", "dump", "dumps",
+    "encode", "encode_into", "encode_merged", "iter_sequence", "load", "loads",
 ]

@@ -25,7 +25,7 @@ from __future__ import annotations
 from json import loads as _json_loads
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from json.decoder import JSONDecodeError, scanstring  # type: ignore[attr-defined]
 from json.encoder import encode_basestring
 from typing import Any, NoReturn
@@ -105,107 +105,145 @@ def _bytes_text(data: Any) -> str:
     return '{"/":{"bytes":"' + b64encode_unpadded(data) + '"}}'
 
 
+def _scalar(obj: Any) -> str | None:
+    """The text of a scalar (or a link or bytes), None for a list or map. Exact types
+    first; subclasses and other buffers after them."""
+    t = type(obj)
+    if t is str:
+        return encode_basestring(obj)
+    if t is int:
+        if not -_U64 <= obj < _U64:
+            raise IntegerOutOfRangeError(f"integer {obj} outside -2**64..2**64-1", detail=obj)
+        return int.__repr__(obj)
+    if t is float:
+        return float_text(obj)
+    if t is dict or t is list or t is tuple or t is FrozenDict:
+        return None
+    if obj is None:
+        return "null"
+    if obj is True:
+        return "true"
+    if obj is False:
+        return "false"
+    if t is Link:
+        return '{"/":"' + cid_to_string(obj.cid_bytes) + '"}'
+    if t is bytes:
+        return _bytes_text(obj)
+    if isinstance(obj, (list, tuple, Mapping)):
+        return None
+    if isinstance(obj, int):  # int subclasses (IntEnum), not bool: handled above
+        return _scalar(int(obj))
+    if isinstance(obj, float):
+        return _scalar(float(obj))
+    if isinstance(obj, str):
+        return _scalar(str(obj))
+    if isinstance(obj, Link):
+        return _scalar(Link(obj.cid_bytes))
+    if isinstance(obj, (Tag, Simple, UndefinedType)):
+        raise UnsupportedItemError(f"{obj!r} is not in the DAG-JSON data model", detail=obj)
+    try:
+        view = memoryview(obj)
+    except TypeError:
+        raise UnsupportedTypeError(
+            f"cannot encode {type(obj).__name__} as DAG-JSON", detail=obj) from None
+    return _bytes_text(view.tobytes())
+
+
+def _non_text_key(key: Any) -> NoReturn:
+    raise UnsupportedItemError(f"DAG-JSON map keys are strings, got {type(key).__name__}",
+                               detail=key)
+
+
+def _sorted_keys(obj: Mapping[Any, Any]) -> list[str]:
+    """The keys of a map in output order, after the checks that can refuse the map."""
+    try:
+        keys = sorted(obj)  # code point order of str == byte order of their UTF-8
+    except TypeError:  # keys of mixed types do not sort
+        _non_text_key(next(k for k in obj if not isinstance(k, str)))
+    if "/" in obj and (problem := _reserved_use(obj)) is not None:
+        raise UnsupportedItemError(f"cannot write this map as DAG-JSON: {problem}", detail=obj)
+    return keys
+
+
 def encode(value: Any, /, *, max_depth: int = DEFAULT_MAX_DEPTH) -> bytes:
-    """The canonical DAG-JSON bytes of ``value`` (a dag-cbor data-model value)."""
+    """The canonical DAG-JSON bytes of ``value`` (a dag-cbor data-model value).
+
+    One loop over an explicit stack of open lists and maps, no recursion, so any
+    ``max_depth`` is safe. A stack entry is ``[items, map or None, closing character,
+    started]``: an iterator over the container's items (a map's keys in output order)
+    and whether an item was written (the next one needs a comma)."""
     _check_depth(max_depth)
     parts: list[str] = []
     out = parts.append
-
-    def item(obj: Any, depth: int) -> None:
+    stack: list[list[Any]] = []
+    obj = value
+    handoff = False  # the fast loop left obj to the loop above
+    while True:
+        # obj: the value to write next (the top-level one, or an item the fast loop below
+        # left to _scalar and the container checks)
         t = type(obj)
-        if t is str:
-            out(encode_basestring(obj))
-        elif t is int:
-            if not -_U64 <= obj < _U64:
-                raise IntegerOutOfRangeError(f"integer {obj} outside -2**64..2**64-1",
-                                             detail=obj)
-            out(int.__repr__(obj))
-        elif t is float:
-            out(float_text(obj))
-        elif t is dict or t is FrozenDict:
-            mapping(obj, depth)
-        elif t is list or t is tuple:
-            if depth >= max_depth:
-                too_deep()
-            out("[")
-            first = True
-            for element in obj:
-                if not first:
-                    out(",")
-                first = False
-                item(element, depth + 1)
-            out("]")
-        elif obj is None:
-            out("null")
-        elif obj is True:
-            out("true")
-        elif obj is False:
-            out("false")
-        elif t is Link:
-            out('{"/":"' + cid_to_string(obj.cid_bytes) + '"}')
-        elif t is bytes:
-            out(_bytes_text(obj))
+        if t is list or t is tuple or t is dict or (text := _scalar(obj)) is None:
+            if len(stack) >= max_depth:
+                raise DepthExceededError(f"nesting deeper than max_depth={max_depth}",
+                                         detail=max_depth)
+            if isinstance(obj, (list, tuple)):
+                out("[")
+                stack.append([iter(obj), None, "]", False])
+            else:
+                out("{")
+                stack.append([iter(_sorted_keys(obj)), obj, "}", False])
         else:
-            other(obj, depth)
-
-    def mapping(obj: Mapping[Any, Any], depth: int) -> None:
-        if depth >= max_depth:
-            too_deep()
-        try:
-            keys = sorted(obj)  # code point order of str == byte order of their UTF-8
-            if "/" in obj and (problem := _reserved_use(obj)) is not None:
-                raise UnsupportedItemError(f"cannot write this map as DAG-JSON: {problem}",
-                                           detail=obj)
-            out("{")
-            first = True
-            for key in keys:
-                if not first:
+            out(text)
+        # write the innermost container's next items; common scalars, lists and dicts
+        # inline; close finished containers; leave anything else to the loop above
+        while stack:
+            frame = stack[-1]
+            items, mapping, _, started = frame
+            for item in items:
+                if started:
                     out(",")
-                first = False
-                out(encode_basestring(key))  # TypeError unless a str
-                out(":")
-                item(obj[key], depth + 1)
-            out("}")
-        except TypeError:
-            bad = next((k for k in obj if not isinstance(k, str)), None)
-            if bad is None:
-                raise
-            raise UnsupportedItemError(
-                f"DAG-JSON map keys are strings, got {type(bad).__name__}", detail=bad
-            ) from None
-
-    def other(obj: Any, depth: int) -> None:
-        """Subclasses and the types the fast dispatch above does not name."""
-        if isinstance(obj, bool):
-            out("true" if obj else "false")
-        elif isinstance(obj, int):
-            item(int(obj), depth)
-        elif isinstance(obj, float):
-            item(float(obj), depth)
-        elif isinstance(obj, str):
-            item(str(obj), depth)
-        elif isinstance(obj, (list, tuple)):
-            item(list(obj), depth)
-        elif isinstance(obj, Mapping):
-            mapping(obj, depth)
-        elif isinstance(obj, Link):
-            item(Link(obj.cid_bytes), depth)
-        elif isinstance(obj, (Tag, Simple, UndefinedType)):
-            raise UnsupportedItemError(f"{obj!r} is not in the DAG-JSON data model",
-                                       detail=obj)
+                started = True
+                if mapping is not None:
+                    if type(item) is not str and not isinstance(item, str):
+                        _non_text_key(item)
+                    out(encode_basestring(item))
+                    out(":")
+                    item = mapping[item]
+                t = type(item)
+                if t is str:
+                    out(encode_basestring(item))
+                elif t is int and -_U64 <= item < _U64:
+                    out(int.__repr__(item))
+                elif t is float:
+                    out(float_text(item))
+                elif item is None:
+                    out("null")
+                elif item is True:
+                    out("true")
+                elif item is False:
+                    out("false")
+                else:
+                    frame[3] = True
+                    if t is list and len(stack) < max_depth:
+                        out("[")
+                        stack.append([iter(item), None, "]", False])
+                        break  # go on inside it
+                    if t is dict and len(stack) < max_depth:
+                        out("{")
+                        stack.append([iter(_sorted_keys(item)), item, "}", False])
+                        break
+                    obj = item
+                    handoff = True
+                    break
+            else:
+                stack.pop()
+                out(frame[2])
+                continue
+            if handoff:
+                handoff = False
+                break
         else:
-            try:
-                view = memoryview(obj)
-            except TypeError:
-                raise UnsupportedTypeError(
-                    f"cannot encode {type(obj).__name__} as DAG-JSON", detail=obj) from None
-            out(_bytes_text(view.tobytes()))
-
-    def too_deep() -> NoReturn:
-        raise DepthExceededError(f"nesting deeper than max_depth={max_depth}",
-                                 detail=max_depth)
-
-    item(value, 0)
+            break
     text = "".join(parts)
     try:
         return text.encode("utf-8")

@@ -5,7 +5,7 @@ programs. A code never changes meaning. ``CODES`` maps each code to its class an
 frozen by ``tests/test_errors.py``.
 
 Sections: CBOR (CBOR.md §2), FPS (FPS.md §2), objects (OBJECTS.md §1),
-ASTP (ASTP.md), manifests and corpora, re-verification, the object store (STORE.md).
+ASTP (ASTP.md), manifests and corpora, re-verification, files, the object store (STORE.md).
 """
 from __future__ import annotations
 
@@ -72,6 +72,11 @@ class EncodeError(CBORError):
 
     code = "encode_error"
 
+    @property
+    def path(self) -> str | None:
+        """Where the offending value sits in the encoded value (``$[3]["a"]``)."""
+        return self.detail if isinstance(self.detail, str) else None
+
 
 @_register
 class UnknownProfileError(CBORError):
@@ -116,7 +121,7 @@ class UnsortedMapKeysError(DecodeError):
 
 
 @_register
-class DuplicateMapKeyError(DecodeError, EncodeError):
+class DuplicateMapKeyError(DecodeError):
     """A map key equals the previous key."""
     code = "duplicate_map_key"
 
@@ -134,7 +139,7 @@ class TrailingDataError(DecodeError):
 
 
 @_register
-class FloatOutsideProfileError(DecodeError, EncodeError):
+class FloatOutsideProfileError(DecodeError):
     """A float the profile forbids or not in the profile's preferred form."""
     code = "float_outside_profile"
 
@@ -152,31 +157,31 @@ class NotWellFormedError(DecodeError):
 
 
 @_register
-class UnsupportedItemError(DecodeError, EncodeError):
+class UnsupportedItemError(DecodeError):
     """A type, tag or simple value the profile excludes."""
     code = "unsupported_item"
 
 
 @_register
-class IntegerOutOfRangeError(DecodeError, EncodeError):
+class IntegerOutOfRangeError(DecodeError):
     """An integer outside the profile's range."""
     code = "integer_out_of_range"
 
 
 @_register
-class NonNFCTextError(DecodeError, EncodeError):
+class NonNFCTextError(DecodeError):
     """A text string not in Unicode NFC (dcbor)."""
     code = "non_nfc_text"
 
 
 @_register
-class InvalidLinkError(DecodeError, EncodeError):
+class InvalidLinkError(DecodeError):
     """Tag 42 content is not a valid CID with the 0x00 prefix (dag-cbor)."""
     code = "invalid_link"
 
 
 @_register
-class DepthExceededError(DecodeError, EncodeError):
+class DepthExceededError(DecodeError):
     """Nesting deeper than the configured limit."""
     code = "depth_exceeded"
 
@@ -185,6 +190,18 @@ class DepthExceededError(DecodeError, EncodeError):
 class LimitExceededError(DecodeError):
     """A data item exceeds a size limit the caller set (``max_size``, ``max_items``)."""
     code = "limit_exceeded"
+
+
+# Encode errors: one class per code, none of them a DecodeError. Where a decode code has
+# an encode counterpart the class is the decode name with an ``Encode`` prefix and the
+# code the decode code with an ``encode_`` prefix. ``detail`` (also ``path``) locates the
+# offending value inside the encoded one: ``$`` is the value itself, ``[3]`` an array
+# item, ``["a"]`` a map entry (non-text keys by ``repr``), ``.value`` a tag's content.
+
+@_register
+class HookRefusedError(DecodeError):
+    """A decode ``tag_hook`` or ``object_hook`` raised ValueError for the item here."""
+    code = "hook_refused"
 
 
 @_register
@@ -197,6 +214,54 @@ class UnrepresentableMapError(DecodeError):
 class UnsupportedTypeError(EncodeError, TypeError):
     """A Python object with no CBOR mapping."""
     code = "unsupported_type"
+
+
+@_register
+class EncodeUnsupportedItemError(EncodeError):
+    """A value the profile excludes (tag, simple value, key type, Link) or not a valid CBOR item."""
+    code = "encode_unsupported_item"
+
+
+@_register
+class EncodeIntegerOutOfRangeError(EncodeError):
+    """An integer outside the profile's range."""
+    code = "encode_integer_out_of_range"
+
+
+@_register
+class EncodeFloatOutsideProfileError(EncodeError):
+    """A float the profile cannot represent (NaN or infinity in dag-cbor)."""
+    code = "encode_float_outside_profile"
+
+
+@_register
+class EncodeNonNFCTextError(EncodeError):
+    """A text string not in Unicode NFC (dcbor)."""
+    code = "encode_non_nfc_text"
+
+
+@_register
+class EncodeDuplicateMapKeyError(EncodeError):
+    """Two keys of one map have the same encoding."""
+    code = "encode_duplicate_map_key"
+
+
+@_register
+class EncodeDepthExceededError(EncodeError):
+    """Nesting deeper than the encoder's max_depth (or a self-referencing container)."""
+    code = "encode_depth_exceeded"
+
+
+@_register
+class BufferTooSmallError(EncodeError):
+    """encode_into: the encoding does not fit the buffer at the offset (nothing written)."""
+    code = "buffer_too_small"
+
+
+@_register
+class ChangedDuringEncodingError(EncodeError, RuntimeError):
+    """A list changed its length while it was being encoded."""
+    code = "changed_during_encoding"
 
 
 _export(CBORError, DecodeError, EncodeError, *[c for c in CODES.values()])
@@ -363,8 +428,30 @@ class WriteGuardError(ASTPError):
     code = "write_guard"
 
 
+@_register
+class Layer3GovernanceError(ASTPError):
+    """A Layer 3 write or record breaks a rule of ASTP.md §19.3; ``code`` names the vector."""
+    code = "layer3_governance"
+
+    def __init__(self, message: str = "", *, vector: str, node_id: str | None = None,
+                 field: str | None = None, offset: int | None = None, detail: Any = None) -> None:
+        super().__init__(message, offset=offset, detail=detail if detail is not None else field)
+        self.code = vector          # the CONFORMANCE-LAYER3 vector, e.g. "WF-004"
+        self.vector = vector
+        self.node_id = node_id
+        self.field = field
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_layer3, (str(self), self.vector, self.node_id, self.field))
+
+
+def _rebuild_layer3(message: str, vector: str, node_id: str | None,
+                    field: str | None) -> Layer3GovernanceError:
+    return Layer3GovernanceError(message, vector=vector, node_id=node_id, field=field)
+
+
 _export(ASTPError, InvalidFieldError, InvalidHashError, EmptyTreeError, UnknownIdentifierError,
-        WriteGuardError)
+        WriteGuardError, Layer3GovernanceError)
 
 
 # --- Manifests, corpora and re-verification -------------------------------------------
@@ -394,6 +481,42 @@ class InputError(CanonkitError, ValueError):
 
 
 _export(ManifestError, CorpusExistsError, InvalidRecordError, InputError)
+
+
+# --- Files: inputs read and outputs written (canonkit._files) ---------------------------
+
+@_register
+class NotRegularFileError(CanonkitError, OSError):
+    """An input path is a FIFO, socket, device or directory; ``detail`` is the path."""
+    code = "not_regular_file"
+
+
+@_register
+class OutputPathError(CanonkitError, OSError):
+    """An output path cannot be written: missing or read-only directory, not a file, or an input."""
+    code = "invalid_output_path"
+
+
+@_register
+class FileTooLargeError(CanonkitError, ValueError):
+    """An input file is larger than the limit for its kind; ``detail`` is the path."""
+    code = "file_too_large"
+
+
+@_register
+class JSONInputError(CanonkitError, ValueError):
+    """A JSON input is not UTF-8 JSON, has NaN/Infinity or an over-long integer; ``offset`` locates it."""
+    code = "invalid_json_input"
+
+
+@_register
+class DuplicateJSONKeyError(JSONInputError):
+    """A JSON object repeats a key; ``detail`` is the key, ``offset`` the repeat."""
+    code = "duplicate_json_key"
+
+
+_export(NotRegularFileError, OutputPathError, FileTooLargeError, JSONInputError,
+        DuplicateJSONKeyError)
 
 
 # --- Object store (STORE.md) ---------------------------------------------------------
@@ -489,6 +612,16 @@ class MissingReachableError(StoreError):
 _export(StoreError, NotAStoreError, StoreInitError, MissingObjectError, CorruptObjectError,
         CorruptRefError, UnsafePathError, InvalidRefNameError, RefConflictError, LockHeldError,
         StaleLockError, MissingReachableError)
+
+
+# --- Warnings ---------------------------------------------------------------------------
+
+class ExtensionFallbackWarning(RuntimeWarning):
+    """A capability runs on its pure-Python twin because its compiled module is unusable
+    (not built, or failed to import); ``CANONKIT_NO_EXTENSIONS=1`` asks for this silently."""
+
+
+__all__.append("ExtensionFallbackWarning")
 
 
 CONTEXT_RADIUS = 8  # bytes shown on each side of an error's offset

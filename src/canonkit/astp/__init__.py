@@ -1,9 +1,10 @@
 """ASTP seal constructions (ASTP.md): field encoding, leaf hashes, spine roots, sets,
 structural manifest, Episode roots, context commitment, proofs, chain root, tie search,
-G-1, audit records v2, documents and seal reproduction.
+G-1, audit records v2, witnesses and anchors, documents and seal reproduction; Layer 3 in
+``canonkit.astp.layer3``.
 
 The hot kernels come from the compiled ``canonkit._astp_hash``, ``_astp_proofs``,
-``_astp_fields`` and ``_astp_segments`` when built, else from their pure-Python twins
+``_astp_fields``, ``_astp_segments`` and ``_astp_formb`` when built, else from their pure-Python twins
 (``canonkit.backend()`` says which); everything else is pure Python.
 Hashes go in as 64-hex text or 32 bytes and come out as lowercase hex.
 """
@@ -66,6 +67,14 @@ from canonkit.astp.seal import (
 )
 from canonkit.astp.sets import exclusion_hash, signal_manifest_hash, structural_manifest_hash
 from canonkit.astp.structural import member_hash
+from canonkit.astp.witness import (
+    WITNESS_CONDITIONS,
+    WitnessVerdict,
+    anchor_commitment_v2,
+    verify_witness,
+    witness_commitment_v2,
+    witness_threshold,
+)
 
 __all__ = [
                                    "AUDIT_FIELDS",
@@ -83,6 +92,9 @@ __all__ = [
                                    "InclusionProofV2",
                                    "Reproduction",
                                    "TieSearch",
+                                   "WITNESS_CONDITIONS",
+                                   "WitnessVerdict",
+                                   "anchor_commitment_v2",
                                    "audit_record_hash",
                                    "canonical_json",
                                    "canonical_json_bytes",
@@ -107,6 +119,7 @@ __all__ = [
                                    "hash_fields",
                                    "inclusion_proof_v1",
                                    "inclusion_proof_v2",
+                                   "layer3",
                                    "is_fixed",
                                    "leaf_hash_v1",
                                    "leaf_hash_v2",
@@ -131,7 +144,12 @@ __all__ = [
                                    "verify_inclusion_proof_v1",
                                    "verify_inclusion_proof_v2",
     "verify_proof_chain",
+    "verify_witness",
+    "witness_commitment_v2",
+    "witness_threshold",
 ]
+
+from canonkit.astp import layer3  # noqa: E402  (after the names it builds on)
 
 #: "compiled" or "python": which kernel module is live
 __backend__ = "python" if _kernel.hasher.__name__.endswith("_py") else "compiled"

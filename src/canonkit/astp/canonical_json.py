@@ -6,32 +6,42 @@ Refusals raise ``InvalidFieldError`` naming the JSON path of the offending value
 """
 from __future__ import annotations
 
-import json
+import json.encoder
 import math
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 
-from canonkit.errors import InvalidFieldError
+from canonkit._files import loads_json
+from canonkit.errors import InvalidFieldError, JSONInputError
 
 __all__ = ["canonical_json", "canonical_json_bytes", "es_number", "parse_canonical"]
 
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
-            "\t": "\\t"}
+# json's own string encoder escapes exactly what §2.3 escapes: '"', '\\', the short forms
+# \b \f \n \r \t and every other character below U+0020 as \u00xx (lowercase); the rest raw
+_encode_string: Callable[[str], str] = json.encoder.encode_basestring
 
 
-def _string(text: str, path: str) -> str:
-    out = ['"']
-    for ch in text:
-        if ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif ch < " ":
-            out.append(f"\\u{ord(ch):04x}")
-        elif 0xD800 <= ord(ch) <= 0xDFFF:
-            raise InvalidFieldError(f"canonical JSON: lone surrogate in string at {path}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+#: a JSON path, built only when a refusal names it: "$", or (parent path, key or index)
+Path = Any
+
+
+def _where(path: Path) -> str:
+    parts = []
+    while isinstance(path, tuple):
+        path, step = path
+        parts.append(f"[{step}]" if isinstance(step, int) else f".{step}")
+    return str(path) + "".join(reversed(parts))
+
+
+def _string(text: str, path: Path) -> str:
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidFieldError(
+                f"canonical JSON: lone surrogate in string at {_where(path)}") from None
+    return _encode_string(text)
 
 
 def es_number(x: float) -> str:
@@ -60,7 +70,7 @@ def es_number(x: float) -> str:
     return sign + body
 
 
-def _emit(value: Any, path: str, out: list[str]) -> None:
+def _emit(value: Any, path: Path, out: list[str]) -> None:
     if value is None:
         out.append("null")
     elif value is True:
@@ -71,7 +81,7 @@ def _emit(value: Any, path: str, out: list[str]) -> None:
         out.append(str(value))
     elif isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
-            raise InvalidFieldError(f"canonical JSON refuses {value!r} at {path}")
+            raise InvalidFieldError(f"canonical JSON refuses {value!r} at {_where(path)}")
         out.append(es_number(value))
     elif isinstance(value, str):
         out.append(_string(unicodedata.normalize("NFC", value), path))
@@ -80,16 +90,18 @@ def _emit(value: Any, path: str, out: list[str]) -> None:
         for i, item in enumerate(value):
             if i:
                 out.append(",")
-            _emit(item, f"{path}[{i}]", out)
+            _emit(item, (path, i), out)
         out.append("]")
     elif isinstance(value, dict):
         members: dict[str, Any] = {}
         for key, item in value.items():
             if not isinstance(key, str):
-                raise InvalidFieldError(f"canonical JSON object key is not text at {path}: {key!r}")
+                raise InvalidFieldError(
+                    f"canonical JSON object key is not text at {_where(path)}: {key!r}")
             nfc = unicodedata.normalize("NFC", key)
             if nfc in members:
-                raise InvalidFieldError(f"canonical JSON keys collide after NFC at {path}: {nfc!r}")
+                raise InvalidFieldError(
+                    f"canonical JSON keys collide after NFC at {_where(path)}: {nfc!r}")
             members[nfc] = item
         out.append("{")
         for i, key in enumerate(sorted(members, key=lambda k: k.encode("utf-16-be", "surrogatepass"))):
@@ -97,10 +109,11 @@ def _emit(value: Any, path: str, out: list[str]) -> None:
                 out.append(",")
             out.append(_string(key, path))
             out.append(":")
-            _emit(members[key], f"{path}.{key}", out)
+            _emit(members[key], (path, key), out)
         out.append("}")
     else:
-        raise InvalidFieldError(f"canonical JSON cannot represent {type(value).__name__} at {path}")
+        raise InvalidFieldError(
+            f"canonical JSON cannot represent {type(value).__name__} at {_where(path)}")
 
 
 def canonical_json(value: Any) -> str:
@@ -115,15 +128,6 @@ def canonical_json_bytes(value: Any) -> bytes:
     return canonical_json(value).encode("utf-8")
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise InvalidFieldError(f"duplicate JSON object key {key!r}")
-        result[key] = value
-    return result
-
-
 def parse_canonical(text: str | bytes) -> Any:
     """Parse stored canonical JSON, refusing (``InvalidFieldError``) text that is not JSON or
     is not byte-identical to its own canonical form."""
@@ -133,11 +137,9 @@ def parse_canonical(text: str | bytes) -> Any:
         except UnicodeDecodeError as exc:
             raise InvalidFieldError(f"canonical JSON is not UTF-8 at byte {exc.start}") from None
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicates,
-                           parse_constant=lambda c: (_ for _ in ()).throw(
-                               InvalidFieldError(f"canonical JSON refuses {c}")))
-    except json.JSONDecodeError as exc:
-        raise InvalidFieldError(f"not JSON: {exc.msg} at offset {exc.pos}", offset=exc.pos) from None
+        value = loads_json(text, source="canonical JSON")
+    except JSONInputError as exc:
+        raise InvalidFieldError(str(exc), offset=exc.offset) from None
     canonical = canonical_json(value)
     if canonical != text:
         at = next((i for i, (a, b) in enumerate(zip(canonical, text)) if a != b),

@@ -4,7 +4,8 @@ package and exposes ``register(subparsers)``, which adds its parser and sets
 
 The failure policy is enforced here, once for every command (the table is in
 ``_common``): an I/O error a command did not handle ends in ``canonkit COMMAND: PATH:
-reason`` and status 2; an unexpected exception prints its traceback and gives 2, never the
+reason`` and status 2, a missing optional package names its extra with status 2; an
+unexpected exception prints its traceback and gives 2, never the
 1 that means "checked and found failures"; Ctrl-C gives 130; a closed stdout
 (``| head``) ends quietly with 141. Commands that go on after a failure (several inputs)
 combine their statuses with ``_common.worst``.
@@ -18,17 +19,19 @@ import traceback
 from collections.abc import Sequence
 
 from .. import __version__
+from ..errors import MissingDependencyError
 from ._common import (
     EXIT_COULD_NOT_RUN,
     EXIT_INTERRUPTED,
     EXIT_STATUS_EPILOG,
     EXIT_STDOUT_CLOSED,
     report_os_error,
+    report_usage_error,
     silence_stdout,
     stdout_reader_gone,
 )
 
-COMMAND_MODULES = ("cbor", "fps", "manifest", "conformance", "reverify", "store")
+COMMAND_MODULES = ("cbor", "fps", "manifest", "conformance", "reverify", "store", "astp")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,6 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return report_os_error(command_name(args), exc)
     except OSError as exc:
         return report_os_error(command_name(args), exc)
+    except MissingDependencyError as exc:  # the message names the extra to install
+        return report_usage_error(command_name(args), str(exc))
     except KeyboardInterrupt:
         print(f"canonkit {command_name(args)}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

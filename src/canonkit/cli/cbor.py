@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
-from typing import Any, NoReturn
+from typing import Any
 
 from .._cbor_types import PROFILES
-from ..errors import CanonkitError
+from .._files import loads_json, read_regular, write_atomic
+from ..errors import CanonkitError, JSONInputError
 from ._cbor_json import JSONFormError, from_json, to_json
 from ._common import (
     EXIT_COULD_NOT_RUN,
@@ -41,38 +40,22 @@ _JSON_FORM_HELP = (
 def _read(path: str) -> bytes:
     if path == "-":
         return sys.stdin.buffer.read()
-    with open(path, "rb") as f:
-        return f.read()
+    return read_regular(path)
 
 
-def _write_atomically(path: str, data: bytes) -> None:
-    """All bytes or none: write a temporary file beside ``path``, then rename it."""
+def _write_atomically(path: str, data: bytes, source: str) -> None:
+    """All bytes or none (``canonkit._files.write_atomic``), never over the input."""
     if path == "-":
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
         return
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".canonkit-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_atomic(path, data, inputs=[] if source == "-" else [source])
 
 
-def _reject_constant(name: str) -> NoReturn:
-    raise JSONFormError(f"JSON has no {name}; write {{\"$float\": \"{name}\"}}")
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
-            raise JSONFormError(f"duplicate JSON object key {key!r}")
-        seen.add(key)
-    return dict(pairs)
+def _json_problem(exc: JSONInputError) -> str:
+    if exc.detail in ("NaN", "Infinity", "-Infinity"):
+        return f"{exc}; write {{\"$float\": \"{exc.detail}\"}}"
+    return str(exc)
 
 
 def _fail(command: str, message: str) -> int:
@@ -95,22 +78,20 @@ def _encode(args: argparse.Namespace) -> int:
         if args.profile == "dag-cbor":
             value = _read_dag_json(raw)
         else:
-            document = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant,
-                                  object_pairs_hook=_no_duplicate_keys)
-            value = from_json(document)
+            value = from_json(loads_json(raw, source=args.file))
         data = cbor.encode(value, profile=args.profile)
     except OSError as exc:
         return report_os_error("cbor encode", exc)
-    except UnicodeDecodeError as exc:
-        return _fail("encode", f"input is not UTF-8 JSON: {exc}")
-    except (json.JSONDecodeError, JSONFormError) as exc:
+    except JSONInputError as exc:
+        return _fail("encode", f"bad JSON input: {_json_problem(exc)}")
+    except JSONFormError as exc:
         return _fail("encode", f"bad JSON input: {exc}")
     except _DagJSONInput as exc:
         return _fail("encode", f"bad DAG-JSON input: {exc}")
     except CanonkitError as exc:
         return _fail("encode", _describe(exc))
     try:
-        _write_atomically(args.output, data)
+        _write_atomically(args.output, data, args.file)
     except OSError as exc:
         return report_os_error("cbor encode", exc)
     return 0
@@ -159,7 +140,7 @@ def _decode(args: argparse.Namespace) -> int:
     try:
         if args.output == "-" and not document.endswith(b"\n"):
             document += b"\n"  # a terminal line; -o FILE keeps the exact block
-        _write_atomically(args.output, document)
+        _write_atomically(args.output, document, args.file)
     except OSError as exc:
         return report_os_error("cbor decode", exc)
     return 0

@@ -90,6 +90,11 @@ def run_check(args: argparse.Namespace) -> int:
         if not given.exists():
             return report_os_error("conformance check", FileNotFoundError(
                 errno.ENOENT, os.strerror(errno.ENOENT), str(given)))
+        if given.is_dir():  # ... nor is one that cannot be listed: the check cannot run
+            try:
+                os.listdir(given)
+            except OSError as exc:
+                return report_os_error("conformance check", exc)
     results = []
     for given in args.dirs:
         for directory in version_dirs(given):

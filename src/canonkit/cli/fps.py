@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .._files import read_regular, validate_output_path, write_atomic
 from ..errors import FPSError
 from ._common import report_os_error
 
@@ -42,7 +43,7 @@ def _load(value: Any) -> Any:
     from ..manifests.fps_exec import decode_hex
 
     if isinstance(value, str) and value.startswith("@"):
-        return Path(value[1:]).read_bytes()
+        return read_regular(value[1:])
     return decode_hex(value)
 
 
@@ -55,7 +56,11 @@ def run_op(args: argparse.Namespace) -> int:
     fields = {name: getattr(args, name)
               for name in ("input", "inputs", "insert", "offset", "length", "level")
               if getattr(args, name) is not None}
+    named = [args.input, args.insert, *(args.inputs or [])]
+    files = [v[1:] for v in named if isinstance(v, str) and v.startswith("@")]
     try:
+        if args.output is not None:  # before the work: never computed to be thrown away
+            validate_output_path(args.output, inputs=files)
         output = execute(fps, args.op, fields, load=_load)
     except FPSError as exc:
         print(f"{exc.code}: {exc}", file=sys.stderr)
@@ -64,7 +69,10 @@ def run_op(args: argparse.Namespace) -> int:
         return report_os_error("fps run", exc)
     cid = fps.cid_sha256(output)
     if args.output is not None:
-        args.output.write_bytes(output)
+        try:
+            write_atomic(args.output, output, inputs=files)
+        except OSError as exc:
+            return report_os_error("fps run", exc)
     if args.json:
         case = {"op": args.op, **fields, "output": output.hex(), "cid_sha256": cid}
         if args.output is not None:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .._files import validate_output_path
 from ..errors import ManifestError
 from ._common import (
     EXIT_COULD_NOT_RUN,
@@ -94,6 +95,7 @@ def run_write(args: argparse.Namespace) -> int:
     from .. import manifests
 
     try:
+        validate_output_path(args.output)  # before hashing the directory, not after
         manifest = manifests.build_fixtures(args.directory, args.output)
         manifests.write(manifest, args.output)
     except OSError as exc:

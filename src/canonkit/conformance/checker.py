@@ -10,7 +10,6 @@ programs; ``detail`` is for people.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -21,6 +20,8 @@ from typing import Any
 
 from .. import errors
 from .._cbor_types import PROFILES
+from .._files import decimal_uint64, loads_json, open_regular, read_regular
+from ..errors import FileTooLargeError, JSONInputError
 from ..objects import BUILTIN_KINDS, ObjectCodec, address
 from ..objects.hashing import PREFIX
 from .fixtures import NEGATIVE_CLASSES, OBJECT_FIXTURES, REQUIREMENTS
@@ -84,7 +85,6 @@ MAX_JSON_BYTES = 64 << 20  # a corpus JSON file larger than this is refused, not
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _HEX = re.compile(r"(?:[0-9a-f]{2})*")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-_DECIMAL = re.compile(r"0|[1-9][0-9]*")
 
 VECTOR_KEYS = ("name", "kind", "description", "address", "hex")
 CASE_KEYS = ("name", "class", "description", "hex")
@@ -158,21 +158,6 @@ def compare_reports(reports: Mapping[str, Report]) -> list[Failure]:
     return out
 
 
-def _loads_strict(data: bytes) -> Any:
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in items:
-            if key in out:
-                raise ValueError(f"duplicate key {key!r}")
-            out[key] = value
-        return out
-
-    def constant(name: str) -> Any:
-        raise ValueError(f"{name} is not JSON")
-
-    return json.loads(data.decode("utf-8"), object_pairs_hook=pairs, parse_constant=constant)
-
-
 def _first_difference(a: bytes, b: bytes) -> str:
     for i, (x, y) in enumerate(zip(a, b)):
         if x != y:
@@ -201,45 +186,50 @@ class _Run:
         """The file ``rel`` if it is a regular file inside the corpus (no symlink on the
         way); otherwise reports why and returns None."""
         path = self.root / rel
-        if path.is_symlink() or any((self.root / p).is_symlink()
-                                    for p in Path(rel).parents if str(p) != "."):
-            self.fail(rel, "bad_path", "is or passes through a symlink")
-            return None
-        if not path.exists():
+        try:
+            if path.is_symlink() or any((self.root / p).is_symlink()
+                                        for p in Path(rel).parents if str(p) != "."):
+                self.fail(rel, "bad_path", "is or passes through a symlink")
+                return None
+            path.lstat()
+        except (FileNotFoundError, NotADirectoryError):
             self.fail(rel, "file_missing")
+            return None
+        except OSError as exc:  # a directory on the way that may not be searched
+            self.unreadable(rel, exc)
             return None
         return path
 
+    def unreadable(self, rel: str, exc: Exception) -> None:
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        self.fail(rel, "file_unreadable", f"{type(exc).__name__}: {detail}")
+
     def read(self, rel: str) -> bytes | None:
-        """A corpus JSON file's bytes (at most ``MAX_JSON_BYTES``: never an unbounded read)."""
+        """A corpus JSON file's bytes: a regular file (a FIFO or device is refused, never
+        opened blocking) of at most ``MAX_JSON_BYTES`` (never an unbounded read)."""
         path = self.locate(rel)
         if path is None:
             return None
         try:
-            with path.open("rb") as fh:
-                data = fh.read(MAX_JSON_BYTES + 1)
-        except OSError as exc:
-            self.fail(rel, "file_unreadable", f"{type(exc).__name__}: {exc.strerror or exc}")
+            return read_regular(path, max_bytes=MAX_JSON_BYTES)
+        except (OSError, FileTooLargeError) as exc:
+            self.unreadable(rel, exc)
             return None
-        if len(data) > MAX_JSON_BYTES:
-            self.fail(rel, "file_unreadable", f"larger than the {MAX_JSON_BYTES}-byte limit")
-            return None
-        return data
 
     def measure(self, rel: str) -> tuple[int, str] | None:
-        """(size, sha256 hex) of a listed file, streamed in 1 MiB blocks."""
+        """(size, sha256 hex) of a listed regular file, streamed in 1 MiB blocks."""
         path = self.locate(rel)
         if path is None:
             return None
         digest = hashlib.sha256()
         size = 0
         try:
-            with path.open("rb") as fh:
+            with open_regular(path) as fh:
                 while block := fh.read(1 << 20):
                     digest.update(block)
                     size += len(block)
         except OSError as exc:
-            self.fail(rel, "file_unreadable", f"{type(exc).__name__}: {exc.strerror or exc}")
+            self.unreadable(rel, exc)
             return None
         return size, digest.hexdigest()
 
@@ -248,9 +238,9 @@ class _Run:
         if data is None:
             return None
         try:
-            doc = _loads_strict(data)
-        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-            self.fail(rel, "invalid_json", f"{type(exc).__name__}: {exc}")
+            doc = loads_json(data, source=rel)
+        except JSONInputError as exc:
+            self.fail(rel, "invalid_json", f"{exc.code}: {exc}")
             return None
         if not isinstance(doc, dict):
             self.fail(rel, "unknown_schema", f"top level is {type(doc).__name__}, not an object")
@@ -386,7 +376,10 @@ class _Run:
             if previous is not None and rel < previous:
                 self.fail(rel, "unsorted", f"listed after {previous!r}")
             previous = rel
-            self.listed_file(rel, entry["bytes"], entry["sha256"])
+            try:  # one bad entry is that file's failure, never the end of the check
+                self.listed_file(rel, entry["bytes"], entry["sha256"])
+            except Exception as exc:  # noqa: BLE001 -- reported as a failure
+                self.fail(rel, "unexpected_error", f"{type(exc).__name__}: {exc}")
 
     def listed_file(self, rel: str, size: str, sha256: str) -> None:
         parts = rel.split("/")
@@ -395,8 +388,10 @@ class _Run:
             self.fail(rel or "<empty>", "bad_path", "must be a relative path inside the corpus "
                                                     "(and not the manifest itself)")
             return
-        if not _DECIMAL.fullmatch(size):
-            self.fail(rel, "bad_field", f"bytes {size!r} is not a decimal string")
+        expected = decimal_uint64(size)  # bounded before int(): 5000 digits cost nothing
+        if expected is None:
+            shown = size if len(size) <= 40 else f"{size[:20]}... ({len(size)} characters)"
+            self.fail(rel, "bad_field", f"bytes {shown!r} is not a decimal string below 2**64")
             return
         if not _SHA256.fullmatch(sha256):
             self.fail(rel, "bad_field", f"sha256 {sha256!r} is not 64 lowercase hex digits")
@@ -406,7 +401,7 @@ class _Run:
             return
         self.files += 1
         actual_size, actual = measured
-        if actual_size != int(size):
+        if actual_size != expected:
             self.fail(rel, "size_mismatch", f"{actual_size} bytes, manifest says {size}")
         if actual != sha256:
             self.fail(rel, "digest_mismatch", f"sha256 {actual}, manifest says {sha256}")
@@ -414,7 +409,12 @@ class _Run:
     def unlisted_files(self, have_manifest: bool) -> None:
         if not have_manifest:
             return  # the missing manifest is already the failure
-        for dirpath, dirnames, filenames in os.walk(self.root):
+        def unreadable_directory(exc: OSError) -> None:  # never skipped silently
+            where = Path(exc.filename or self.root)
+            rel = where.relative_to(self.root).as_posix() if where != self.root else "."
+            self.unreadable(rel, exc)
+
+        for dirpath, dirnames, filenames in os.walk(self.root, onerror=unreadable_directory):
             dirnames.sort()
             for name in dirnames:  # os.walk does not descend into these: report them
                 if (Path(dirpath) / name).is_symlink():

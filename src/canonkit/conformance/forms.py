@@ -25,7 +25,8 @@ from typing import Any
 
 from blake3 import blake3
 
-from ..errors import CorruptObjectError
+from .._files import read_regular
+from ..errors import CorruptObjectError, FileTooLargeError
 from ..store.deflate import inflate
 from ..store.layout import parse_pack_name
 from ..store.loose import encode as loose_file
@@ -102,12 +103,13 @@ class _FormsCheck:
         if path is None:
             return None
         self.seen.add(rel)
-        with open(path, "rb") as fh:
-            data: bytes = fh.read(MAX_FORM_BYTES + 1)
-        if len(data) > MAX_FORM_BYTES:
+        try:  # a regular file only (a FIFO is refused, never waited on), bounded
+            return read_regular(path, max_bytes=MAX_FORM_BYTES)
+        except FileTooLargeError:
             self.run.fail(rel, "file_unreadable", f"larger than {MAX_FORM_BYTES} bytes")
-            return None
-        return data
+        except OSError as exc:
+            self.run.unreadable(rel, exc)
+        return None
 
     def loose(self, name: str, rel: str, form: int) -> None:
         data, address = self.vectors[name]

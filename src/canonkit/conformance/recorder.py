@@ -24,32 +24,13 @@ import tempfile
 from pathlib import Path
 from types import ModuleType
 
+from .._files import fsync_directory, write_exclusive
 from ..errors import CorpusExistsError, ManifestError
 from ..objects import ObjectCodec
 from .checker import Report, check
 from .layout import build_corpus
 
 __all__ = ["record"]
-
-
-def _write_file(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _refuse_existing(target: Path) -> None:
@@ -83,10 +64,10 @@ def record(root: str | os.PathLike[str], version: int, *,
     try:
         for name, data in files.items():  # manifest.json last: it seals the others
             (tmp / name).parent.mkdir(parents=True, exist_ok=True)  # forms/...
-            _write_file(tmp / name, data)
+            write_exclusive(tmp / name, data, mode=0o644)
         os.chmod(tmp, 0o755)  # mkdtemp makes it 0700; a corpus is meant to be read
         for directory in sorted({(tmp / name).parent for name in files}, reverse=True):
-            _fsync_dir(directory)
+            fsync_directory(directory)
         report = check(tmp, cbor=cbor, format_version=version)
         if not report.ok:
             _raise_failed(report, "before publishing")
@@ -95,7 +76,7 @@ def record(root: str | os.PathLike[str], version: int, *,
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    _fsync_dir(root)
+    fsync_directory(root)
     report = check(target, cbor=cbor)
     if not report.ok:
         _raise_failed(report, "after publishing")

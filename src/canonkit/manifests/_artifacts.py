@@ -3,8 +3,10 @@ chunks (never read whole just to hash)."""
 from __future__ import annotations
 
 import hashlib
+import stat
 from pathlib import Path, PurePosixPath
 
+from .._files import open_regular
 from ._model import Problem
 
 _CHUNK = 1 << 20
@@ -29,8 +31,15 @@ def resolve_artifact(base: Path, relative: str, case: str, name: str = "artifact
     if target != root and root not in target.parents:
         return Problem(case, "artifact_escapes",
                        f"{name} {relative!r} resolves outside the manifest's directory")
-    if not target.is_file():
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
         return Problem(case, "missing_artifact", f"{name} {relative!r} does not exist")
+    except OSError as exc:  # e.g. a directory on the way that may not be searched
+        return Problem(case, "missing_artifact", f"{name} {relative!r} cannot be read: "
+                       f"{exc.strerror or exc}")
+    if not stat.S_ISREG(mode):  # a FIFO, socket, device or directory is never opened
+        return Problem(case, "missing_artifact", f"{name} {relative!r} is not a regular file")
     return target
 
 
@@ -38,7 +47,7 @@ def sha256_file(path: Path) -> tuple[int, str]:
     """(size, lowercase hex SHA-256) of a file, read in 1 MiB chunks."""
     digest = hashlib.sha256()
     size = 0
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         while chunk := handle.read(_CHUNK):
             digest.update(chunk)
             size += len(chunk)

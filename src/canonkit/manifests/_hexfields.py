@@ -6,10 +6,11 @@ from typing import Any
 
 from ._model import Problem
 
+from .._files import UINT64_LIMIT, LongInteger, decimal_uint64
+
 _LOWER_HEX = re.compile(r"(?:[0-9a-f]{2})*")
 _ANY_CASE_HEX = re.compile(r"(?:[0-9a-fA-F]{2})*")
 _DECIMAL = re.compile(r"0|[1-9][0-9]*")
-UINT64_LIMIT = 1 << 64
 
 
 def hex_problem(case: str | None, name: str, value: Any, *, size: int | None = None
@@ -36,12 +37,16 @@ def decimal_string_problem(case: str | None, name: str, value: Any) -> list[Prob
     if not _DECIMAL.fullmatch(value):
         return [Problem(case, "invalid_value",
                         f"{name} {value[:40]!r} is not a canonical decimal string")]
-    if len(value) > 20 or int(value) >= UINT64_LIMIT:  # length first: int() of huge text
-        return [Problem(case, "invalid_value", f"{name} is not below 2**64")]
+    if decimal_uint64(value) is None:
+        return [Problem(case, "invalid_value", f"{name} ({len(value)} digits) is not "
+                        "below 2**64")]
     return []
 
 
 def uint64_problem(case: str | None, name: str, value: Any) -> list[Problem]:
+    if isinstance(value, LongInteger):  # never converted: bounded while parsing
+        return [Problem(case, "invalid_value",
+                        f"{name} is an integer of {len(value)} digits, outside 0..2**64-1")]
     if isinstance(value, bool) or not isinstance(value, int):
         return [Problem(case, "wrong_type",
                         f"{name} must be an integer, got {type(value).__name__}")]

@@ -7,41 +7,24 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import ManifestError
+from .._files import loads_json_noting_duplicates, read_regular, write_atomic
+from ..errors import CanonkitError, FileTooLargeError, JSONInputError, ManifestError
 from ._model import Manifest
 from .schemas import SCHEMAS, Schema
 
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+# A manifest is a list of cases, never a bulk artifact: a larger file is refused unread.
+MAX_MANIFEST_BYTES = 64 << 20
 
 
 def loads(data: bytes | str, *, base: Path | str = ".", path: Path | None = None) -> Manifest:
-    """Parse manifest text; ManifestError if it is not UTF-8 JSON with a top-level object.
-    Everything else (schema, fields, order) is left for ``verify`` to report."""
+    """Parse manifest text; ManifestError if it is not strict UTF-8 JSON
+    (``canonkit._files``) with a top-level object. A repeated key is recorded, not
+    refused: everything else (repeats, schema, fields, order) is left for ``verify``."""
     where = str(path) if path is not None else "<manifest>"
-    if isinstance(data, bytes):
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ManifestError(f"{where}: not UTF-8: {exc}", offset=exc.start) from None
-    else:
-        text = data
-    repeated: list[str] = []
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        obj: dict[str, Any] = {}
-        for key, value in items:
-            if key in obj:
-                repeated.append(key)
-            obj[key] = value
-        return obj
-
     try:
-        document = json.loads(text, object_pairs_hook=pairs, parse_constant=_refuse_constant)
-    except (ValueError, RecursionError) as exc:
-        offset = getattr(exc, "pos", None)
-        raise ManifestError(f"{where}: not JSON: {exc}", offset=offset) from None
+        document, repeated = loads_json_noting_duplicates(data, source=where)
+    except JSONInputError as exc:
+        raise ManifestError(str(exc), offset=exc.offset, detail=exc.code) from None
     if not isinstance(document, dict):
         raise ManifestError(f"{where}: the top level must be a JSON object, "
                             f"not {type(document).__name__}")
@@ -49,12 +32,16 @@ def loads(data: bytes | str, *, base: Path | str = ".", path: Path | None = None
 
 
 def read(path: Path | str) -> Manifest:
-    """Read the manifest at ``path``; artifact paths resolve against its directory."""
+    """Read the manifest at ``path`` (a regular file, at most ``MAX_MANIFEST_BYTES``);
+    artifact paths resolve against its directory."""
     path = Path(path)
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        # chained: a caller can tell "could not read" (an I/O failure) from "not a manifest"
+        data = read_regular(path, max_bytes=MAX_MANIFEST_BYTES)
+    except (OSError, FileTooLargeError) as exc:
+        # chained: a caller can tell "could not read" (an I/O failure, a FIFO) from
+        # "not a manifest" (too large, not JSON)
+        if isinstance(exc, CanonkitError):  # its message names the path already
+            raise ManifestError(f"cannot read: {exc}") from exc
         raise ManifestError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     return loads(data, base=path.parent, path=path)
 
@@ -98,9 +85,14 @@ def dumps(manifest: Manifest | dict[str, Any]) -> bytes:
     ordered[schema.array] = [
         _canonical_entry(schema, e) for e in sorted(entries, key=lambda e: e["id"])
     ]
-    return (json.dumps(ordered, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    return (json.dumps(ordered, indent=2, ensure_ascii=False, default=_unwritable)
+            + "\n").encode("utf-8")
+
+
+def _unwritable(value: Any) -> Any:
+    raise ManifestError(f"cannot write {value!r}: not a manifest value")
 
 
 def write(manifest: Manifest | dict[str, Any], path: Path | str) -> None:
-    """Write the canonical form of ``manifest`` to ``path``."""
-    Path(path).write_bytes(dumps(manifest))
+    """Write the canonical form of ``manifest`` to ``path``, completely or not at all."""
+    write_atomic(path, dumps(manifest))

@@ -22,8 +22,9 @@ REASONS = {
     "unsorted_ids": "the id sorts before the previous entry's id",
     "duplicate_id": "the id equals the previous entry's id",
     "artifact_escapes": "the artifact path leaves the manifest's directory",
-    "missing_artifact": "the artifact file does not exist",
+    "missing_artifact": "the artifact file does not exist or is not a regular file",
     "size_mismatch": "the artifact or output size differs from the manifest",
+    "fixture_unverified": "a fixture the case uses failed its own check; the case is not run",
     "digest_mismatch": "the artifact's SHA-256 differs from the manifest",
     "operation_refused": "the FPS operation raised an error the case did not expect",
     "wrong_output": "the FPS operation produced other bytes",
@@ -51,13 +52,14 @@ class Manifest:
     """A parsed manifest: the raw JSON document plus where it came from.
 
     ``base`` is the directory artifact paths are relative to (the manifest file's
-    directory); ``duplicate_keys`` lists JSON objects that repeated a key (JSON parsers
-    keep only the last value, so this is recorded while parsing)."""
+    directory); ``duplicate_keys`` lists the keys JSON objects repeated, with the byte
+    offset of each repeat (JSON parsers keep only the last value, so this is recorded
+    while parsing)."""
 
     document: dict[str, Any]
     base: Path = field(default_factory=Path)
     path: Path | None = None
-    duplicate_keys: list[str] = field(default_factory=list)
+    duplicate_keys: list[tuple[str, int | None]] = field(default_factory=list)
 
     @property
     def schema(self) -> Any:

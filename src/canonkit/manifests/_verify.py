@@ -31,24 +31,27 @@ def _id_problems(entries: list[Any]) -> list[Problem]:
 
 
 def verify_manifest(manifest: Manifest, *, fps: Any = None,
-                    expect: str | None = None) -> list[Problem]:
+                    expect: str | None = None,
+                    shared: dict[str, Any] | None = None) -> list[Problem]:
     """Every problem of ``manifest`` (empty list: it verifies). ``fps`` is the backend
     module that runs FPS cases (default: the live ``canonkit.fps``); ``expect`` requires a
-    particular schema."""
+    particular schema; ``shared`` receives what the schema's checks record (the fixtures
+    that verified, for a manifest that runs cases on them)."""
     if fps is None:
         from .. import fps as live
 
         fps = live
     document = manifest.document
-    problems = [Problem(None, "duplicate_key", f"a JSON object repeats key {key!r}")
-                for key in manifest.duplicate_keys]
+    problems = [Problem(None, "duplicate_key", f"a JSON object repeats key {key!r}"
+                        + (f" (at byte {offset})" if offset is not None else ""))
+                for key, offset in manifest.duplicate_keys]
     name = document.get("schema")
     schema = SCHEMAS.get(name) if isinstance(name, str) else None
     if schema is None or (expect is not None and schema.name != expect):
         wanted = expect or "one of " + ", ".join(SCHEMAS)
         return problems + [Problem(None, "unknown_schema",
                                    f"schema {document.get('schema')!r}; expected {wanted}")]
-    context = Context(manifest, fps)
+    context = Context(manifest, fps, shared if shared is not None else {})
     allowed = {"schema", schema.array, *schema.top_fields}
     problems += [Problem(None, "unexpected_field", f"top-level field {key!r}")
                  for key in sorted(document.keys() - allowed)]

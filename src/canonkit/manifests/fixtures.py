@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._files import check_regular
 from ._artifacts import resolve_artifact, sha256_file
 from ._hexfields import decimal_string_problem, field_set_problems, hex_problem, string_problem
 from ._model import Context, Problem, Schema
@@ -26,20 +27,30 @@ def check(case: str, entry: dict[str, Any]) -> list[Problem]:
 
 
 def verify(case: str, entry: dict[str, Any], context: Context) -> list[Problem]:
+    """Size first (from ``stat``: an artifact of the wrong size is never read), then the
+    SHA-256 streamed. A fixture that passes is recorded in ``context.shared["verified"]``
+    as ``(path, size, sha256)`` for the manifests that use its bytes."""
     found = resolve_artifact(context.manifest.base, entry["artifact"], case)
     if isinstance(found, Problem):
         return [found]
+    expected = int(entry["size"])  # check() bounded it: a canonical decimal below 2**64
     try:
+        size = check_regular(found).st_size
+        if size != expected:
+            return [Problem(case, "size_mismatch",
+                            f"artifact has {size} bytes, manifest says {entry['size']}")]
         size, digest = sha256_file(found)
     except OSError as exc:
         return [Problem(case, "missing_artifact", f"artifact cannot be read: {exc}")]
     problems = []
-    if size != int(entry["size"]):
-        problems.append(Problem(case, "size_mismatch",
-                                f"artifact has {size} bytes, manifest says {entry['size']}"))
+    if size != expected:
+        problems.append(Problem(case, "size_mismatch", f"artifact changed while read: "
+                                f"{size} bytes, manifest says {entry['size']}"))
     if digest != entry["sha256"]:
         problems.append(Problem(case, "digest_mismatch",
                                 f"artifact sha256 is {digest}, manifest says {entry['sha256']}"))
+    if not problems:
+        context.shared.setdefault("verified", {})[case] = (found, size, digest)
     return problems
 
 

@@ -12,10 +12,12 @@ output itself, the content ID pinning the bytes.
 """
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
-from ..errors import ManifestError
+from .._files import read_regular
+from ..errors import FileTooLargeError, ManifestError
 from ._artifacts import resolve_artifact
 from ._hexfields import decimal_string_problem, string_problem
 from ._model import Context, Problem, Schema
@@ -40,7 +42,8 @@ def check(case: str, entry: dict[str, Any]) -> list[Problem]:
 
 
 def check_top(context: Context) -> list[Problem]:
-    """Verify the referenced fixtures manifest and index its artifacts by id."""
+    """Verify the referenced fixtures manifest; index the fixtures that passed their own
+    check (only those are ever read again) and note the ones that did not."""
     from . import verify_manifest  # the package entry point; imported late (cycle)
     from ._io import read
 
@@ -55,36 +58,54 @@ def check_top(context: Context) -> list[Problem]:
         fixtures = read(found)
     except ManifestError as exc:
         return [Problem(None, "unreadable", f"fixtures manifest: {exc}")]
-    problems = [Problem(f"fixtures:{p.case}" if p.case else "fixtures", p.reason, p.detail)
-                for p in verify_manifest(fixtures, fps=context.fps,
-                                         expect="amduat.conformance.fixtures.v0")]
+    recorded: dict[str, Any] = {}
+    own = verify_manifest(fixtures, fps=context.fps, expect="amduat.conformance.fixtures.v0",
+                          shared=recorded)
+    failed = {p.case for p in own}  # a repeated id is a problem too: never trusted
+    verified: dict[str, tuple[Path, int, str]] = recorded.get("verified", {})
+    context.shared["artifacts"] = {ident: found for ident, found in verified.items()
+                                   if ident not in failed}
     entries = fixtures.document.get("fixtures")
-    index: dict[str, Path | Problem] = {}
-    if isinstance(entries, list):
-        for entry in entries:
-            if isinstance(entry, dict) and isinstance(entry.get("id"), str) \
-                    and isinstance(entry.get("artifact"), str):
-                index[entry["id"]] = resolve_artifact(fixtures.base, entry["artifact"],
-                                                      entry["id"])
-    context.shared["artifacts"] = index
-    return problems
+    context.shared["listed"] = {e["id"] for e in entries if isinstance(e, dict)
+                                and isinstance(e.get("id"), str)} \
+        if isinstance(entries, list) else set()
+    return [Problem(f"fixtures:{p.case}" if p.case else "fixtures", p.reason, p.detail)
+            for p in own]
+
+
+def _payload(case: str, ident: str, path: Path, size: int, digest: str) -> bytes | Problem:
+    """The fixture's bytes, read once more and checked against what was verified (the
+    file may have changed since)."""
+    try:
+        data = read_regular(path, max_bytes=size)
+    except (OSError, FileTooLargeError) as exc:
+        return Problem(case, "missing_artifact", f"fixture {ident!r} cannot be read: {exc}")
+    if len(data) != size or hashlib.sha256(data).hexdigest() != digest:
+        return Problem(case, "digest_mismatch",
+                       f"fixture {ident!r} changed after it was verified")
+    return data
 
 
 def verify(case: str, entry: dict[str, Any], context: Context) -> list[Problem]:
-    index: dict[str, Path | Problem] = context.shared.get("artifacts", {})
+    index: dict[str, tuple[Path, int, str]] = context.shared.get("artifacts", {})
+    listed: set[str] = context.shared.get("listed", set())
     wanted = [entry[name] for name in ("input", "insert") if name in entry]
-    wanted += entry.get("inputs", [])
-    paths = {ident: index.get(ident) for ident in wanted}
-    missing = [ident for ident, path in paths.items() if not isinstance(path, Path)]
-    if missing:
-        return [Problem(case, "missing_artifact",
-                        f"no readable fixture {ident!r} in the fixtures manifest")
-                for ident in missing]
-    try:
-        payloads = {ident: path.read_bytes() for ident, path in paths.items()
-                    if isinstance(path, Path)}
-    except OSError as exc:
-        return [Problem(case, "missing_artifact", f"a fixture cannot be read: {exc}")]
+    wanted = list(dict.fromkeys(wanted + entry.get("inputs", [])))
+    problems = [
+        Problem(case, "fixture_unverified",
+                f"fixture {ident!r} failed its own check; the case is not run")
+        if ident in listed else
+        Problem(case, "missing_artifact", f"no readable fixture {ident!r} in the fixtures "
+                "manifest")
+        for ident in wanted if ident not in index]
+    if problems:  # nothing is read, no output built, for a case that cannot pass
+        return problems
+    payloads: dict[str, bytes] = {}
+    for ident in wanted:
+        got = _payload(case, ident, *index[ident])
+        if isinstance(got, Problem):
+            return [got]
+        payloads[ident] = got
     output, problems = run_and_compare(case, entry, context, load=payloads.__getitem__)
     if output is not None and len(output) != int(entry["output_size"]):
         problems.insert(0, Problem(case, "size_mismatch",

@@ -15,11 +15,9 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
-from blake3 import blake3 as _blake3
-
 from ..errors import MissingKindError, SchemaViolationError, UnknownKindError
-from .hashing import PARALLEL_MIN, PREFIX, Buffer, _hasher_local, address
-from .registry import _KINDS, get_kind
+from .hashing import Buffer, address
+from .registry import _KINDS, _V1, get_kind
 from .schema import Kind
 
 __all__ = ["Object", "ObjectCodec"]
@@ -86,58 +84,24 @@ class Object:
         return f"Object({self.kind!r}, v{self.version}, {self.address})"
 
 
-_SPLICE_MAX = 21  # fields; with t and v the map head stays one byte (count <= 23)
-
-
-def _splices_after_envelope(name: str) -> bool:
-    """True if the text key ``name`` sorts after "v" in core (bytewise) key order: every
-    key of two or more UTF-8 bytes (head 0x62+), and one-byte keys above "v"."""
-    return len(name.encode("utf-8")) >= 2 or name > "v"
-
-
-def _make_encoders(encode: Callable[..., bytes]
-                   ) -> tuple[Callable[..., bytes], Callable[..., str]]:
-    """``encode_object`` and ``address_object`` over one backend's ``encode``, as
-    closures: the hot path (one small object, many times) does one dict lookup, the
-    kind's generated validity predicate, one encoder call and — for ``address_object``,
-    inlined rather than calling ``address`` — one reused hasher.
-
-    The envelope is spliced rather than merged: when every field key sorts after "v"
-    (true for all of canonkit's kinds), the canonical map ``{t, v, **fields}`` is the
-    map head for ``n + 2`` pairs, then the encoded ``t`` and ``v`` pairs, then the pairs
-    of the canonical ``fields`` map in their order — RFC 8949 §4.2.1 sorts pairs by
-    their keys' bytes. The ``t``/``v`` pairs come from this backend's own encoding of
-    ``{"t": kind, "v": version}``; building a 7-key dict per call costs more than the
-    encoding itself. Kinds with other keys (or more than 21 fields) take the plain path.
-    """
-    kinds = _KINDS
-    local = _hasher_local
-    blake3 = _blake3
-    splices: dict[Kind, tuple[bytes, ...]] = {}  # kind -> head+envelope bytes by field count
-
-    def splice_heads(spec: Kind) -> tuple[bytes, ...]:
-        names = [*spec.fields, *spec.optional]
-        if not all(_splices_after_envelope(n) for n in names):
-            heads: tuple[bytes, ...] = ()
-        else:
-            pairs = encode({"t": spec.name, "v": spec.version}, profile=PROFILE)[1:]
-            heads = tuple(bytes((0xA0 + n + 2,)) + pairs for n in range(_SPLICE_MAX + 1))
-        splices[spec] = heads
-        return heads
-
-    def envelope(spec: Kind, kind: str, version: int, fields: Any) -> bytes:
-        heads = splices.get(spec)
-        if heads is None:
-            heads = splice_heads(spec)
-        if type(fields) is dict and len(fields) < len(heads):
-            return heads[len(fields)] + encode(fields, profile=PROFILE)[1:]
-        return encode({"t": kind, "v": version, **fields}, profile=PROFILE)
+def _make_encoders(cbor: ModuleType) -> tuple[Callable[..., bytes], Callable[..., str]]:
+    """``encode_object`` and ``address_object`` over one backend, as closures: the hot
+    path (one small object, many times) is one dict lookup, the kind's generated validity
+    predicate, one ``encode_merged`` call (the kind's cached ``{"t", "v"}`` envelope and
+    the caller's fields as one canonical map, no merged dict built) and one hash call."""
+    v1 = _V1
+    encoder = getattr(cbor, "Encoder", None)
+    if encoder is not None and hasattr(encoder, "encode_merged"):
+        # a reusable core encoder's bound method: no option parsing per call
+        encode_merged: Callable[[Any, Any], bytes] = encoder(profile=PROFILE).encode_merged
+    else:
+        encode_merged = _merged_through(cbor.encode)
 
     def encode_object(kind: str, fields: Any, *, version: int = 1) -> bytes:
         """The addressed bytes of an object; validates ``fields`` against the schema
         first (``SchemaViolationError`` naming the field), so every encoded object
         decodes again."""
-        spec = kinds.get((kind, version)) if type(kind) is str else None
+        spec = v1.get(kind) if version == 1 and type(kind) is str else None
         if spec is None:
             spec = _lookup(kind, version)
         if spec.raw:
@@ -147,37 +111,24 @@ def _make_encoders(encode: Callable[..., bytes]
             spec.validate(fields)  # raises the precise violation, or accepts (bytearray ...)
         elif spec.check is not None:
             spec.check(fields)
-        heads = splices.get(spec)
-        if heads is not None and type(fields) is dict and len(fields) < len(heads):
-            return heads[len(fields)] + encode(fields, profile=PROFILE)[1:]
-        return envelope(spec, kind, version, fields)
+        return encode_merged(spec._envelope, fields)
 
     def address_object(kind: str, fields: Any, *, version: int = 1) -> str:
         """``address(encode_object(kind, fields, version=version))``."""
-        spec = kinds.get((kind, version)) if type(kind) is str else None
-        if spec is None or spec.raw:
-            return address(encode_object(kind, fields, version=version))
-        if not spec._fast(fields):
-            spec.validate(fields)
-        elif spec.check is not None:
-            spec.check(fields)
-        heads = splices.get(spec)
-        if heads is not None and type(fields) is dict and len(fields) < len(heads):
-            data = heads[len(fields)] + encode(fields, profile=PROFILE)[1:]
-        else:
-            data = envelope(spec, kind, version, fields)
-        if len(data) >= PARALLEL_MIN:
-            return address(data)
-        try:
-            hasher = local.hasher
-        except AttributeError:
-            hasher = local.hasher = blake3()
-        hasher.reset()
-        hasher.update(data)
-        digest: bytes = hasher.digest()
-        return PREFIX + digest.hex()
+        spec = v1.get(kind) if version == 1 and type(kind) is str else None
+        if spec is not None and spec.check is None and spec._fast(fields):
+            return address(encode_merged(spec._envelope, fields))  # the common case
+        return address(encode_object(kind, fields, version=version))
 
     return encode_object, address_object
+
+
+def _merged_through(encode: Callable[..., bytes]) -> Callable[[Any, Any], bytes]:
+    """``encode_merged`` for a backend module that has only ``encode`` (fields never hold
+    ``t`` or ``v``: the schema refuses them before encoding)."""
+    def encode_merged(first: Mapping[str, Any], second: Mapping[str, Any], /) -> bytes:
+        return encode({**first, **second}, profile=PROFILE)
+    return encode_merged
 
 
 class ObjectCodec:
@@ -193,7 +144,7 @@ class ObjectCodec:
     def __init__(self, cbor: ModuleType) -> None:
         self.cbor = cbor
         self._decode = cbor.decode
-        self.encode_object, self.address_object = _make_encoders(cbor.encode)
+        self.encode_object, self.address_object = _make_encoders(cbor)
 
     def decode_object(self, data: Buffer, /, *, kind: str | None = None) -> Object:
         """Decode addressed bytes into an ``Object``.

@@ -15,6 +15,7 @@ from .schema import REF, Array, FieldType, Int, Kind, Nullable, Record, Text, Tu
 __all__ = ["BUILTIN_KINDS", "get_kind", "register_kind", "registered_kinds", "unregister_kind"]
 
 _KINDS: dict[tuple[str, int], Kind] = {}
+_V1: dict[str, Kind] = {}  # the version-1 kinds by name: the common lookup, no tuple key
 _LOCK = threading.Lock()  # registration is rare; lookups read the dict without locking
 
 
@@ -67,6 +68,8 @@ def register_kind(kind: Kind | str, version: int = 1, *,
         if key in _KINDS and not replace:
             raise ValueError(f"{kind.name!r} v{kind.version} is already registered")
         _KINDS[key] = kind
+        if kind.version == 1:
+            _V1[kind.name] = kind
     return kind
 
 
@@ -76,6 +79,8 @@ def unregister_kind(name: str, version: int = 1) -> None:
         if (name, version) in _BUILTIN:
             raise ValueError(f"{name!r} v{version} is a canonkit kind; it is frozen")
         _KINDS.pop((name, version), None)
+        if version == 1:
+            _V1.pop(name, None)
 
 
 def get_kind(name: str, version: int) -> Kind:

@@ -15,7 +15,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from typing import TYPE_CHECKING
+
+from .. import _backend
 from ..errors import SchemaViolationError
+
+if TYPE_CHECKING:  # the twin is the typed surface
+    from .. import _objects_py as _plans
+else:
+    _plans = _backend.load("objects")
 
 __all__ = [
     "REF",
@@ -394,6 +402,50 @@ def _never(fields: Any) -> bool:
     return False
 
 
+def _simple_op(ftype: FieldType) -> tuple[int, int] | None:
+    """(op, arg) of a field type the compiled fields check knows, else None. Exact
+    classes only: a subclass may check more."""
+    kind = type(ftype)
+    if kind is Bytes:
+        size = ftype.size  # type: ignore[attr-defined]
+        return (_plans.BYTES, 0) if size is None else (_plans.BYTES_SIZED, size)
+    if kind is Text and not ftype.forbid:  # type: ignore[attr-defined]
+        return (_plans.TEXT_NON_EMPTY if ftype.non_empty  # type: ignore[attr-defined]
+                else _plans.TEXT, 0)
+    if kind is UInt:
+        return _plans.UINT, 0
+    if kind is Int:
+        return _plans.INT, 0
+    if kind is Bool:
+        return _plans.BOOL, 0
+    return None
+
+
+def _field_op(ftype: FieldType) -> tuple[int, int] | None:
+    flags = 0
+    if type(ftype) is Nullable:
+        flags, ftype = _plans.NULLABLE, ftype.inner
+    if type(ftype) is Array and ftype.order_by is None:
+        flags, ftype = flags | _plans.ARRAY, ftype.item
+    simple = _simple_op(ftype)
+    return None if simple is None else (flags | simple[0], simple[1])
+
+
+def _plan(required: Mapping[str, FieldType],
+          optional: Mapping[str, FieldType]) -> tuple[tuple[str, int, int], ...] | None:
+    """The plan of the compiled fields check (see ``canonkit._objects_py``), or None when
+    a field is optional or of a type it does not know (the generated predicate serves)."""
+    if optional:
+        return None
+    plan = []
+    for name, ftype in required.items():
+        op = _field_op(ftype)
+        if op is None:
+            return None
+        plan.append((name, *op))
+    return tuple(plan)
+
+
 class Record(FieldType):
     """A map with text keys: required fields, optional fields, nothing else."""
 
@@ -425,7 +477,7 @@ class Kind:
     ``check`` is an optional cross-field rule ``check(fields)`` raising ``violation``.
     """
 
-    __slots__ = ("_fast", "check", "fields", "name", "optional", "raw", "version")
+    __slots__ = ("_envelope", "_fast", "check", "fields", "name", "optional", "raw", "version")
 
     def __init__(self, name: str, version: int = 1, *,
                  fields: Mapping[str, FieldType] | None = None,
@@ -450,7 +502,13 @@ class Kind:
                 raise ValueError(f"invalid field name {field!r} (t and v are the envelope)")
             if field in self.fields and field in self.optional:
                 raise ValueError(f"field {field!r} is both required and optional")
-        self._fast = _never if raw else _compile_fast(name, self.fields, self.optional)
+        # the t/v pairs every encoding of this kind starts from (never mutated)
+        self._envelope: dict[str, Any] = {"t": name, "v": version}
+        plan = None if raw else _plan(self.fields, self.optional)
+        if plan is not None:
+            self._fast: Callable[[Any], bool] = _plans.FieldsCheck(plan).match
+        else:
+            self._fast = _never if raw else _compile_fast(name, self.fields, self.optional)
 
     def validate(self, fields: Any) -> None:
         """Raise ``SchemaViolationError`` (detail = field path) unless ``fields`` fits."""

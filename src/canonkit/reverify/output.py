@@ -1,21 +1,25 @@
-"""Report and annotation files: written to ``FILE.partial`` and renamed into place only
-when the run completes, so a failed or interrupted run never leaves a partial report that
-looks complete. The inputs are never opened for writing."""
+"""Report and annotation files: written to a unique temporary beside the target and
+renamed into place only when the run completes (``canonkit._files.AtomicWriter``), so a
+failed or interrupted run never leaves a partial report that looks complete. The inputs
+are never opened for writing."""
 from __future__ import annotations
 
 import os
-from typing import IO, Any
+from collections.abc import Iterable
+from typing import Any
 
 import orjson
+
+from .._files import AtomicWriter
 
 
 class AtomicLines:
     """A JSON-lines file that appears under its name only on ``commit()``."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *,
+                 inputs: Iterable[str | os.PathLike[str]] = ()) -> None:
         self.path = os.fspath(path)
-        self._partial = self.path + ".partial"
-        self._file: IO[bytes] = open(self._partial, "wb")  # noqa: SIM115
+        self._file = AtomicWriter(self.path, inputs=inputs)
 
     def write_line(self, line: bytes) -> None:
         self._file.write(line)
@@ -25,15 +29,10 @@ class AtomicLines:
         self.write_line(orjson.dumps(value))
 
     def commit(self) -> None:
-        self._file.close()
-        os.replace(self._partial, self.path)
+        self._file.commit()
 
     def abort(self) -> None:
-        self._file.close()
-        try:
-            os.unlink(self._partial)
-        except FileNotFoundError:
-            pass
+        self._file.abort()
 
 
 def annotation(episode_id: str | None, source: Any, order: list[str]) -> dict[str, Any]:

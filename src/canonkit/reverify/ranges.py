@@ -27,6 +27,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from .._files import JSONLines, open_regular
 from .sources import MAX_DOCUMENT_BYTES, Item, _read_json_file
 from .worker import Task, Verdict, verify_batch, verify_one
 
@@ -99,34 +100,22 @@ def chunk_bytes_for(size: int, workers: int, batch_bytes: int) -> int:
 
 def read_lines(path: str, start: int, end: int) -> Iterator[tuple[Item, int]]:
     """The documents of ``[start, end)`` with their 1-based line number within the range
-    (the source's ``line`` is that relative number). Same rules as
-    ``sources._read_jsonl``: blank lines are counted and skipped, an over-long line is an
-    ``error`` item skipped up to its newline. Yields ``(item, lines_read_so_far)``; the
-    final value of the counter is the number of lines in the range."""
-    with open(path, "rb") as raw:
+    (the source's ``line`` is that relative number). Same reader as
+    ``sources._read_jsonl`` (``canonkit._files.JSONLines``): blank lines are counted (as
+    ``blank`` items), an over-long line is an ``error`` item skipped up to its newline.
+    Yields ``(item, lines_read_so_far)``; the final value of the counter is the number of
+    lines in the range."""
+    with open_regular(path) as raw:
         raw.seek(start)
-        pos = start
-        line_no = 0
-        while pos < end:
-            line = raw.readline(MAX_DOCUMENT_BYTES + 1)
-            if not line:
-                return
-            pos += len(line)
-            line_no += 1
+        for line_no, line in JSONLines(raw, max_line=MAX_DOCUMENT_BYTES, stop_after=end - start):
             source: dict[str, object] = {"file": path, "line": line_no}
-            if len(line) > MAX_DOCUMENT_BYTES and not line.endswith(b"\n"):
-                while True:  # skip the rest of the over-long line
-                    rest = raw.readline(1 << 20)
-                    pos += len(rest)
-                    if not rest or rest.endswith(b"\n"):
-                        break
+            if line is None:
                 reason = f"line exceeds the {MAX_DOCUMENT_BYTES}-byte document limit"
                 yield Item("error", reason.encode(), source, 0), line_no
-                continue
-            if not line.strip():
+            elif not line:
                 yield Item("blank", b"", source, 0), line_no
-                continue
-            yield Item("json", line, source, 0), line_no
+            else:
+                yield Item("json", line, source, 0), line_no
 
 
 def _verify_lines(source_path: str, open_path: str, start: int, end: int,

@@ -16,6 +16,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from .._files import JSONLines, open_regular
+from .._optional import require
 from ..errors import InputError as InputError  # re-exported: reverify.InputError
 
 # One document larger than this is reported as invalid_record instead of being buffered.
@@ -129,19 +131,19 @@ def _read_json_file(path: str) -> Iterator[Item]:
         reason = f"document of {size} bytes exceeds the {MAX_DOCUMENT_BYTES}-byte limit"
         yield Item("error", reason.encode(), source, size)
         return
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         yield Item("json", f.read(), source, size)
 
 
 def _open_lines(path: str) -> tuple[BinaryIO, _CountingReader]:
-    counter = _CountingReader(open(path, "rb"))  # noqa: SIM115 - closed by the caller
     name = path.lower()
+    if name.endswith(".zst"):  # before opening: a missing package must not leak the file
+        zstandard = require("zstandard", f"reading {path}")
+    counter = _CountingReader(open_regular(path))  # closed by the caller
     stream: BinaryIO
     if name.endswith(".gz"):
         stream = gzip.GzipFile(fileobj=io.BufferedReader(counter, _CHUNK), mode="rb")  # type: ignore[assignment]
     elif name.endswith(".zst"):
-        import zstandard
-
         reader = zstandard.ZstdDecompressor().stream_reader(
             io.BufferedReader(counter, _CHUNK), read_across_frames=True
         )
@@ -157,7 +159,7 @@ def _stream_errors() -> tuple[type[BaseException], ...]:
         import zstandard
 
         errors.append(zstandard.ZstdError)
-    except ImportError:  # pragma: no cover - zstandard is a dependency
+    except ImportError:  # optional (the zstd extra): no .zst input can be open then
         pass
     import zlib
 
@@ -166,39 +168,34 @@ def _stream_errors() -> tuple[type[BaseException], ...]:
 
 
 def _read_jsonl(path: str) -> Iterator[Item]:
-    """One document per line; blank lines are skipped. A line longer than the limit is
-    reported and skipped up to its newline; a broken compressed stream ends the file with
-    one ``error`` item at the line where it broke."""
+    """One document per line (``canonkit._files.JSONLines``: blank lines are counted and
+    skipped). A line longer than the limit is reported and skipped up to its newline; a
+    broken compressed stream ends the file with one ``error`` item at the line where it
+    broke."""
     stream, counter = _open_lines(path)
     broken = _stream_errors()
-    line_no = 0
+    reader = JSONLines(stream, max_line=MAX_DOCUMENT_BYTES)
+    lines = iter(reader)
     last = 0
     try:
         while True:
             try:
-                line = stream.readline(MAX_DOCUMENT_BYTES + 1)
+                got = next(lines, None)
             except broken as exc:
                 reason = f"input stream broken: {type(exc).__name__}: {exc}"
-                yield Item("error", reason.encode(), {"file": path, "line": line_no + 1},
+                yield Item("error", reason.encode(), {"file": path, "line": reader.lines + 1},
                            counter.count - last)
                 return
-            if not line:
+            if got is None:
                 return
-            line_no += 1
+            line_no, line = got
             source: dict[str, object] = {"file": path, "line": line_no}
-            if len(line) > MAX_DOCUMENT_BYTES and not line.endswith(b"\n"):
-                try:
-                    while True:  # skip the rest of the over-long line
-                        rest = stream.readline(_CHUNK)
-                        if not rest or rest.endswith(b"\n"):
-                            break
-                except broken:
-                    pass
+            if line is None:
                 reason = f"line exceeds the {MAX_DOCUMENT_BYTES}-byte document limit"
                 yield Item("error", reason.encode(), source, counter.count - last)
                 last = counter.count
                 continue
-            if not line.strip():
+            if not line:
                 continue
             now = counter.count
             yield Item("json", line, source, now - last)
@@ -219,7 +216,7 @@ def _read_cbor_sequence(path: str) -> Iterator[Item]:
     """
     from .. import cbor, errors
 
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         buf = b""
         pos = 0  # start of the next item in buf
         base = 0  # file offset of buf[pos]

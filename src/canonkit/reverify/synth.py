@@ -33,6 +33,7 @@ from typing import Any
 
 import orjson
 
+from .._optional import require
 from .runner import DEFAULT_SEARCH_CAP
 
 # outcome recipes per mix, with integer weights (seed-table: the seed's 62-Episode table)
@@ -465,8 +466,7 @@ def _writer(out: str) -> Any:
     if name.endswith(".gz"):
         return gzip.open(out, "wb", compresslevel=6)
     if name.endswith(".zst"):
-        import zstandard
-
+        zstandard = require("zstandard", f"writing {out}")
         return zstandard.ZstdCompressor(level=3).stream_writer(open(out, "wb"))  # noqa: SIM115
     return open(out, "wb")  # noqa: SIM115
 

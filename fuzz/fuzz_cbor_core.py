@@ -1,0 +1,8 @@
+"""Fuzz target: CBOR decoding under the core profile, compiled vs twin, and re-encoding."""
+import _harness
+from cbor_target import make
+
+one_input = make("core")
+
+if __name__ == "__main__":
+    _harness.run(one_input)

@@ -1,0 +1,519 @@
+"""Verifying a ``canonkit-layer3/1`` export without trusting anything in it.
+
+``verify(document, *, episode=None)`` recomputes every content hash in Form B, walks the
+audit chain (the first broken link is reported), checks that every node has its creation
+event with the declared CIA and the CIA-004 fields, replays the workflow state machine over
+the recorded events (WF-004, WF-005), checks error consistency (EX-003), immutability
+(L3-004, L3-005), retry by new node (L3-006), the seven edges (L3-007, L3-008) and, given the
+Episode document, spine isolation (L3-001). Each finding names its vector, the node and the
+field. The two INTERRUPTED states of WF-006 are reported as notes, never as findings.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from canonkit.astp.audit import verify_audit_chain
+from canonkit.astp.canonical_json import parse_canonical
+from canonkit.astp.layer3.events import delta_value
+from canonkit.astp.layer3.hashing import content_hash
+from canonkit.astp.layer3.rules import check_execution_errors, check_transition
+from canonkit.astp.layer3.schema import (
+    AUDIT_EVENTS,
+    CREATION_EVENTS,
+    EDGE_TYPES,
+    EDGES,
+    EXECUTION,
+    HASH_VECTOR,
+    MUTABLE_DECLARATION_FIELDS,
+    NODE_TYPES,
+    SKILL,
+    TERMINAL_STATUSES,
+    WORKFLOW,
+    WORKFLOW_STATUSES,
+)
+from canonkit.astp.layer3.workspace import FORMAT
+from canonkit.errors import ASTPError, Layer3GovernanceError
+
+__all__ = ["WORKFLOW_STATES", "Finding", "Layer3Report", "verify"]
+
+#: how a verified workflow ended, per its replayed status (WF-006 splits INTERRUPTED)
+WORKFLOW_STATES = ("declared", "in_progress", "completed", "failed",
+                   "interrupted_before_start", "interrupted_after_start")
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+#: creation-event forward field -> the node field it restates
+_RESTATED: dict[str, dict[str, str]] = {
+    "WORKFLOW_DECLARED": {"episode_id": "episode_id", "intention_id": "intention_id",
+                          "mandate_id": "mandate_id", "declared_by": "declared_by",
+                          "declared_at": "declared_at", "content_hash": "content_hash"},
+    "EXECUTION_RECORDED": {"workflow_id": "workflow_id", "episode_id": "episode_id",
+                           "sequence_index": "sequence_index", "agent_id": "agent_id",
+                           "status": "status", "executed_at": "executed_at",
+                           "content_hash": "content_hash"},
+    "SKILL_INVOKED": {"execution_node_id": "execution_node_id", "workflow_id": "workflow_id",
+                      "episode_id": "episode_id", "skill_id": "skill_id",
+                      "skill_source": "skill_source", "invoked_by": "invoked_by",
+                      "invoked_at": "invoked_at", "status": "status",
+                      "content_hash": "content_hash"},
+}
+#: the vector of an unexplained change to a stored node of each type
+_CHANGED = {WORKFLOW: "L3-005", EXECUTION: "L3-004", SKILL: "L3-004"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One violation (or, in ``Layer3Report.notes``, one WF-006 observation)."""
+    vector: str
+    node_id: str | None
+    field: str | None
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"vector": self.vector, "node_id": self.node_id, "field": self.field,
+                "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class Layer3Report:
+    """``ok`` when there is no finding. ``workflows`` maps each workflow to how it ended
+    (``WORKFLOW_STATES``); ``notes`` hold the WF-006 observations."""
+    findings: tuple[Finding, ...]
+    notes: tuple[Finding, ...] = ()
+    workflows: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    @property
+    def vectors(self) -> list[str]:
+        """The distinct vectors of the findings, sorted."""
+        return sorted({f.vector for f in self.findings})
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "findings": [f.to_json() for f in self.findings],
+                "notes": [n.to_json() for n in self.notes], "workflows": dict(self.workflows)}
+
+
+def verify(document: Any, *, episode: Any = None) -> Layer3Report:
+    """Check a ``canonkit-layer3/1`` export; with ``episode`` (an Episode document as
+    ``canonkit.astp.read_episode`` reads it) also spine isolation (L3-001) and that the
+    workflows are declared within that Episode. Never raises for the export's content; an
+    unreadable ``episode`` raises ``InvalidRecordError``."""
+    check = _Verification(document)
+    check.run(episode)
+    return check.report()
+
+
+class _Workflow:
+    """A workflow's status as the recorded events leave it."""
+
+    def __init__(self, declared_at: Any) -> None:
+        self.status = "DECLARED"
+        self.status_updated_at = declared_at
+        self.error_detail: Any = None
+        self.executions = 0
+
+
+class _Verification:
+    def __init__(self, document: Any) -> None:
+        self.document = document
+        self.findings: list[Finding] = []
+        self.notes: list[Finding] = []
+        self.states: dict[str, str] = {}
+        self.nodes: dict[str, Mapping[str, Any]] = {}
+        self.created: dict[str, tuple[str, Mapping[str, Any], int]] = {}   # node -> event
+        self.audited_edges: dict[tuple[str, str, str], Mapping[str, Any]] = {}
+        self.workflows: dict[str, _Workflow] = {}
+        self.cia: dict[str, str] = {}
+
+    def add(self, vector: str, node_id: Any, field: str | None, detail: str) -> None:
+        finding = Finding(vector, node_id if isinstance(node_id, str) else None, field, detail)
+        if finding not in self.findings:
+            self.findings.append(finding)
+
+    def report(self) -> Layer3Report:
+        return Layer3Report(tuple(self.findings), tuple(self.notes), dict(self.states))
+
+    # --- the document ------------------------------------------------------------------------
+
+    def run(self, episode: Any) -> None:
+        doc = self.document
+        if not isinstance(doc, Mapping):
+            self.add("L3-003", None, None, f"not a Layer 3 document: {type(doc).__name__}")
+            return
+        if doc.get("format") != FORMAT:
+            self.add("L3-003", None, "format", f"format {doc.get('format')!r} is not {FORMAT}")
+            return
+        parts = {}
+        for name in ("nodes", "edges", "audit"):
+            value = doc.get(name)
+            if not isinstance(value, list):
+                self.add("L3-003", None, name, f"{name} must be a list")
+                return
+            parts[name] = value
+        self.read_cia(doc.get("cia"))
+        self.read_nodes(parts["nodes"])
+        self.read_audit(parts["audit"], doc.get("episode_id"))
+        self.match_nodes_and_events()
+        self.check_workflows()
+        self.check_retries()
+        self.check_edges(parts["edges"])
+        if episode is not None:
+            self.check_isolation(episode)
+
+    def read_cia(self, cia: Any) -> None:
+        if not isinstance(cia, Mapping) or set(cia) != set(NODE_TYPES) or not all(
+                isinstance(p, str) and p for p in cia.values()):
+            self.add("CIA-001", None, "cia", "the export must name exactly one CIA for each of "
+                     + ", ".join(NODE_TYPES))
+            return
+        self.cia = dict(cia)
+
+    def read_nodes(self, items: Sequence[Any]) -> None:
+        for i, node in enumerate(items):
+            node_type = node.get("node_type") if isinstance(node, Mapping) else None
+            node_id = node.get("node_id") if isinstance(node, Mapping) else None
+            if node_type not in NODE_TYPES or not isinstance(node_id, str):
+                self.add("L3-003", node_id, f"nodes[{i}]",
+                         "not a Layer 3 node (node_type and node_id)")
+                continue
+            assert isinstance(node, Mapping)
+            if node_id in self.nodes:
+                self.check_duplicate(self.nodes[node_id], node)
+                continue
+            self.nodes[node_id] = node
+            self.check_node(node_type, node_id, node)
+
+    def check_duplicate(self, first: Mapping[str, Any], again: Mapping[str, Any]) -> None:
+        """Two records of one node may differ only in a declaration's mutable trio."""
+        node_type = first.get("node_type")
+        allowed = MUTABLE_DECLARATION_FIELDS if node_type == WORKFLOW else ()
+        changed = sorted(k for k in set(first) | set(again)
+                         if k not in allowed and first.get(k, _MISSING) != again.get(k, _MISSING))
+        if changed:
+            self.add(_CHANGED.get(str(node_type), "L3-004"), first.get("node_id"), changed[0],
+                     f"two records of one node differ in {', '.join(changed)}")
+
+    def check_node(self, node_type: str, node_id: str, node: Mapping[str, Any]) -> None:
+        stored = node.get("content_hash")
+        try:
+            computed = content_hash(node_type, node)
+        except ASTPError as exc:
+            self.add(HASH_VECTOR[node_type], node_id, exc.detail if isinstance(exc.detail, str)
+                     else None, f"the content hash cannot be computed: {exc}")
+        else:
+            if not isinstance(stored, str) or not _HEX64.fullmatch(stored):
+                self.add(HASH_VECTOR[node_type], node_id, "content_hash",
+                         "content_hash is not 64 lowercase hex characters")
+            elif stored != computed:
+                self.add(HASH_VECTOR[node_type], node_id, "content_hash",
+                         f"content_hash does not recompute in Form B (computed {computed})")
+        if node_type == EXECUTION:
+            self.guard(check_execution_errors, node)
+        elif node_type == SKILL:
+            if node.get("registry_id") is not None:
+                self.add("SK-003", node_id, "registry_id", "registry_id must stay null")
+        elif node.get("status") not in WORKFLOW_STATUSES:
+            self.add("WF-004", node_id, "status", f"unknown workflow status {node.get('status')!r}")
+
+    def guard(self, check: Any, *args: Any) -> None:
+        try:
+            check(*args)
+        except Layer3GovernanceError as exc:
+            self.add(exc.vector, exc.node_id, exc.field, str(exc))
+
+    # --- the audit chain -----------------------------------------------------------------------
+
+    def read_audit(self, records: Sequence[Any], episode_id: Any) -> None:
+        mappings = [r for r in records if isinstance(r, Mapping)]
+        if len(mappings) != len(records):
+            self.add("CIA-003", None, "audit", "an audit record is not an object")
+            return
+        verdict = verify_audit_chain(mappings)
+        if not verdict.ok:
+            index = verdict.index or 0
+            affected = mappings[index].get("affected_nodes")
+            node = affected[0] if isinstance(affected, list) and affected else None
+            self.add("CIA-003", node, f"audit[{index}]",
+                     f"the audit chain breaks at record {index}: {verdict.reason}")
+        for i, record in enumerate(mappings):
+            if record.get("chain_key") != episode_id:
+                self.add("CIA-003", None, f"audit[{i}].chain_key",
+                         "the chain key is not the export's episode_id")
+                break
+        for i, record in enumerate(mappings):
+            delta_type = record.get("delta_type")
+            if delta_type in AUDIT_EVENTS:
+                forward = self.read_event(i, str(delta_type), record)
+                if forward is not None:
+                    self.replay(i, str(delta_type), forward)
+
+    def read_event(self, i: int, delta_type: str, record: Mapping[str, Any]) -> dict[str, Any] | None:
+        node_type, required = AUDIT_EVENTS[delta_type]
+        affected = record.get("affected_nodes")
+        node = affected[0] if isinstance(affected, list) and affected else None
+        try:
+            forward = parse_canonical(record.get("forward_delta"))  # type: ignore[arg-type]
+        except (ASTPError, TypeError) as exc:
+            self.add("CIA-004", node, f"audit[{i}].forward_delta", f"unreadable: {exc}")
+            return None
+        if not isinstance(forward, dict):
+            self.add("CIA-004", node, f"audit[{i}].forward_delta", "not a JSON object")
+            return None
+        cia = forward.get("cia_identifier")
+        if cia is None:
+            self.add("CIA-002", node, f"audit[{i}].cia_identifier",
+                     f"{delta_type} carries no cia_identifier")
+        elif self.cia and cia != self.cia[node_type]:
+            self.add("CIA-001", node, f"audit[{i}].cia_identifier",
+                     f"{delta_type} written by {cia!r}, not the CIA {self.cia[node_type]!r}")
+        for name in required:
+            key = name.rstrip("?")
+            if key == "cia_identifier":
+                continue
+            if key not in forward or (not name.endswith("?") and forward[key] is None):
+                self.add("CIA-004", node, f"audit[{i}].{key}", f"{delta_type} lacks {key}")
+        return forward
+
+    def replay(self, i: int, delta_type: str, forward: dict[str, Any]) -> None:
+        """The state machine over the recorded events, in chain order."""
+        if delta_type in CREATION_EVENTS:
+            node_type, id_field = CREATION_EVENTS[delta_type]
+            node_id = forward.get(id_field)
+            if not isinstance(node_id, str):
+                return
+            if node_id in self.created:
+                self.add(_CHANGED[node_type], node_id, id_field, "the node is written twice")
+                return
+            self.created[node_id] = (delta_type, forward, i)
+            edges = forward.get("edges", [])
+            for edge in edges if isinstance(edges, list) else []:
+                if isinstance(edge, Mapping):
+                    key = (edge.get("name"), edge.get("from"), edge.get("to"))
+                    if all(isinstance(k, str) for k in key):
+                        self.audited_edges[key] = edge  # type: ignore[index]
+        workflow_id = forward.get("workflow_id")
+        if delta_type == "WORKFLOW_DECLARED":
+            if isinstance(workflow_id, str):
+                self.workflows[workflow_id] = _Workflow(forward.get("declared_at"))
+            return
+        if delta_type == "SKILL_INVOKED":
+            return
+        state = self.workflows.get(workflow_id) if isinstance(workflow_id, str) else None
+        node = forward.get("execution_node_id", workflow_id)
+        if state is None:
+            self.add("L3-007", node, "workflow_id", f"{delta_type} names no declared workflow")
+            return
+        if delta_type == "EXECUTION_RECORDED":
+            transition = forward.get("workflow_transition")
+            if state.status == "DECLARED":
+                if not (isinstance(transition, Mapping) and transition.get("from") == "DECLARED"
+                        and transition.get("to") == "IN_PROGRESS"
+                        and transition.get("workflow_id") == workflow_id):
+                    self.add("WF-005", workflow_id, "status", "the first ExecutionNode did not "
+                             "move the workflow DECLARED -> IN_PROGRESS in its write")
+                state.status = "IN_PROGRESS"
+                if isinstance(transition, Mapping):
+                    state.status_updated_at = transition.get("status_updated_at")
+            elif state.status in TERMINAL_STATUSES:
+                self.add("WF-004", node, "workflow_id",
+                         f"an execution recorded after the workflow became {state.status}")
+            elif transition is not None:
+                self.add("WF-004", workflow_id, "status",
+                         "a DECLARED -> IN_PROGRESS transition recorded twice")
+            state.executions += 1
+            return
+        final = forward.get("final_status")     # WORKFLOW_CLOSED
+        try:
+            if final not in TERMINAL_STATUSES:
+                raise Layer3GovernanceError(f"closing status {final!r} is not terminal",
+                                            vector="WF-004")
+            check_transition(state.status, final)
+        except Layer3GovernanceError as exc:
+            self.add("WF-004", workflow_id, "status", f"WORKFLOW_CLOSED: {exc}")
+        state.status = str(final)
+        state.status_updated_at = forward.get("status_updated_at")
+        state.error_detail = forward.get("error_detail")
+
+    # --- nodes against their events -------------------------------------------------------------
+
+    def match_nodes_and_events(self) -> None:
+        for node_id, node in self.nodes.items():
+            node_type = node["node_type"]
+            event = self.created.get(node_id)
+            if event is None or CREATION_EVENTS[event[0]][0] != node_type:
+                self.add("CIA-003", node_id, None,
+                         f"a durable {node_type} with no preceding creation event")
+                continue
+            delta_type, forward, _ = event
+            for key, name in _RESTATED[delta_type].items():
+                if key not in forward:
+                    continue        # reported as CIA-004
+                try:
+                    same = forward[key] == delta_value(node.get(name))
+                except ASTPError:
+                    same = False
+                if not same:
+                    vector = "EX-002" if (node_type, name) == (EXECUTION, "status") else _CHANGED[node_type]
+                    self.add(vector, node_id, name,
+                             f"{name} differs from the value its {delta_type} event recorded")
+        for node_id, (delta_type, _, i) in self.created.items():
+            if node_id not in self.nodes:
+                node_type = CREATION_EVENTS[delta_type][0]
+                self.add(_CHANGED[node_type], node_id, None,
+                         f"the {node_type} written by audit[{i}] is missing from the export")
+
+    def check_workflows(self) -> None:
+        for workflow_id, state in self.workflows.items():
+            node = self.nodes.get(workflow_id)
+            if node is None or node.get("node_type") != WORKFLOW:
+                continue
+            if node.get("status") != state.status:
+                vector = ("WF-005" if node.get("status") == "DECLARED" and state.executions
+                          else "WF-004")
+                self.add(vector, workflow_id, "status", f"status {node.get('status')!r}, but the "
+                         f"recorded transitions lead to {state.status}")
+            for name, expected in (("status_updated_at", state.status_updated_at),
+                                   ("error_detail", state.error_detail)):
+                try:
+                    same = delta_value(node.get(name)) == expected
+                except ASTPError:
+                    same = False
+                if not same:
+                    self.add("L3-005", workflow_id, name,
+                             f"{name} differs from the value its last transition recorded")
+            status = state.status
+            if status == "INTERRUPTED":
+                started = state.executions > 0
+                status = "interrupted_after_start" if started else "interrupted_before_start"
+                self.notes.append(Finding(
+                    "WF-006", workflow_id, "status",
+                    f"INTERRUPTED after {state.executions} ExecutionNode(s): started, terminated"
+                    if started else "INTERRUPTED with no ExecutionNode: declared, never started"))
+            self.states[workflow_id] = status.lower()
+
+    def check_retries(self) -> None:
+        seen: dict[tuple[Any, Any], str] = {}
+        for node_id, node in self.nodes.items():
+            if node.get("node_type") != EXECUTION:
+                continue
+            key = (node.get("workflow_id"), node.get("sequence_index"))
+            if key in seen:
+                self.add("L3-006", node_id, "sequence_index",
+                         f"sequence_index {key[1]} is also {seen[key]}'s: a retry is a new node "
+                         "with a new sequence_index")
+            else:
+                seen[key] = node_id
+
+    # --- the seven edges -----------------------------------------------------------------------
+
+    def check_edges(self, items: Sequence[Any]) -> None:
+        exported: dict[tuple[str, str, str], Mapping[str, Any]] = {}
+        for i, edge in enumerate(items):
+            key = ((edge.get("name"), edge.get("from"), edge.get("to"))
+                   if isinstance(edge, Mapping) else (None, None, None))
+            if not all(isinstance(k, str) for k in key) or key[0] not in EDGES:
+                self.add("L3-007", None, f"edges[{i}]", f"not one of the seven edges: {key[0]!r}")
+                continue
+            assert isinstance(edge, Mapping)
+            if key in exported:
+                self.add("L3-007", key[1], f"edges[{i}]", f"{key[0]} edge listed twice")
+            exported[key] = edge  # type: ignore[index]
+            if key not in self.audited_edges:
+                flipped = (key[0], key[2], key[1])
+                how = ("misdirected (its write recorded it the other way)"
+                       if flipped in self.audited_edges else "recorded by no write")
+                self.add("L3-007", key[1], f"edges[{i}]", f"{key[0]} {key[1]} -> {key[2]}: {how}")
+            elif key[0] == "PRECEDES" and edge.get("properties") != self.audited_edges[key].get(
+                    "properties"):
+                self.add("L3-008", key[2], "properties",
+                         "PRECEDES properties differ from the ones its write recorded")
+        for key in self.audited_edges:
+            if key not in exported:
+                flipped = (key[0], key[2], key[1])
+                if flipped not in exported:
+                    self.add("L3-007", key[1], key[0], f"{key[0]} {key[1]} -> {key[2]} is missing")
+        self.check_edge_shapes(exported)
+
+    def check_edge_shapes(self, exported: Mapping[tuple[str, str, str], Mapping[str, Any]]) -> None:
+        """Every node has its required edges, each edge joins the right node types in the
+        right direction, and PRECEDES carries its properties."""
+        outgoing: dict[tuple[str, str], list[str]] = {}
+        for (name, source, target), edge in exported.items():
+            outgoing.setdefault((name, source), []).append(target)
+            from_type, to_type, via, _ = EDGES[name]
+            node = self.nodes.get(source)
+            if node is None or node.get("node_type") != from_type:
+                self.add("L3-007", source, name, f"{name} must start at a node of type {from_type}")
+                continue
+            if via is not None:
+                if node.get(via) != target:
+                    self.add("L3-007", source, name, f"{name} must point to the node's {via}")
+                if to_type in NODE_TYPES and (self.nodes.get(target) or {}).get("node_type") != to_type:
+                    self.add("L3-007", source, name, f"{name} must end at a node of type {to_type}")
+                continue
+            other = self.nodes.get(target)
+            if other is None or other.get("node_type") != to_type:
+                self.add("L3-007", source, name, f"{name} must end at a node of type {to_type}")
+                continue
+            if name == "PRECEDES":
+                self.check_precedes(source, target, node, other, edge)
+            elif node.get("execution_node_id") != other.get("execution_node_id") or not (
+                    self.created.get(source, ("", {}, -1))[2] < self.created.get(target, ("", {}, -1))[2]):
+                self.add("L3-007", source, name, "SKILL_PRECEDES joins two skills of one execution, "
+                                                 "earlier to later")
+        for node_id, node in self.nodes.items():
+            for name, (from_type, _, via, required) in EDGES.items():
+                if via is None or node.get("node_type") != from_type:
+                    continue
+                present = outgoing.get((name, node_id), [])
+                wanted = required or node.get(via) is not None
+                if wanted and not present:
+                    self.add("L3-007", node_id, name, f"the {name} edge is missing")
+                elif not wanted and present:
+                    self.add("L3-007", node_id, name, f"{name} without a {via}")
+
+    def check_precedes(self, source: str, target: str, earlier: Mapping[str, Any],
+                       later: Mapping[str, Any], edge: Mapping[str, Any]) -> None:
+        first, then = earlier.get("sequence_index"), later.get("sequence_index")
+        if earlier.get("workflow_id") != later.get("workflow_id") or not (
+                isinstance(first, int) and isinstance(then, int) and first < then):
+            self.add("L3-007", target, "PRECEDES",
+                     "PRECEDES points from the earlier ExecutionNode to the later, in one workflow")
+            return
+        properties = edge.get("properties")
+        if not isinstance(properties, Mapping) or properties.get("edge_type") not in EDGE_TYPES:
+            self.add("L3-008", target, "edge_type",
+                     f"PRECEDES needs edge_type, one of {', '.join(EDGE_TYPES)}")
+        elif properties.get("sequence_gap") != then - first:
+            self.add("L3-008", target, "sequence_gap",
+                     f"sequence_gap must be {then - first}, got {properties.get('sequence_gap')!r}")
+
+    # --- spine isolation -----------------------------------------------------------------------
+
+    def check_isolation(self, episode: Any) -> None:
+        from canonkit.astp.documents import read_episode
+
+        read = read_episode(episode)
+        ids = {s.node_id for s in read.segments} | {s.parent_node_id for s in read.segments}
+        hashes = ({s.content_hash for s in read.segments} | {s.leaf_hash for s in read.segments}
+                  | {s.content_hash for s in read.signals} | set(read.excluded_hashes)
+                  | set(read.structural_member_hashes))
+        for node_id, node in self.nodes.items():
+            if node_id in ids:
+                self.add("L3-001", node_id, "node_id",
+                         "a Layer 3 node_id is embedded in a Layer 1/2 preimage of the Episode")
+            if node.get("content_hash") in hashes:
+                self.add("L3-001", node_id, "content_hash",
+                         "a Layer 3 content hash is among the Episode's spine inputs")
+            if node.get("episode_id") != read.episode_id:
+                self.add("L3-007", node_id, "episode_id",
+                         f"declared within {node.get('episode_id')}, not this Episode "
+                         f"{read.episode_id}")
+
+
+_MISSING = object()

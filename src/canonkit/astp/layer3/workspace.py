@@ -1,0 +1,445 @@
+"""The writer side of Layer 3: a ``Workspace`` that a provenance service can embed.
+
+Every write is checked completely first (the principal is the Cognitive Implementation
+Authority of the node type, CIA-001; the node hashes in Form B; the rules of ASTP.md §19.3
+hold), then its audit record v2 is emitted onto the chain (W-L3-4, CIA-002…004), and only
+then is the write applied; a refused write leaves nothing behind. The first ExecutionNode of
+a workflow moves it DECLARED -> IN_PROGRESS in the same write (WF-005). Stored nodes never
+change, except a WorkflowDeclaration's ``status``/``status_updated_at``/``error_detail``
+through ``close_workflow`` (L3-I3, L3-I4); a retry is a new node (L3-I5).
+
+``export()`` gives the ``canonkit-layer3/1`` document (docs/astp-layer3.md) that
+``canonkit.astp.layer3.verify`` checks without trusting any of it. Over a JSON-lines journal
+(``journal=PATH``, resumed with ``Workspace.open(PATH)``) each audit record reaches the disk
+(written, flushed, fsynced) before the write it announces, and the write right after it.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from canonkit._astp_common import L3_DATETIME, L3_OBJECT, l3_field, l3_value
+from canonkit.astp.layer3.events import make_record
+from canonkit.astp.layer3.hashing import content_hash
+from canonkit.astp.layer3.rules import (
+    check_execution_errors,
+    check_registry_id,
+    check_transition,
+)
+from canonkit.astp.layer3.schema import (
+    EDGE_TYPES,
+    EXECUTION,
+    FIELD_ORDER,
+    MUTABLE_DECLARATION_FIELDS,
+    NODE_TYPES,
+    SCHEMA_VERSION,
+    SKILL,
+    TERMINAL_STATUSES,
+    WORKFLOW,
+    WORKFLOW_VERSION,
+)
+from canonkit.errors import InvalidFieldError, InvalidRecordError, Layer3GovernanceError
+
+__all__ = ["FORMAT", "JOURNAL_FORMAT", "Workspace"]
+
+FORMAT = "canonkit-layer3/1"
+JOURNAL_FORMAT = "canonkit-layer3-journal/1"
+
+#: fields a write may leave out, and what the Workspace stores for them
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    WORKFLOW: {"schema_version": SCHEMA_VERSION, "workflow_version": WORKFLOW_VERSION,
+               "intention_id": None, "mandate_id": None, "expected_outputs": None,
+               "timeout_ms": None},
+    EXECUTION: {"schema_version": SCHEMA_VERSION, "duration_ms": None, "output_state": None,
+                "error_detail": None, "error_type": None},
+    SKILL: {"schema_version": SCHEMA_VERSION, "duration_ms": None, "output_result": None,
+            "error_detail": None},
+}
+#: the fields that take an instant; the Workspace's clock fills them when left out
+_INSTANT = {WORKFLOW: "declared_at", EXECUTION: "executed_at", SKILL: "invoked_at"}
+_LATEST: Any = object()
+
+
+def _fail(vector: str, message: str, node_id: Any = None, field: str | None = None) -> Exception:
+    return Layer3GovernanceError(f"{vector}: {message}", vector=vector,
+                                 node_id=node_id if isinstance(node_id, str) else None, field=field)
+
+
+class Workspace:
+    """An in-memory Layer 3 workspace of one Episode.
+
+    ``cia`` is the one principal allowed to write every node type, or a mapping from each
+    of ``WorkflowDeclaration``, ``ExecutionNode``, ``SkillInvocation`` to its principal.
+    ``clock`` (default: now, UTC) stamps audit records and fills a write's instant when it
+    is left out; ``new_id`` (default: ``uuid.uuid4``) makes node and audit identifiers.
+    ``journal`` (a path that must not exist yet) keeps the workspace in a JSON-lines file.
+    """
+
+    def __init__(self, *, workspace_id: str, episode_id: Any, cia: str | Mapping[str, str],
+                 clock: Callable[[], datetime] | None = None,
+                 new_id: Callable[[], uuid.UUID] | None = None,
+                 journal: str | os.PathLike[str] | None = None) -> None:
+        if not isinstance(workspace_id, str) or not workspace_id:
+            raise InvalidFieldError("workspace_id must be non-empty text", detail="workspace_id")
+        self.workspace_id = workspace_id
+        self.episode_id: str = l3_value(episode_id) if isinstance(episode_id, uuid.UUID) else episode_id
+        if not isinstance(self.episode_id, str) or not self.episode_id:
+            raise InvalidFieldError("episode_id must be a UUID", detail="episode_id")
+        self.cia = self._cia(cia)
+        self.chain_key = self.episode_id   # the audit chain-key dimension: the Episode
+        self._clock = clock or (lambda: datetime.now(timezone.utc))
+        self._new_id = new_id or uuid.uuid4
+        self._nodes: dict[str, dict[str, Any]] = {}
+        self._order: list[str] = []
+        self._edges: list[dict[str, Any]] = []
+        self._audit: list[dict[str, Any]] = []
+        self._latest_step: dict[str, str] = {}     # workflow -> its last ExecutionNode
+        self._latest_skill: dict[str, str] = {}    # execution -> its last SkillInvocation
+        self._journal: Path | None = None
+        self._broken: str | None = None             # a journal write failed: no more writes
+        if journal is not None:
+            self._journal = Path(journal)
+            with open(self._journal, "x", encoding="utf-8") as handle:   # never overwrite
+                handle.write(json.dumps({"format": JOURNAL_FORMAT, "workspace_id": workspace_id,
+                                         "episode_id": self.episode_id, "cia": self.cia}) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+
+    @classmethod
+    def open(cls, journal: str | os.PathLike[str], *, clock: Callable[[], datetime] | None = None,
+             new_id: Callable[[], uuid.UUID] | None = None) -> Workspace:
+        """Resume the workspace kept in ``journal``: its writes are replayed and the result
+        verified (``InvalidRecordError`` naming the line or the first finding otherwise,
+        also when the last write's audit record has no write after it); later writes append."""
+        from canonkit.astp.layer3.verify import verify
+
+        from canonkit._files import check_regular
+
+        path = Path(journal)
+        check_regular(path)         # a FIFO or device is refused, never blocked on
+        ws: Workspace | None = None
+        pending: int | None = None          # line of an audit record awaiting its write
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                try:
+                    entry = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InvalidRecordError(f"{path}:{number}: not JSON: {exc.msg}") from None
+                if not isinstance(entry, dict):
+                    raise InvalidRecordError(f"{path}:{number}: not a journal entry")
+                if ws is None:
+                    if entry.get("format") != JOURNAL_FORMAT or not {
+                            "workspace_id", "episode_id", "cia"} <= set(entry):
+                        raise InvalidRecordError(f"{path}:1: not a {JOURNAL_FORMAT} journal")
+                    ws = cls(workspace_id=entry["workspace_id"], episode_id=entry["episode_id"],
+                             cia=entry["cia"], clock=clock, new_id=new_id)
+                elif "audit" in entry and pending is None:
+                    ws._audit.append(entry["audit"])
+                    pending = number
+                elif "apply" in entry and pending is not None:
+                    ws._replay(entry["apply"], f"{path}:{number}")
+                    pending = None
+                else:
+                    raise InvalidRecordError(f"{path}:{number}: out of order (an audit record, "
+                                             "then its write)")
+        if ws is None:
+            raise InvalidRecordError(f"{path}: empty journal")
+        if pending is not None:
+            raise InvalidRecordError(f"{path}:{pending}: the write this audit record announces "
+                                     "never completed")
+        report = verify(ws.export())
+        if not report.ok:
+            first = report.findings[0]
+            raise InvalidRecordError(f"{path}: does not verify: {first.vector} {first.node_id}: "
+                                     f"{first.detail}")
+        ws._journal = path
+        return ws
+
+    def _replay(self, apply: Any, where: str) -> None:
+        if not isinstance(apply, dict) or not isinstance(apply.get("nodes"), list) or not (
+                isinstance(apply.get("edges"), list)):
+            raise InvalidRecordError(f"{where}: not a write")
+        for node in apply["nodes"]:
+            if not isinstance(node, dict) or not isinstance(node.get("node_id"), str):
+                raise InvalidRecordError(f"{where}: not a node")
+            if node["node_id"] not in self._nodes:
+                self._order.append(node["node_id"])
+                if node.get("node_type") == EXECUTION:
+                    self._latest_step[str(node.get("workflow_id"))] = node["node_id"]
+                elif node.get("node_type") == SKILL:
+                    self._latest_skill[str(node.get("execution_node_id"))] = node["node_id"]
+            self._nodes[node["node_id"]] = node
+        self._edges.extend(apply["edges"])
+
+    def _log(self, entry: dict[str, Any]) -> None:
+        """Append one line to the journal and fsync it; a failure ends all further writes."""
+        if self._journal is None:
+            return
+        try:
+            with open(self._journal, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as exc:
+            self._broken = f"the journal write failed: {exc}"
+            raise
+
+    @staticmethod
+    def _cia(cia: Any) -> dict[str, str]:
+        if isinstance(cia, str):
+            cia = {t: cia for t in NODE_TYPES}
+        if not isinstance(cia, Mapping) or set(cia) != set(NODE_TYPES) or not all(
+                isinstance(p, str) and p for p in cia.values()):
+            raise InvalidFieldError("cia must name one principal, or one principal for each of "
+                                    + ", ".join(NODE_TYPES), detail="cia")
+        return {t: cia[t] for t in NODE_TYPES}
+
+    # --- reading ------------------------------------------------------------------------
+
+    def node(self, node_id: str) -> dict[str, Any]:
+        """A copy of the stored node (``KeyError`` if there is none)."""
+        return copy.deepcopy(self._nodes[node_id])
+
+    @property
+    def audit(self) -> list[dict[str, Any]]:
+        """The audit records v2, in chain order (copies)."""
+        return copy.deepcopy(self._audit)
+
+    def export(self) -> dict[str, Any]:
+        """The ``canonkit-layer3/1`` document: nodes, edges and audit records."""
+        return {
+            "format": FORMAT,
+            "workspace_id": self.workspace_id,
+            "episode_id": self.episode_id,
+            "chain_key": self.chain_key,
+            "cia": dict(self.cia),
+            "nodes": [copy.deepcopy(self._nodes[i]) for i in self._order],
+            "edges": copy.deepcopy(self._edges),
+            "audit": copy.deepcopy(self._audit),
+        }
+
+    # --- writes -------------------------------------------------------------------------
+
+    def declare_workflow(self, *, principal: str, **fields: Any) -> dict[str, Any]:
+        """Write a WorkflowDeclaration (status DECLARED) and its DECLARED_WITHIN,
+        SERVES_INTENTION and SPAWNED_BY_MANDATE edges."""
+        node = self._new_node(WORKFLOW, principal, fields)
+        node["status"] = "DECLARED"
+        node["status_updated_at"] = node["declared_at"]
+        node["error_detail"] = None
+        edges = [self._edge("DECLARED_WITHIN", node["node_id"], node["episode_id"])]
+        for name, field in (("SERVES_INTENTION", "intention_id"), ("SPAWNED_BY_MANDATE", "mandate_id")):
+            if node[field] is not None:
+                edges.append(self._edge(name, node["node_id"], node[field]))
+        forward = {"workflow_id": node["node_id"], "episode_id": node["episode_id"],
+                   "intention_id": node["intention_id"], "mandate_id": node["mandate_id"],
+                   "declared_by": node["declared_by"], "declared_at": node["declared_at"],
+                   "content_hash": node["content_hash"], "cia_identifier": principal,
+                   "edges": edges}
+        reverse = {"reverse_delete_workflow_id": node["node_id"]}
+        self._emit("WORKFLOW_DECLARED", principal, forward, reverse, [node["node_id"]])
+        return self._store(node, edges)
+
+    def record_execution(self, *, principal: str, preceded_by: Any = _LATEST,
+                         edge_type: str = "SEQUENTIAL", **fields: Any) -> dict[str, Any]:
+        """Write an ExecutionNode and its EXECUTES_WITHIN edge, and a PRECEDES edge from
+        ``preceded_by`` (default: the workflow's latest ExecutionNode; None for none) with
+        ``edge_type``. The workflow's first ExecutionNode moves it to IN_PROGRESS (WF-005)."""
+        node = self._new_node(EXECUTION, principal, fields)
+        check_execution_errors(node)
+        workflow = self._workflow(node["workflow_id"], node)
+        status = workflow["status"]
+        if status in TERMINAL_STATUSES:
+            raise _fail("WF-004", f"workflow {workflow['node_id']} is {status}: no execution "
+                                  "may be recorded against it", node["node_id"], "workflow_id")
+        for other in self._nodes.values():
+            if (other["node_type"] == EXECUTION and other["workflow_id"] == node["workflow_id"]
+                    and other["sequence_index"] == node["sequence_index"]):
+                raise _fail("L3-006", f"sequence_index {node['sequence_index']} is taken by "
+                                      f"{other['node_id']}: a retry is a new node with a new "
+                                      "sequence_index", node["node_id"], "sequence_index")
+        edges = [self._edge("EXECUTES_WITHIN", node["node_id"], node["workflow_id"])]
+        before = self._latest_step.get(node["workflow_id"]) if preceded_by is _LATEST else preceded_by
+        if before is not None:
+            edges.append(self._precedes(before, node, edge_type))
+        forward: dict[str, Any] = {
+            "execution_node_id": node["node_id"], "workflow_id": node["workflow_id"],
+            "episode_id": node["episode_id"], "sequence_index": node["sequence_index"],
+            "agent_id": node["agent_id"], "status": node["status"],
+            "executed_at": node["executed_at"], "content_hash": node["content_hash"],
+            "cia_identifier": principal, "edges": edges}
+        reverse: dict[str, Any] = {"reverse_delete_execution_node_id": node["node_id"]}
+        affected = [node["node_id"]]
+        if status == "DECLARED":     # WF-005: atomically with this write, in this record
+            check_transition("DECLARED", "IN_PROGRESS")
+            forward["workflow_transition"] = {"workflow_id": workflow["node_id"],
+                                              "from": "DECLARED", "to": "IN_PROGRESS",
+                                              "status_updated_at": node["executed_at"]}
+            reverse.update(reverse_prior_status="DECLARED",
+                           reverse_prior_status_updated_at=workflow["status_updated_at"])
+            affected.append(workflow["node_id"])
+        self._emit("EXECUTION_RECORDED", principal, forward, reverse, affected)
+        if status == "DECLARED":
+            workflow["status"] = "IN_PROGRESS"
+            workflow["status_updated_at"] = node["executed_at"]
+        self._latest_step[node["workflow_id"]] = node["node_id"]
+        return self._store(node, edges, [workflow] if status == "DECLARED" else [])
+
+    def invoke_skill(self, *, principal: str, **fields: Any) -> dict[str, Any]:
+        """Write a SkillInvocation (``registry_id`` null: SK-003) and its INVOKED_WITHIN edge,
+        and a SKILL_PRECEDES edge from the execution's previous SkillInvocation."""
+        if fields.get("registry_id") is not None:
+            check_registry_id(fields)
+        node = self._new_node(SKILL, principal, fields)
+        node["registry_id"] = None
+        execution = self._nodes.get(node["execution_node_id"])
+        if execution is None or execution["node_type"] != EXECUTION:
+            raise _fail("L3-007", f"INVOKED_WITHIN: no ExecutionNode {node['execution_node_id']}",
+                        node["node_id"], "execution_node_id")
+        if execution["workflow_id"] != node["workflow_id"]:
+            raise _fail("L3-007", "workflow_id differs from the execution's",
+                        node["node_id"], "workflow_id")
+        edges = [self._edge("INVOKED_WITHIN", node["node_id"], node["execution_node_id"])]
+        before = self._latest_skill.get(node["execution_node_id"])
+        if before is not None:
+            edges.append(self._edge("SKILL_PRECEDES", before, node["node_id"]))
+        forward = {"skill_invocation_id": node["node_id"],
+                   "execution_node_id": node["execution_node_id"],
+                   "workflow_id": node["workflow_id"], "episode_id": node["episode_id"],
+                   "skill_id": node["skill_id"], "skill_source": node["skill_source"],
+                   "invoked_by": node["invoked_by"], "invoked_at": node["invoked_at"],
+                   "status": node["status"], "content_hash": node["content_hash"],
+                   "cia_identifier": principal, "edges": edges}
+        reverse = {"reverse_delete_skill_invocation_id": node["node_id"]}
+        self._emit("SKILL_INVOKED", principal, forward, reverse, [node["node_id"]])
+        self._latest_skill[node["execution_node_id"]] = node["node_id"]
+        return self._store(node, edges)
+
+    def close_workflow(self, workflow_id: Any, final_status: str, *, status_updated_at: Any,
+                       error_detail: Any = None, principal: str) -> dict[str, Any]:
+        """Move a workflow to a terminal status (WF-004) with its trio of mutable fields."""
+        self._check_principal(WORKFLOW, principal, workflow_id)
+        workflow = self._workflow(l3_value(workflow_id), None)
+        if final_status not in TERMINAL_STATUSES:
+            raise _fail("WF-004", f"close_workflow needs a terminal status, got {final_status!r}",
+                        workflow["node_id"], "status")
+        check_transition(workflow["status"], final_status)
+        updated_at = l3_field("status_updated_at", L3_DATETIME, False, None, status_updated_at)
+        detail = l3_field("error_detail", L3_OBJECT, True, None, error_detail)
+        forward = {"workflow_id": workflow["node_id"], "final_status": final_status,
+                   "status_updated_at": updated_at, "error_detail": detail,
+                   "cia_identifier": principal}
+        reverse = {"reverse_prior_status": workflow["status"],
+                   "reverse_prior_status_updated_at": workflow["status_updated_at"],
+                   "reverse_prior_error_detail": workflow["error_detail"]}
+        self._emit("WORKFLOW_CLOSED", principal, forward, reverse, [workflow["node_id"]])
+        workflow.update(status=final_status, status_updated_at=updated_at, error_detail=detail)
+        self._log({"apply": {"nodes": [workflow], "edges": []}})
+        return copy.deepcopy(workflow)
+
+    def update(self, node_id: str, *, principal: str, **changes: Any) -> dict[str, Any]:
+        """The one mutation path: an ExecutionNode or SkillInvocation is refused (L3-004); a
+        WorkflowDeclaration admits only its status trio (L3-005), through the state machine
+        (``close_workflow``)."""
+        node = self._nodes.get(node_id)
+        if node is None:
+            raise InvalidFieldError(f"no Layer 3 node {node_id!r}", detail="node_id")
+        self._check_principal(node["node_type"], principal, node_id)
+        if node["node_type"] != WORKFLOW:
+            raise _fail("L3-004", f"{node['node_type']} is terminal on write; nothing may change",
+                        node_id, next(iter(changes), None))
+        outside = sorted(set(changes) - set(MUTABLE_DECLARATION_FIELDS))
+        if outside:
+            raise _fail("L3-005", f"only {', '.join(MUTABLE_DECLARATION_FIELDS)} may change; "
+                                  f"not {', '.join(outside)}", node_id, outside[0])
+        return self.close_workflow(
+            node_id, changes.get("status", node["status"]), principal=principal,
+            status_updated_at=changes.get("status_updated_at", node["status_updated_at"]),
+            error_detail=changes.get("error_detail", node["error_detail"]))
+
+    # --- the steps of a write -----------------------------------------------------------------
+
+    def _check_principal(self, node_type: str, principal: Any, node_id: Any) -> None:
+        if principal != self.cia[node_type]:
+            raise _fail("CIA-001", f"{principal!r} is not the CIA of {node_type} "
+                                   f"({self.cia[node_type]!r})", node_id, "principal")
+
+    def _new_node(self, node_type: str, principal: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+        """The node as stored (Form B JSON values) with its content hash; nothing is stored."""
+        unknown = sorted(set(fields) - set(FIELD_ORDER[node_type]) - {"registry_id"})
+        if unknown:
+            raise InvalidFieldError(f"{node_type} has no field {unknown[0]!r}", detail=unknown[0])
+        self._check_principal(node_type, principal, fields.get("node_id"))
+        values: dict[str, Any] = {**_DEFAULTS[node_type], **fields}
+        values["node_type"] = node_type
+        values.setdefault("node_id", self._new_id())
+        values.setdefault(_INSTANT[node_type], self._clock())
+        values.setdefault("episode_id", self.episode_id)
+        digest = content_hash(node_type, values)    # refuses what Form B cannot hash
+        node = {name: l3_value(values[name]) for name in FIELD_ORDER[node_type]}
+        node["content_hash"] = digest
+        if node["episode_id"] != self.episode_id:
+            raise _fail("L3-007", f"episode_id {node['episode_id']} is not this workspace's "
+                                  f"Episode {self.episode_id}", node["node_id"], "episode_id")
+        if node["node_id"] in self._nodes or node["node_id"] == self.episode_id:
+            raise _fail("L3-006" if node_type == EXECUTION else "L3-004",
+                        f"node_id {node['node_id']} is taken: a new write needs a new node_id",
+                        node["node_id"], "node_id")
+        return node
+
+    def _workflow(self, workflow_id: Any, node: Mapping[str, Any] | None) -> dict[str, Any]:
+        workflow = self._nodes.get(workflow_id) if isinstance(workflow_id, str) else None
+        if workflow is None or workflow["node_type"] != WORKFLOW:
+            raise _fail("L3-007", f"EXECUTES_WITHIN: no WorkflowDeclaration {workflow_id}",
+                        node["node_id"] if node else workflow_id, "workflow_id")
+        return workflow
+
+    def _precedes(self, before: Any, node: Mapping[str, Any], edge_type: Any) -> dict[str, Any]:
+        earlier = self._nodes.get(before) if isinstance(before, str) else None
+        if earlier is None or earlier["node_type"] != EXECUTION or (
+                earlier["workflow_id"] != node["workflow_id"]):
+            raise _fail("L3-007", f"PRECEDES: no earlier ExecutionNode {before} in the workflow",
+                        node["node_id"], "preceded_by")
+        if edge_type not in EDGE_TYPES:
+            raise _fail("L3-008", f"PRECEDES edge_type must be one of {', '.join(EDGE_TYPES)}",
+                        node["node_id"], "edge_type")
+        gap = node["sequence_index"] - earlier["sequence_index"]
+        if gap <= 0:
+            raise _fail("L3-007", "PRECEDES points from the earlier ExecutionNode to the later: "
+                                  f"sequence_index {node['sequence_index']} does not follow "
+                                  f"{earlier['sequence_index']}", node["node_id"], "sequence_index")
+        return self._edge("PRECEDES", earlier["node_id"], node["node_id"],
+                          {"edge_type": edge_type, "sequence_gap": gap})
+
+    @staticmethod
+    def _edge(name: str, source: str, target: str,
+              properties: dict[str, Any] | None = None) -> dict[str, Any]:
+        return {"name": name, "from": source, "to": target, "properties": properties or {}}
+
+    def _emit(self, delta_type: str, principal: str, forward: Mapping[str, Any],
+              reverse: Mapping[str, Any], affected: list[str]) -> None:
+        """Append the write's audit record to the chain (before the write is applied)."""
+        if self._broken:
+            raise InvalidRecordError(f"this workspace takes no more writes: {self._broken}")
+        prior = self._audit[-1]["record_hash"] if self._audit else None
+        record = make_record(
+            audit_id=str(self._new_id()), chain_key=self.chain_key,
+            delta_sequence=len(self._audit) + 1, delta_type=delta_type, principal=principal,
+            session_id=self.workspace_id, wall_clock_time=self._clock(), forward=forward,
+            reverse=reverse, affected_nodes=affected, prior_audit_hash=prior)
+        self._log({"audit": record})
+        self._audit.append(record)
+
+    def _store(self, node: dict[str, Any], edges: list[dict[str, Any]],
+               changed: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        self._nodes[node["node_id"]] = node
+        self._order.append(node["node_id"])
+        self._edges.extend(edges)
+        self._log({"apply": {"nodes": [node, *(changed or [])], "edges": edges}})
+        return copy.deepcopy(node)

@@ -48,7 +48,7 @@ def test_address_is_blake3_of_the_bytes() -> None:
 
 
 def test_large_inputs_hash_in_parallel_to_the_same_address() -> None:
-    from canonkit._blake3_py import PARALLEL_MIN
+    from canonkit.objects.hashing import PARALLEL_MIN
 
     data = bytes(range(256)) * (PARALLEL_MIN // 256 + 3)
     expected = "blake3:" + blake3(data).hexdigest()
@@ -79,6 +79,17 @@ def test_address_is_safe_across_threads() -> None:
     expected = ["blake3:" + blake3(x).hexdigest() for x in items]
     assert _in_four_threads(lambda: [objects.address(x) for x in items]) == [expected] * 4
 
+
+def test_reused_hashers_stay_per_call_and_bounded() -> None:
+    """Inputs large enough that the blake3 package releases the GIL while hashing, so
+    calls in four threads overlap: each call still gets a hasher of its own, and the idle
+    ones kept for reuse number at most the callers that ran at once."""
+    from canonkit.objects import hashing
+
+    items = [bytes([i]) * (96 * 1024 + i) for i in range(40)]
+    expected = ["blake3:" + blake3(x).hexdigest() for x in items]
+    assert _in_four_threads(lambda: [objects.address(x) for x in items]) == [expected] * 4
+    assert 1 <= len(hashing._idle) <= 5  # four threads and this one
 
 def test_addresses_batch_equals_one_by_one() -> None:
     items = [bytes([i % 256]) * i for i in range(300)] + [memoryview(b"abc"), bytearray(b"")]

@@ -1,30 +1,57 @@
 """Content addresses: ``"blake3:" + lowercase hex(BLAKE3-256(addressed bytes))``.
 
-The hashing backend is ``canonkit._blake3`` when built (inputs of up to 1024 bytes, every
-small object, are hashed in C in one call) else its twin ``canonkit._blake3_py`` (the
-``blake3`` package, which the compiled module also uses for larger inputs).
+Every BLAKE3 digest of the object layer is computed here, by the ``blake3`` package. For
+inputs of a few hundred bytes its cost is per call, not hashing, so hashers are reused
+(``reset``/``update``/``digest``: no hasher object built per input): a call pops an idle
+one from a list and appends it when done, both atomic under the GIL, so no two calls
+share one and the list never holds more than the most calls that ran at once.
+``digest().hex()`` is cheaper than ``hexdigest()``. Inputs of 1 MiB and more are hashed
+with blake3's multithreading (``max_threads=AUTO``, which releases the GIL).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
 
-from .. import _backend
+from blake3 import blake3 as _blake3
+
 from ..errors import SchemaViolationError
 
-__all__ = ["PREFIX", "Buffer", "address", "addresses", "digest_of", "parse_address"]
+__all__ = ["PARALLEL_MIN", "PREFIX", "Buffer", "address", "addresses", "digest_of",
+           "parse_address"]
 
-if TYPE_CHECKING:  # the twin is the typed surface
-    from .._blake3_py import PREFIX, Buffer, address, addresses
-    from .._blake3_py import digest as digest_of
-else:
-    from .._blake3_py import Buffer
-    _impl = _backend.load("blake3")
-    PREFIX = _impl.PREFIX
-    address = _impl.address
-    addresses = _impl.addresses
-    digest_of = _impl.digest
+PREFIX = "blake3:"
+PARALLEL_MIN = 1 << 20  # from here on, hash with all cores (blake3's AUTO threads)
 
+Buffer = bytes | bytearray | memoryview
+
+_idle: list[_blake3] = []  # hashers no call is using; at most one per concurrent caller
 _HEX = frozenset("0123456789abcdef")
+
+
+def digest_of(data: Buffer, /) -> bytes:
+    """The 32 raw BLAKE3-256 digest bytes of ``data``: what another object stores to
+    reference it."""
+    if (len(data) if type(data) is bytes else memoryview(data).nbytes) >= PARALLEL_MIN:
+        return _blake3(data, max_threads=_blake3.AUTO).digest()
+    try:
+        hasher = _idle.pop()
+    except IndexError:
+        hasher = _blake3()
+    hasher.reset()
+    hasher.update(data)  # a failure here drops the hasher: only finished ones go back
+    digest = hasher.digest()
+    _idle.append(hasher)
+    return digest
+
+
+def address(data: Buffer, /) -> str:
+    """``"blake3:" + lowercase hex(BLAKE3-256(data))``."""
+    return PREFIX + digest_of(data).hex()
+
+
+def addresses(items: Iterable[Buffer], /) -> list[str]:
+    """``[address(x) for x in items]`` in one call."""
+    return [PREFIX + digest_of(item).hex() for item in items]
 
 
 def parse_address(text: str, /) -> bytes:

@@ -296,9 +296,9 @@ class Store:
     def get_many(self, addresses: Sequence[str], *, verify: bool = True, copy: bool = True
                  ) -> list[Any]:
         """``[get(a, verify=verify, copy=copy) for a in addresses]`` in one call: packed
-        objects are resolved by the compiled kernel in one batch per pack (sorted lookups,
-        the pack read front to back, small objects hashed eight at a time — no
-        Python-level search per address); the rest are read one by one.
+        objects are resolved by the kernel in one batch per pack (with the compiled one:
+        sorted lookups, the pack read front to back, no Python-level search per
+        address); the rest are read one by one.
         ``MissingObjectError`` names the first address not stored."""
         digests: bytes = self.kernel.parse_addresses(addresses)
         out: list[Any] = [None] * len(addresses)
@@ -310,7 +310,7 @@ class Store:
                 try:
                     left -= pf.pack.read_many(pf.index, digests, out, verify, inflate, copy)
                 except CorruptObjectError:  # find which one, and try its other forms
-                    left = self._fill_one_by_one(pf, digests, out, verify)
+                    left = self._fill_one_by_one(pf, digests, out, verify, copy)
             if not left or attempt or not self._refresh_packs():
                 break
         for i, value in enumerate(out):
@@ -319,7 +319,7 @@ class Store:
         return out
 
     def _fill_one_by_one(self, pf: PackFile, digests: bytes, out: list[Any],
-                         verify: bool) -> int:
+                         verify: bool, copy: bool) -> int:
         """After a batch hit a corrupt entry: fill what this pack holds intact, leaving
         the corrupt ones to ``get`` (which tries the other forms, or raises)."""
         for i in range(len(out)):
@@ -329,7 +329,8 @@ class Store:
             offset = pf.index.lookup(digest)
             if offset >= 0:
                 try:
-                    out[i] = pf.pack.entry(offset, digest if verify else None, inflate)
+                    out[i] = pf.pack.entry(offset, digest if verify else None, inflate,
+                                           copy)
                 except CorruptObjectError:
                     continue
         return sum(1 for value in out if value is None)

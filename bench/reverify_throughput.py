@@ -1,35 +1,39 @@
-"""Re-verification throughput: compiled vs twin, 1 vs 2 workers, Dask vs local pool,
-a time breakdown, and peak RSS of a 10x larger corpus.
+"""Re-verification throughput: the cost of verifying against the cost of parsing, compiled
+vs twin, 1 vs 2 workers, the local pool vs Dask (a LocalCluster, and a separate
+``dask scheduler`` + 2 ``dask worker`` processes), a time breakdown, and peak RSS.
 
-    python bench/reverify_throughput.py --episodes 100000      # the issue's corpus
-    python bench/reverify_throughput.py --episodes 10000       # what fits a shared box
+    python bench/reverify_throughput.py --episodes 10000
+    python bench/reverify_throughput.py --episodes 30000 --skip twin,rss,parse
 
 The corpus (seed-table mix, median 200 segments) is generated on demand under --dir
 (default /tmp/canonkit-reverify-bench; never in the repository) and reused when present.
 Every configuration runs in its own subprocess (the twin path with
-CANONKIT_NO_EXTENSIONS=1), so backends and peak RSS never mix. Prints a Markdown table;
---json writes the raw numbers.
+CANONKIT_NO_EXTENSIONS=1), so backends and peak RSS never mix. The machine may be shared:
+CPU-time ratios from one process are the signal, wall times are noise; every table line
+says the 1-minute load average it ran under. Prints Markdown; --json writes the numbers.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 CHILD_RUN = r"""
-import json, resource, sys, time
+import json, os, resource, sys, time
 import canonkit, canonkit.reverify as rv
-path, engine, jobs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+path, engine, jobs, scheduler = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] or None
 t = time.perf_counter()
 cpu = time.process_time()
-run = rv.run([path], engine=engine, jobs=jobs, progress=False)
+run = rv.run([path], engine=engine, jobs=jobs, scheduler=scheduler, progress=False)
 for _ in run:
     pass
 s = run.summary
-import os
 print(json.dumps({"episodes": s.episodes, "bytes": s.document_bytes,
                   "seconds": time.perf_counter() - t,
                   "parent_cpu_seconds": time.process_time() - cpu,
@@ -38,17 +42,42 @@ print(json.dumps({"episodes": s.episodes, "bytes": s.document_bytes,
                   "backend": canonkit.backend().get("astp"), "counts": s.counts}))
 """
 
+# Verification against parsing, in one process: CPU seconds of orjson.loads over every
+# document (lines held in memory), then of a whole in-process run of the same file
+# (reading, verifying, report lines), minimum of a few rounds each, interleaved.
+CHILD_PARSE_RATIO = r"""
+import json, os, sys, time
+import orjson
+import canonkit.reverify as rv
+path, rounds = sys.argv[1], int(sys.argv[2])
+with open(path, "rb") as f:
+    lines = f.readlines()
+def parse():
+    loads = orjson.loads
+    for line in lines:
+        loads(line)
+def verify():
+    for _ in rv.run([path], jobs=1, progress=False):
+        pass
+best = {"parse": [], "verify": []}
+for _ in range(rounds):
+    for name, fn in (("parse", parse), ("verify", verify)):
+        t = time.process_time(); fn(); best[name].append(time.process_time() - t)
+p, v = min(best["parse"]), min(best["verify"])
+print(json.dumps({"episodes": len(lines), "bytes": sum(map(len, lines)), "parse": p,
+                  "verify": v, "ratio": v / p, "loadavg_1min": os.getloadavg()[0]}))
+"""
+
 CHILD_BREAKDOWN = r"""
 import json, sys, time
 import orjson
 import canonkit
 from canonkit import astp
-from canonkit.astp.documents import read_episode
+from canonkit.astp.documents import read_episode, read_episode_bytes
 from canonkit.reverify import sources, worker
 path, sample = sys.argv[1], int(sys.argv[2])
 
 def best(fn, reps=3):
-    # the machine is shared: CPU time of this process, minimum of a few runs
     times = []
     for _ in range(reps):
         t = time.process_time(); fn(); times.append(time.process_time() - t)
@@ -56,7 +85,7 @@ def best(fn, reps=3):
 
 def first_items():
     out = []
-    for item in sources.iter_items([path]):
+    for item in sources.iter_items([sources.Input(path, "jsonl")]):
         out.append(item)
         if len(out) >= sample:
             break
@@ -64,34 +93,60 @@ def first_items():
 
 def safe(fn, d):
     try:
-        fn(d)
+        return fn(d)
     except Exception:
-        pass
+        return None
 
 items = first_items()
-docs = [orjson.loads(i.payload) for i in items if i.kind == "json"]
+payloads = [i.payload for i in items if i.kind == "json"]
+docs = [orjson.loads(p) for p in payloads]
+episodes = [safe(read_episode_bytes, p) or safe(read_episode, d) for p, d in zip(payloads, docs)]
 t = {"read": best(first_items),
-     "parse_orjson": best(lambda: [orjson.loads(i.payload) for i in items]),
-     "parse_stdlib_json": best(lambda: [json.loads(i.payload) for i in items]),
-     "episode_model": best(lambda: [safe(read_episode, d) for d in docs]),
-     "reproduce": best(lambda: [safe(astp.reproduce, d) for d in docs]),
+     "parse_orjson": best(lambda: [orjson.loads(p) for p in payloads]),
+     "episode_fast": best(lambda: [safe(read_episode_bytes, p) for p in payloads]),
+     "episode_general": best(lambda: [safe(read_episode, orjson.loads(p)) for p in payloads]),
+     "roots_and_search": best(lambda: [safe(astp.reproduce, e) for e in episodes if e]),
      "verify": best(lambda: [worker.verify_one(i.kind, i.payload, i.source, 40320) for i in items])}
-t["roots_and_search"] = max(0.0, t["reproduce"] - t["episode_model"])
-t["rest"] = max(0.0, t["verify"] - t["parse_orjson"] - t["reproduce"])
-t["total"] = t["read"] + t["parse_orjson"] + t["episode_model"] + t["roots_and_search"] + t["rest"]
+t["rest"] = max(0.0, t["verify"] - t["episode_fast"] - t["roots_and_search"])
+t["total"] = t["read"] + t["verify"]
 print(json.dumps({"backend": canonkit.backend().get("astp"), "episodes": len(items),
                   "bytes": sum(len(i.payload) for i in items), **t}))
 """
 
 
-def child(code: str, args: list[str], *, twin: bool = False) -> dict:
+def _children_cpu() -> float:
+    import resource
+
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
+def child(code: str, args: list[str], *, twin: bool = False,
+          also: list[int] | None = None) -> dict:
+    """Run ``code`` in a fresh interpreter; its JSON result, plus ``total_cpu_seconds``:
+    the CPU of that process and of every process it started (reaped descendants count in
+    RUSAGE_CHILDREN), and of the processes ``also`` (a separate Dask cluster)."""
+    import psutil
+
     env = dict(os.environ)
     env.pop("CANONKIT_NO_EXTENSIONS", None)
     if twin:
         env["CANONKIT_NO_EXTENSIONS"] = "1"
+
+    def external() -> float:
+        total = 0.0
+        for pid in also or ():
+            for p in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
+                t = p.cpu_times()
+                total += t.user + t.system
+        return total
+
+    before, outside = _children_cpu(), external()
     out = subprocess.run([sys.executable, "-c", code, *args], env=env, check=True,
                          capture_output=True, text=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    result: dict = json.loads(out.stdout.strip().splitlines()[-1])
+    result["total_cpu_seconds"] = _children_cpu() - before + external() - outside
+    return result
 
 
 def ensure_corpus(directory: Path, episodes: int, median: int, seed: int) -> Path:
@@ -99,7 +154,7 @@ def ensure_corpus(directory: Path, episodes: int, median: int, seed: int) -> Pat
     path = directory / f"seed-table-{episodes}-m{median}-s{seed}.jsonl"
     if not path.exists():
         print(f"generating {path} ...", file=sys.stderr)
-        subprocess.run([sys.executable, "-m", "canonkit", "reverify", "synth",
+        subprocess.run([sys.executable, "-m", "canonkit", "synth", "--no-progress",
                         "--episodes", str(episodes), "--mix", "seed-table", "--seed", str(seed),
                         "--median-segments", str(median), "--out", str(path) + ".tmp.jsonl",
                         "--answers", str(path) + ".answers"], check=True)
@@ -118,6 +173,69 @@ def prefix(path: Path, lines: int) -> Path:
     return out
 
 
+class DaskProcesses:
+    """A ``dask scheduler`` and two single-threaded ``dask worker`` processes on this
+    machine (no dashboards), stopped again on exit — as a user with a cluster would run
+    ``canonkit reverify --engine dask --scheduler ADDRESS``."""
+
+    def __init__(self, workers: int = 2) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="canonkit-dask-")
+        self.file = os.path.join(self._dir.name, "scheduler.json")
+        self.workers = workers
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.procs]
+
+    def __enter__(self) -> str:
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
+                 "start_new_session": True}
+        self.procs.append(subprocess.Popen(
+            ["dask", "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+             "--scheduler-file", self.file], **quiet))  # type: ignore[call-overload]
+        for _ in range(self.workers):
+            self.procs.append(subprocess.Popen(
+                ["dask", "worker", "--scheduler-file", self.file, "--nthreads", "1",
+                 "--nworkers", "1", "--no-dashboard", "--host", "127.0.0.1"],
+                **quiet))  # type: ignore[call-overload]
+        deadline = time.monotonic() + 120
+        from dask.distributed import Client
+
+        while not os.path.exists(self.file):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the dask scheduler did not start")
+            time.sleep(0.2)
+        with Client(scheduler_file=self.file) as client:
+            client.wait_for_workers(self.workers, timeout=120)
+            return str(client.scheduler.address)
+
+    def __exit__(self, *exc: object) -> None:
+        for p in self.procs:
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        for p in self.procs:
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        self._dir.cleanup()
+
+
+def _versus(r: dict, base: dict | None) -> str:
+    """Wall time against the local pool's (the target), and the CPU every process of the
+    run used against the pool's: on a shared machine the second shows the engine's own
+    cost without the noise of what else runs."""
+    if not base:
+        return "-"
+    return (f"{r['seconds'] / base['seconds']:.2f}x the local pool's time (target <= 1.3x); "
+            f"{r['total_cpu_seconds'] / base['total_cpu_seconds']:.2f}x its CPU "
+            f"({r['total_cpu_seconds']:.0f} s vs {base['total_cpu_seconds']:.0f} s)")
+
+
 def rate(r: dict, cpu: bool = False) -> str:
     wall = f"{r['episodes'] / r['seconds']:,.0f} Episodes/s, {r['bytes'] / r['seconds'] / 1e6:.1f} MB/s"
     if not cpu:
@@ -129,67 +247,87 @@ def rate(r: dict, cpu: bool = False) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--episodes", type=int, default=100_000)
+    ap.add_argument("--episodes", type=int, default=10_000)
     ap.add_argument("--median-segments", type=int, default=200)
     ap.add_argument("--seed", type=int, default=100)
     ap.add_argument("--dir", default="/tmp/canonkit-reverify-bench")
+    ap.add_argument("--corpus", help="an existing corpus to use instead of generating one")
     ap.add_argument("--sample", type=int, default=500, help="documents in the breakdown")
-    ap.add_argument("--skip", default="", help="comma list of: twin,workers,dask,rss")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of the parse ratio")
+    ap.add_argument("--skip", default="",
+                    help="comma list of: parse,single,twin,workers,dask,scheduler,rss,breakdown")
     ap.add_argument("--json", help="write the raw numbers here")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
-    corpus = ensure_corpus(Path(args.dir), args.episodes, args.median_segments, args.seed)
+    corpus = (Path(args.corpus) if args.corpus else
+              ensure_corpus(Path(args.dir), args.episodes, args.median_segments, args.seed))
     results: dict[str, dict] = {}
-    rows: list[tuple[str, str, str]] = []
+    rows: list[tuple[str, str, str, str]] = []
 
-    results["c_1"] = c1 = child(CHILD_RUN, [str(corpus), "local", "1"])
-    rows.append(("compiled, 1 worker (in-process)", rate(c1, cpu=True), "1.00x"))
-    if "twin" not in skip:
-        results["py_1"] = p1 = child(CHILD_RUN, [str(corpus), "local", "1"], twin=True)
+    def load(r: dict) -> str:
+        return f"{r['loadavg_1min']:.1f}"
+
+    if "parse" not in skip:
+        results["parse_ratio"] = pr = child(CHILD_PARSE_RATIO, [str(corpus), str(args.rounds)])
+        rows.append(("verification CPU / orjson.loads CPU (in-process run, every document)",
+                     f"{pr['verify']:.2f} s / {pr['parse']:.2f} s",
+                     f"**{pr['ratio']:.2f}x** (target <= 1.5x)", load(pr)))
+    c1 = None
+    if "single" not in skip:
+        results["c_1"] = c1 = child(CHILD_RUN, [str(corpus), "local", "1", ""])
+        rows.append(("compiled, 1 worker (in-process)", rate(c1, cpu=True), "1.00x", load(c1)))
+    if "twin" not in skip and c1:
+        results["py_1"] = p1 = child(CHILD_RUN, [str(corpus), "local", "1", ""], twin=True)
         rows.append(("twin (CANONKIT_NO_EXTENSIONS=1), 1 worker", rate(p1, cpu=True),
                      f"compiled is {p1['seconds'] / c1['seconds']:.2f}x faster (wall), "
-                     f"{p1['parent_cpu_seconds'] / c1['parent_cpu_seconds']:.2f}x (CPU)"))
+                     f"{p1['parent_cpu_seconds'] / c1['parent_cpu_seconds']:.2f}x (CPU)",
+                     load(p1)))
+    base = None
     if "workers" not in skip:
-        results["c_2"] = c2 = child(CHILD_RUN, [str(corpus), "local", "2"])
-        rows.append(("compiled, local pool, 2 workers", rate(c2),
-                     f"{c1['seconds'] / c2['seconds']:.2f}x of 1 worker"))
+        results["c_2"] = base = child(CHILD_RUN, [str(corpus), "local", "2", ""])
+        rows.append(("compiled, local pool, 2 workers", rate(base),
+                     f"{c1['seconds'] / base['seconds']:.2f}x of 1 worker" if c1 else "1.00x",
+                     load(base)))
     if "dask" not in skip:
-        results["dask_2"] = d2 = child(CHILD_RUN, [str(corpus), "dask", "2"])
-        base = results.get("c_2")
+        results["dask_2"] = d2 = child(CHILD_RUN, [str(corpus), "dask", "2", ""])
         rows.append(("compiled, Dask LocalCluster, 2 workers", rate(d2),
-                     f"{d2['seconds'] / base['seconds']:.2f}x the local pool's time"
-                     if base else "-"))
-    if "rss" not in skip:
+                     _versus(d2, base), load(d2)))
+    if "scheduler" not in skip:
+        cluster = DaskProcesses(2)
+        with cluster as address:
+            results["dask_sched"] = ds = child(CHILD_RUN, [str(corpus), "dask", "2", address],
+                                               also=cluster.pids)
+        rows.append(("compiled, dask scheduler + 2 dask workers (--scheduler)", rate(ds),
+                     _versus(ds, base), load(ds)))
+    if "rss" not in skip and c1:
         small = prefix(corpus, max(1, args.episodes // 10))
-        results["rss_small"] = rs = child(CHILD_RUN, [str(small), "local", "1"])
-        rl = c1
+        results["rss_small"] = rs = child(CHILD_RUN, [str(small), "local", "1", ""])
         rows.append((f"peak RSS, {rs['episodes']:,} Episodes (1 worker)",
-                     f"{rs['maxrss_kb'] / 1024:.0f} MiB", ""))
-        rows.append((f"peak RSS, {rl['episodes']:,} Episodes (1 worker)",
-                     f"{rl['maxrss_kb'] / 1024:.0f} MiB",
-                     f"{rl['maxrss_kb'] / rs['maxrss_kb']:.2f}x"))
-
-    breakdown = {"compiled": child(CHILD_BREAKDOWN, [str(corpus), str(args.sample)])}
-    if "twin" not in skip:
-        breakdown["twin"] = child(CHILD_BREAKDOWN, [str(corpus), str(args.sample)], twin=True)
-    results["breakdown"] = breakdown
+                     f"{rs['maxrss_kb'] / 1024:.0f} MiB", "", load(rs)))
+        rows.append((f"peak RSS, {c1['episodes']:,} Episodes (1 worker)",
+                     f"{c1['maxrss_kb'] / 1024:.0f} MiB",
+                     f"{c1['maxrss_kb'] / rs['maxrss_kb']:.2f}x", load(c1)))
 
     size = corpus.stat().st_size
-    loads = [r["loadavg_1min"] for r in results.values() if "loadavg_1min" in r]
-    print(f"\ncorpus: {corpus} ({c1['episodes']:,} Episodes, {size / 1e6:,.0f} MB, "
-          f"median {args.median_segments} segments, seed-table mix; 1-minute load average "
-          f"during the runs {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} CPUs)\n")
-    print("| configuration | throughput | ratio |\n|---|---|---|")
-    for name, value, ratio in rows:
-        print(f"| {name} | {value} | {ratio} |")
-    print(f"\nbreakdown over the first {args.sample} documents (CPU seconds, best of 3; "
-          "share of the total):\n")
-    parts = ("read", "parse_orjson", "episode_model", "roots_and_search", "rest")
-    print("| backend | " + " | ".join(parts) + " | total | stdlib json parse |")
-    print("|---|" + "---|" * (len(parts) + 2))
-    for name, b in breakdown.items():
-        cells = [f"{b[p]:.2f} ({100 * b[p] / b['total']:.0f}%)" for p in parts]
-        print(f"| {name} | " + " | ".join(cells) + f" | {b['total']:.2f} | {b['parse_stdlib_json']:.2f} |")
+    episodes = next(r["episodes"] for r in results.values() if "episodes" in r)
+    print(f"\ncorpus: {corpus} ({episodes:,} Episodes, {size / 1e6:,.0f} MB, "
+          f"median {args.median_segments} segments, seed-table mix) on {os.cpu_count()} CPUs\n")
+    print("| configuration | throughput | ratio | load |\n|---|---|---|---|")
+    for name, value, ratio, la in rows:
+        print(f"| {name} | {value} | {ratio} | {la} |")
+    if "breakdown" not in skip:
+        breakdown = {"compiled": child(CHILD_BREAKDOWN, [str(corpus), str(args.sample)])}
+        if "twin" not in skip:
+            breakdown["twin"] = child(CHILD_BREAKDOWN, [str(corpus), str(args.sample)], twin=True)
+        results["breakdown"] = breakdown
+        print(f"\nbreakdown over the first {args.sample} documents (CPU seconds, best of 3):\n")
+        parts = ("read", "episode_fast", "roots_and_search", "rest")
+        print("| backend | " + " | ".join(parts) + " | total | orjson.loads | general reader |")
+        print("|---|" + "---|" * (len(parts) + 3))
+        for name, b in breakdown.items():
+            cells = [f"{b[p]:.3f} ({100 * b[p] / b['total']:.0f}%)" for p in parts]
+            print(f"| {name} | " + " | ".join(cells)
+                  + f" | {b['total']:.3f} | {b['parse_orjson']:.3f} | {b['episode_general']:.3f} |")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
 

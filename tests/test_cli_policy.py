@@ -99,10 +99,9 @@ CASES: dict[tuple[str, ...], list[Case]] = {
         lambda t: (["reverify", str(SEED_TABLE), "--jobs", "1", "--no-progress",
                     "--report", str(t / "no" / "r.jsonl")], t / "no"),
     ],
-    ("reverify", "synth"): [
-        lambda t: (["reverify", "synth", "--episodes", "1", "--out", str(t / "no" / "c.jsonl")],
-                   t / "no"),
-        lambda t: (["reverify", "synth", "--episodes", "1", "--out", str(t / "c.jsonl"),
+    ("synth",): [
+        lambda t: (["synth", "--episodes", "1", "--out", str(t / "no" / "c.jsonl")], t / "no"),
+        lambda t: (["synth", "--episodes", "1", "--out", str(t / "c.jsonl"),
                     "--answers", str(t / "no" / "a.jsonl")], t / "no"),
     ],
     ("astp", "reproduce"): [
@@ -151,7 +150,7 @@ CASES: dict[tuple[str, ...], list[Case]] = {
     ],
 }
 # sub-commands routed outside argparse's sub-parsers are listed here by hand
-HIDDEN = {("reverify", "synth")}
+HIDDEN: set[tuple[str, ...]] = set()
 
 
 def test_every_command_has_a_missing_path_case() -> None:
@@ -256,9 +255,9 @@ def test_missing_optional_package_names_its_extra(monkeypatch: pytest.MonkeyPatc
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setitem(sys.modules, "zstandard", None)  # as if not installed
     out = tmp_path / "c.jsonl.zst"
-    assert main(["reverify", "synth", "--episodes", "1", "--out", str(out)]) == 2
+    assert main(["synth", "--episodes", "1", "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("canonkit reverify") and err.endswith(
+    assert err.startswith("canonkit synth") and err.endswith(
         f": writing {out} needs the optional package 'zstandard': "
         "pip install 'canonkit[zstd]'\n")
-    assert not out.exists()
+    assert not out.exists() and list(tmp_path.iterdir()) == []

@@ -73,6 +73,19 @@ def test_a_task_that_always_kills_its_worker_is_lost_alone() -> None:
     assert {k: v for k, v in out.items() if k != 5} == {i: i * i for i in range(12) if i != 5}
 
 
+def test_a_worker_that_dies_right_after_starting_is_a_lost_task() -> None:
+    """Its start-up handshake and its death arrive together (the parent was busy): the
+    task is run again and lost, not an EOFError out of the engine."""
+    with engines.LocalPoolEngine(1) as engine:
+        ticket = engine.submit(tasks.die_always, 5)
+        deadline = time.monotonic() + 60
+        while any(_running(pid) for pid in engine.pids()) and time.monotonic() < deadline:
+            time.sleep(0.05)  # started, handshake sent, task taken, dead: none of it read
+        outcome = engine.settle(ticket)
+        assert isinstance(outcome, Lost), outcome
+        assert list(engine.map(tasks.square, [3])) == [(3, 9)]
+
+
 def test_a_task_exception_propagates_and_the_pool_stops() -> None:
     with pytest.raises(ValueError, match="bug in task 0"):
         with open_engine("local", jobs=2) as engine:
@@ -179,3 +192,21 @@ def test_dask_local_cluster_in_order() -> None:
         assert engine.jobs == 2 and engine.shares_files
         out = list(engine.map(tasks.square, range(20), 3))
     assert out == [(i, i * i + 3) for i in range(20)]
+
+
+def test_workers_that_cannot_start_end_the_run(tmp_path: Path) -> None:
+    """A script without the main guard: every spawned worker fails while importing it. The
+    parent must say so at once, not lose every task to worker_lost (or spin)."""
+    script = tmp_path / "unguarded.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(HERE)!r})
+        import engine_tasks
+        from canonkit.engines import open_engine
+        with open_engine("local", jobs=2) as engine:
+            print(list(engine.map(engine_tasks.square, range(4))))
+    """))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode != 0
+    assert "failed to start" in done.stderr

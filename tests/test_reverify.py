@@ -15,6 +15,8 @@ from typing import Any
 import orjson
 import pytest
 
+import canonkit
+
 from canonkit import reverify
 from canonkit.cli import main as cli_main
 from canonkit.reverify import synth
@@ -156,6 +158,70 @@ def test_reports_identical_across_jobs_and_batch_sizes(everything: tuple[Path, P
     assert all(r == reports[0] for r in reports)
 
 
+# Episode report lines, SHA-256 over the lines in input order (sources relative to the
+# corpus directory), frozen from the reader that predates the compiled document scanner:
+# whichever path reads a document, compiled or twin, one worker or two, its line is the same.
+FROZEN_REPORTS = {
+    "seed-table": ("90fae17607d08230bb05e8632e5101b1433a294186a6c3f75ce16ceac337598c", 62),
+    "all.jsonl": ("fb17a6c0c70713e8c4afc73c78658753ff7f8998da5cffaa4ffcf6f9ba928bc8", 400),
+    "st.cborseq": ("774d2808283548831f12d104aaa5bf30beae8f5eef5978fc1929b24d05cd5ab1", 200),
+}
+FROZEN_CORPORA = {
+    "all.jsonl": "cfffa3594d7aca6f41e9631ff76eb330494e29188cc904fed9df4e20c99938e2",
+    "st.cborseq": "22816e08c4f883adeafa44e1fe1d65a535d3212b9368e4c841565ab06cfc20b5",
+}
+_REPORT_DIGESTS = """
+import hashlib, json, sys
+import canonkit.reverify as rv
+
+def main():
+    out = {}
+    for name in sys.argv[2:]:
+        lines = b"".join(r.line + b"\\n" for r in rv.run([name], jobs=int(sys.argv[1])))
+        out[name] = [hashlib.sha256(lines).hexdigest(), lines.count(b"\\n")]
+    print(json.dumps(out))
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.fixture(scope="module")
+def frozen_corpora(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("frozen")
+    shutil.copytree(EXAMPLE, d / "seed-table")
+    synth.write_corpus(400, out=str(d / "all.jsonl"), mix="all-outcomes", seed=2026,
+                       median_segments=30, por_fraction=0.5)
+    synth.write_corpus(200, out=str(d / "st.cborseq"), mix="seed-table", seed=7,
+                       median_segments=20)
+    for name, digest in FROZEN_CORPORA.items():
+        assert hashlib.sha256((d / name).read_bytes()).hexdigest() == digest, name
+    return d
+
+
+@pytest.mark.parametrize("twin", [False, True], ids=["compiled", "twin"])
+def test_report_lines_match_the_frozen_digests(frozen_corpora: Path, twin: bool) -> None:
+    import json
+    import subprocess
+    import sys
+
+    package_root = str(Path(canonkit.__file__).resolve().parent.parent)  # runs elsewhere
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [package_root, os.environ.get("PYTHONPATH", "")]))
+    env.pop("CANONKIT_NO_EXTENSIONS", None)
+    if twin:
+        env["CANONKIT_NO_EXTENSIONS"] = "1"
+    script = frozen_corpora / "digests.py"
+    script.write_text(_REPORT_DIGESTS)
+    jobs = "2" if twin else "1"
+    done = subprocess.run([sys.executable, str(script), jobs, *FROZEN_REPORTS],
+                          cwd=frozen_corpora, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    found = {k: tuple(v) for k, v in json.loads(done.stdout).items()}
+    assert found == FROZEN_REPORTS
+
+
 # --- input containers ---------------------------------------------------------------
 
 def test_every_container_gives_the_same_verdicts(corpus: tuple[Path, Path],
@@ -241,8 +307,11 @@ def test_report_and_annotations_files(corpus: tuple[Path, Path], tmp_path: Path)
     keys = ["episode_id", "outcome", "source", "components", "construction", "order",
             "flags", "reason"]
     assert all(list(line) == keys for line in lines[:-1])
-    assert lines[-1] == {"summary": {**dict.fromkeys(reverify.OUTCOMES, 0), **SEED_TABLE,
-                                     "total": 62}}
+    assert lines[-1]["summary"] == {**dict.fromkeys(reverify.OUTCOMES, 0), **SEED_TABLE,
+                                    "total": 62}
+    assert lines[-1]["format"] == "canonkit-reverify-report/1"
+    assert lines[-1]["canonkit_version"] == canonkit.__version__
+    assert lines[-1]["inputs"] == {"paths": [str(out)], "files": 1}
     assert [line for line in lines[:-1]] == [r.record for r in results]
     searched = [a for a in answers(ans) if a["outcome"] == "reproduced_by_search"]
     annotations = [orjson.loads(x) for x in notes.read_bytes().splitlines()]
@@ -279,7 +348,7 @@ def test_failed_run_leaves_no_report(tmp_path: Path, monkeypatch: pytest.MonkeyP
         raise OSError("disk vanished")
 
     report = tmp_path / "report.jsonl"
-    monkeypatch.setattr(runner, "make_engine", boom)
+    monkeypatch.setattr(runner.engines, "open_engine", boom)
     with pytest.raises(OSError):
         list(reverify.run([corpus], jobs=1, report=report))
     assert not report.exists() and not list(tmp_path.glob("*.partial"))
@@ -299,12 +368,12 @@ def test_progress_only_on_a_terminal() -> None:
 
     quiet = io.StringIO()
     p = Progress(1000, stream=quiet)
-    p.update(10, 500, 500)
+    p.update(500, 10)
     p.close()
     assert quiet.getvalue() == ""
     tty = Tty()
     p = Progress(1000, stream=tty, min_interval=0)
-    p.update(10, 500, 500)
+    p.update(500, 10)
     p.close()
     assert "Episodes/s" in tty.getvalue()
 
@@ -319,10 +388,48 @@ def test_progress_without_tqdm(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm -> ImportError
     tty = Tty()
     p = Progress(1000, stream=tty, min_interval=0)
-    p.update(10, 500, 500)
+    p.update(500, 10)
     p.close()
     shown = tty.getvalue()
     assert "Episodes/s" in shown and "MB/s" in shown and "ETA" in shown
+
+
+@pytest.mark.parametrize("columns", [0, 12, 120])
+def test_progress_shows_in_a_terminal_of_any_width(tmp_path: Path, columns: int) -> None:
+    """A real pty: a 0-column terminal (where tqdm's dynamic width draws nothing) and a
+    narrow one get the plain line with the rate, a wide one the bar."""
+    from canonkit.reverify import progress as progress_module
+    import fcntl
+    import pty
+    import struct
+    import subprocess
+    import sys
+    import termios
+
+    corpus = tmp_path / "c.jsonl"
+    synth.write_corpus(30, out=str(corpus), mix="reproduced", seed=2, median_segments=4)
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    code = ("import sys, canonkit.reverify as rv\n"
+            "from canonkit.reverify import progress\n"
+            "for _ in rv.run([sys.argv[1]], jobs=1, progress=True, batch_size=1): pass\n")
+    done = subprocess.run([sys.executable, "-c", code, str(corpus)], stderr=slave,
+                          stdout=subprocess.DEVNULL, timeout=120)
+    os.close(slave)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    assert done.returncode == 0
+    assert b"reverify" in shown, shown[-300:]  # the bar or the line, not nothing
+    if columns < progress_module.MIN_BAR_COLUMNS:
+        assert b"Episodes/s" in shown, shown[-300:]
 
 
 # --- memory ---------------------------------------------------------------------------
@@ -390,9 +497,9 @@ def test_cli_reverify_and_exit_status(corpus: tuple[Path, Path], tmp_path: Path,
     assert exc.value.code == 2
 
 
-def test_cli_help_for_both_forms(capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_help_for_both_commands(capsys: pytest.CaptureFixture[str]) -> None:
     for argv, needle in ((["reverify", "--help"], "--annotations"),
-                         (["reverify", "synth", "--help"], "--episodes")):
+                         (["synth", "--help"], "--episodes")):
         with pytest.raises(SystemExit) as exc:
             cli_main(argv)
         assert exc.value.code == 0
@@ -401,13 +508,40 @@ def test_cli_help_for_both_forms(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_cli_synth(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out, ans = tmp_path / "c.jsonl.zst", tmp_path / "a.jsonl"
-    assert cli_main(["reverify", "synth", "--episodes", "62", "--mix", "seed-table",
+    assert cli_main(["synth", "--episodes", "62", "--mix", "seed-table",
                      "--seed", "3", "--out", str(out), "--answers", str(ans),
                      "--median-segments", "6"]) == 0
     assert "62" in capsys.readouterr().out
     check_against(list(reverify.run([out], jobs=1)), answers(ans))
-    assert cli_main(["reverify", "synth", "--episodes", "3", "--out",
-                     str(tmp_path / "x.txt")]) == 2
+    assert cli_main(["synth", "--episodes", "3", "--out", str(tmp_path / "x.txt")]) == 2
+    # a directory corpus appears whole; a non-empty directory is never written into
+    assert cli_main(["synth", "--episodes", "4", "--out", str(tmp_path / "d") + os.sep,
+                     "--mix", "reproduced", "--median-segments", "3"]) == 0
+    assert len(list((tmp_path / "d").glob("*.json"))) == 4
+    assert cli_main(["synth", "--episodes", "4", "--out", str(tmp_path / "d") + os.sep]) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "c.jsonl.zst", "d"]
+
+
+def test_synth_leaves_nothing_behind_when_it_fails(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    real = synth._Maker.make
+
+    def failing(self: Any, outcome: str, variant: int) -> Any:
+        calls.append(outcome)
+        if len(calls) == 5:
+            raise OSError(28, "No space left on device")
+        return real(self, outcome, variant)
+
+    monkeypatch.setattr(synth._Maker, "make", failing)
+    (tmp_path / "c.jsonl").write_bytes(b"old corpus\n")
+    for out in ("c.jsonl", "c.jsonl.gz", "c.cborseq", "dir" + os.sep):
+        calls.clear()
+        with pytest.raises(OSError):
+            synth.write_corpus(10, out=f"{tmp_path}{os.sep}{out}",
+                               answers=str(tmp_path / "a.jsonl"), median_segments=3)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.jsonl"]
+    assert (tmp_path / "c.jsonl").read_bytes() == b"old corpus\n"
 
 
 # --- the shipped example -------------------------------------------------------------

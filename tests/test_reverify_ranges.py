@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from canonkit import reverify
-from canonkit.reverify import ranges, runner, sources, synth
+from canonkit.reverify import ranges, runner, sources, synth, units
 
 REPO = Path(__file__).parent.parent
 EXAMPLE = REPO / "examples" / "seed-table"
@@ -34,20 +34,31 @@ def _file_bytes(lines: list[bytes], endings: list[bytes], trailing: bool) -> byt
 
 def _reference(path: str) -> list[tuple[str, bytes, int]]:
     """What the parent's reader (sources._read_jsonl) yields: kind, payload, line."""
-    return [(i.kind, i.payload, int(i.source["line"]))  # type: ignore[call-overload]
-            for i in sources.iter_items([path])]
+    return [(i.kind, i.payload, i.source.number)
+            for i in sources.iter_items([sources.Input(path, "jsonl")])]
 
 
 def _from_ranges(path: str, chunk: int) -> list[tuple[str, bytes, int]]:
+    """The same through planned ranges, as the workers read them (units._verify_range)."""
     out = []
     base = 0
     for start, end in ranges.plan_ranges(path, chunk):
         lines = 0
-        for item, lines in ranges.read_lines(path, start, end):
-            if item.kind != "blank":
-                out.append((item.kind, item.payload, base + int(item.source["line"])))  # type: ignore[call-overload]
+        for lines, _, line in ranges.read_lines(path, start, end, sources.MAX_DOCUMENT_BYTES):
+            if line is None:
+                out.append(("error", units.too_long().encode(), base + lines))
+            elif line:
+                out.append(("json", line, base + lines))
         base += lines
     return out
+
+
+def _line_offsets_are_exact(path: str, chunk: int) -> None:
+    data = Path(path).read_bytes()
+    for start, end in ranges.plan_ranges(path, chunk):
+        for _, at, line in ranges.read_lines(path, start, end, sources.MAX_DOCUMENT_BYTES):
+            if line:
+                assert data[at:at + len(line)] == line
 
 
 def _check_plan(data: bytes, path: str, chunk: int) -> None:
@@ -60,6 +71,7 @@ def _check_plan(data: bytes, path: str, chunk: int) -> None:
         assert end - start >= chunk or end == len(data)
         assert start == 0 or data[start - 1:start] == b"\n"  # whole lines only
     assert _from_ranges(path, chunk) == _reference(path)
+    _line_offsets_are_exact(path, chunk)
 
 
 @settings(max_examples=150, deadline=None,
@@ -99,7 +111,7 @@ def test_range_edge_cases(tmp_path: Path, raw: bytes, chunk: int) -> None:
 def test_over_long_line_is_reported_like_the_parent_reader(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sources, "MAX_DOCUMENT_BYTES", 10)
-    monkeypatch.setattr(ranges, "MAX_DOCUMENT_BYTES", 10)
+    monkeypatch.setattr(units, "MAX_DOCUMENT_BYTES", 10)
     raw = b'{"a": 1}\n' + b"q" * 40 + b"\n{}\n" + b"r" * 25
     path = tmp_path / "f.jsonl"
     path.write_bytes(raw)

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import re
 import struct
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any
+
+import orjson
 
 from canonkit._astp_common import U64, uuid_bytes
 from canonkit._astp_fields_py import hash_fields
 from canonkit._astp_hash_py import hash_bytes, sha3_256
 from canonkit.errors import InvalidFieldError
 
-__all__ = ["leaf_hash_v1", "leaf_hash_v2", "read_segments"]
+__all__ = ["leaf_hash_v1", "leaf_hash_v2", "read_segments", "scan_episode"]
 
 
 # --- §4 leaf hashes ----------------------------------------------------------------------
@@ -148,3 +150,85 @@ def read_segments(items: Any, start: int, segment_type: Any, segments: list[Any]
         segments.append(segment_type(index, content, node_id, node_type, schema, parent, tier, created,
                                      hv, leaf))
     return len(items), late
+
+
+# --- Episode documents: the scanner ------------------------------------------------------
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def _latest_created(items: list[Any]) -> int | None:
+    """The latest ``created_at`` of the items, in UTC microseconds since 1970."""
+    instants = [_seg_instant(item.get("created_at")) for item in items]
+    found = [(i - _EPOCH) // _MICROSECOND for i in instants if i is not None and i is not _NO]
+    return max(found) if found else None
+
+
+def _signals(items: list[Any], signal_type: Any) -> Any:
+    """(SPINE signals in stored order, latest received_at in UTC microseconds or None,
+    whether a SPINE content hash repeats) when every item is a canonical signal, else
+    None."""
+    spine = []
+    latest = None
+    for position, item in enumerate(items):
+        if type(item) is not dict or not set(item) <= {"content_hash", "placement", "received_at"}:
+            return None
+        content = _seg_hex(item.get("content_hash"))
+        placement = item.get("placement")
+        received = _seg_instant(item.get("received_at"))
+        if content is _NO or type(placement) is not str or received is _NO:
+            return None
+        if received is not None:
+            us = (received - _EPOCH) // _MICROSECOND
+            latest = us if latest is None else max(latest, us)
+        if placement == "SPINE":
+            spine.append((position, signal_type(content, received)))
+    if spine and all(sig.received_at is not None for _, sig in spine):
+        spine.sort(key=lambda pair: (pair[1].received_at, pair[0]))
+    signals = [sig for _, sig in spine]
+    return signals, latest, len({sig.content_hash for sig in signals}) < len(signals)
+
+
+def scan_episode(data: Any, segment_type: Any, signal_type: Any) -> Any:
+    """``(members, segments, excluded, latest_created_us, signals)`` for an Episode
+    document's JSON text whose stored segments are all in the canonical shape
+    (``read_segments``) with strictly ascending indexes, else None; ``members`` are the
+    top-level members without ``segments`` (and ``stored`` without its ``segments``), and
+    for ``canonkit-episode/1`` without ``signals`` when every signal is canonical: then
+    ``signals`` is ``(SPINE signals in stored order, latest_received_us, repeated)``,
+    else None. The compiled scanner reads the text itself and may also return None where
+    this one reads the document (docs/astp-kernel-api.md)."""
+    if type(data) is not bytes:
+        return None
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    if type(doc) is not dict:
+        return None
+    fmt = doc.get("format")
+    stored = doc.get("stored")
+    if fmt == "canonkit-episode/1":
+        items, por = doc.get("segments"), False
+    elif fmt == "astp-proof-of-record/1" and doc.get("profile") == "full" and type(stored) is dict:
+        items, por = stored.get("segments"), True
+    else:
+        return None
+    if type(items) is not list:
+        return None
+    segments: list[Any] = []
+    excluded: list[str] = []
+    stop, _ = read_segments(items, 0, segment_type, segments, excluded, proof_of_record=por)
+    indexes = [seg.sequence_index for seg in segments]
+    if stop != len(items) or any(a >= b for a, b in zip(indexes, indexes[1:])):
+        return None
+    members = {k: v for k, v in doc.items() if k != "segments"}
+    if type(stored) is dict:
+        members["stored"] = {k: v for k, v in stored.items() if k != "segments"}
+    signals = None
+    if not por and type(doc.get("signals")) is list:
+        signals = _signals(doc["signals"], signal_type)
+        if signals is not None:
+            del members["signals"]
+    return members, segments, excluded, None if por else _latest_created(items), signals

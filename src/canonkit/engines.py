@@ -107,6 +107,21 @@ def interruptible() -> Iterator[None]:
             signal.signal(s, h)
 
 
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM/SIGHUP for a step that must not be cut in two (renaming the
+    outputs of a run into place, starting a worker); one that arrives meanwhile is
+    delivered when the step is done. Main thread only; elsewhere a no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HANDLED)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def default_jobs() -> int:
     """Every core this process may run on."""
     try:
@@ -179,6 +194,7 @@ def _worker_start(parent: int) -> None:
     """The parent decides what an interrupt means (a terminal's Ctrl-C reaches the whole
     process group), and the worker must not outlive it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _HANDLED)  # held by the parent as it started us
     if sys.platform.startswith("linux"):
         try:
             import ctypes
@@ -200,10 +216,14 @@ def _watch_parent(parent: int) -> None:  # pragma: no cover - only where prctl i
     os._exit(1)
 
 
+_READY = "ready"
+
+
 def _serve(conn: Any, parent: int) -> None:
     """A pool worker: run ``(fn, task, args)`` messages until ``None`` or end of file,
     answering ``("ok", result)`` or ``("error", exception)``."""
     _worker_start(parent)
+    conn.send(_READY)  # the parent tells a start-up failure from a lost task by this
     while True:
         try:
             message = conn.recv()
@@ -237,12 +257,13 @@ class _Ticket:
 
 
 class _Worker:
-    __slots__ = ("process", "conn", "ticket")
+    __slots__ = ("process", "conn", "ticket", "ready")
 
     def __init__(self, process: Any, conn: Any) -> None:
         self.process = process
         self.conn = conn
         self.ticket: _Ticket | None = None
+        self.ready = False  # it has said so: it imported and is serving
 
 
 class LocalPoolEngine(Engine):
@@ -284,8 +305,17 @@ class LocalPoolEngine(Engine):
         mine, theirs = self._context.Pipe()
         process = self._context.Process(target=_serve, args=(theirs, os.getpid()),
                                         daemon=True, name="canonkit-worker")
-        process.start()
-        theirs.close()
+        try:
+            with signals_held():  # an interrupt mid-start would leave it half-fed
+                process.start()
+        except BaseException:  # an interrupt held during the start comes out here
+            if process.pid is not None:
+                process.kill()
+                process.join(5)
+            mine.close()
+            raise
+        finally:
+            theirs.close()
         return _Worker(process, mine)
 
     def pids(self) -> list[int]:
@@ -308,10 +338,17 @@ class LocalPoolEngine(Engine):
                 ticket.attempts += 1
 
     def _lost_worker(self, worker: _Worker) -> None:
-        """The worker is gone: run its task again (once), and start a replacement."""
+        """The worker is gone: run its task again (once), and start a replacement. A worker
+        that dies before it could serve (its start-up failed: a script without the
+        ``if __name__ == "__main__":`` guard, a broken install) would only fail again, so
+        that ends the run instead."""
         ticket, worker.ticket = worker.ticket, None
         worker.process.join(1)
         worker.conn.close()
+        if not worker.ready and not self._stopped:
+            raise RuntimeError(f"a worker process failed to start (exit status "
+                               f"{worker.process.exitcode}); under the spawn start method "
+                               "the main module needs an if __name__ == '__main__': guard")
         if ticket is not None:
             if ticket.attempts >= 2:
                 ticket.outcome = ("lost", Lost(
@@ -336,6 +373,11 @@ class LocalPoolEngine(Engine):
             if worker.conn in ready:
                 try:
                     answer = worker.conn.recv()
+                    if answer == _READY and not worker.ready:
+                        worker.ready = True
+                        if not worker.conn.poll():  # True also at end of file: it died
+                            continue
+                        answer = worker.conn.recv()  # the task's answer came right behind
                 except (OSError, EOFError):
                     self._lost_worker(worker)
                     continue
@@ -395,6 +437,15 @@ class LocalPoolEngine(Engine):
             worker.conn.close()
 
 
+#: Dask settings for a LocalCluster the engine starts (a cluster of the caller's own keeps
+#: its configuration)
+LOCAL_CLUSTER_CONFIG = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.admin.tick.interval": "500ms",
+}
+
+
 class DaskEngine(Engine):
     """Dask ``distributed``: the cluster at ``address``, or a ``LocalCluster`` of ``jobs``
     single-threaded worker processes started (and closed) by the engine."""
@@ -413,15 +464,20 @@ class DaskEngine(Engine):
         self._client: Any = None
         try:
             if address is None:
-                self._cluster = LocalCluster(
-                    n_workers=jobs or default_jobs(),
-                    threads_per_worker=1,
-                    processes=True,
-                    # not None: the scheduler's HTTP server would still take port 8787 and
-                    # fail whenever anything holds it; ":0" picks a free port
-                    dashboard_address=":0",
-                    silence_logs=40,  # logging.ERROR: keep the terminal for the output
-                )
+                import dask
+
+                # a batch job needs no statistical profiler sampling every worker every
+                # 10 ms, nor a system monitor twice a second: that CPU is the job's
+                with dask.config.set(LOCAL_CLUSTER_CONFIG):
+                    self._cluster = LocalCluster(
+                        n_workers=jobs or default_jobs(),
+                        threads_per_worker=1,
+                        processes=True,
+                        # not None: the scheduler's HTTP server would still take port 8787
+                        # and fail whenever anything holds it; ":0" picks a free port
+                        dashboard_address=":0",
+                        silence_logs=40,  # logging.ERROR: keep the terminal for the output
+                    )
                 self._client = Client(self._cluster)
             else:
                 self._client = Client(address)

@@ -476,7 +476,7 @@ class InvalidRecordError(CanonkitError, ValueError):
 
 @_register
 class InputError(CanonkitError, ValueError):
-    """A path given on the command line cannot be used (missing, unknown type)."""
+    """A path given as input cannot be used (missing, of unknown type, holding no inputs)."""
     code = "invalid_input"
 
 

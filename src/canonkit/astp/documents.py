@@ -10,15 +10,15 @@ and ``reproduce`` judges them.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from canonkit.astp._kernel import reader
 from canonkit.astp.encoding import hash_hex, is_uuid_text, uuid_text
 from canonkit.astp.structural import member_hash
-from canonkit.errors import ASTPError, InvalidRecordError
+from canonkit.errors import ASTPError, InvalidFieldError, InvalidRecordError
 
 __all__ = [
     "EPISODE_FORMAT",
@@ -27,9 +27,11 @@ __all__ = [
     "Episode",
     "Seal",
     "Segment",
+    "SegmentList",
     "Signal",
     "parse_instant",
     "read_episode",
+    "read_episode_bytes",
 ]
 
 PROOF_OF_RECORD = "astp-proof-of-record/1"
@@ -61,6 +63,39 @@ class Segment:
         return self.node_id is not None and self.schema_version is not None
 
 
+class SegmentList(list[Segment]):
+    """Stored segments as ``Segment`` values, in sequence order, with the raw views the
+    seal constructions fold (the compiled document scanner gives a table with the same
+    methods, without a Python object per segment)."""
+
+    def content_raw(self) -> bytes:
+        """The content hashes, 32 raw bytes each."""
+        return b"".join(bytes.fromhex(s.content_hash) for s in self)
+
+    def content_hex(self) -> list[str]:
+        return [s.content_hash for s in self]
+
+    def leaves_v2_raw(self, sav: int) -> bytes:
+        """The ``hash_version`` 2 leaf hashes (ASTP.md §4.1), 32 raw bytes each."""
+        out = []
+        for s in self:
+            if not s.has_leaf_fields:
+                raise InvalidFieldError(f"segment {s.sequence_index} lacks the leaf-hash fields sav {sav} needs")
+            out.append(bytes.fromhex(reader.leaf_hash_v2(s.node_id, s.node_type, s.schema_version,
+                                                          s.sequence_index, s.content_hash,
+                                                          s.parent_node_id)))
+        return b"".join(out)
+
+    @property
+    def stored_leaf_hashes(self) -> bool:
+        """Whether any segment carries a stored ``leaf_hash`` to check."""
+        return any(s.leaf_hash is not None for s in self)
+
+
+#: what ``Episode.segments`` holds: a ``SegmentList`` or the compiled scanner's table
+Segments = Sequence[Segment]
+
+
 @dataclass(slots=True)
 class Signal:
     """A stored SPINE-placed Signal; ``received_at`` None when the document has no timestamp."""
@@ -86,13 +121,17 @@ class Episode:
     status: str | None = None
     closed_at: datetime | None = None
     sealed_at: datetime | None = None
-    segments: list[Segment] = field(default_factory=list)        # spine segments, sequence order
+    segments: Segments = field(default_factory=SegmentList)      # spine segments, sequence order
     signals: list[Signal] = field(default_factory=list)          # SPINE signals, stored order
     excluded_hashes: list[str] = field(default_factory=list)
     structural_member_hashes: list[str] = field(default_factory=list)
     context_entries: list[Mapping[str, Any]] = field(default_factory=list)
     seal: Seal | None = None
     flags: frozenset[str] = frozenset()
+    #: the document's ``layer3`` member as written (a ``canonkit-layer3/1`` export, or the
+    #: name of a file beside the document holding one), None when absent; Layer 3 never
+    #: enters the Episode's own constructions (L3-002)
+    layer3: Any = None
 
 
 #: a JSON path: text, or (list name, index, key or None), formatted only on failure
@@ -195,16 +234,16 @@ def _seal(raw: Any, path: str, annotation: Any) -> Seal:
     return Seal(values, annotation)
 
 
-def _sort_segments(segments: list[Segment], path: str) -> list[Segment]:
+def _sort_segments(segments: list[Segment], path: str) -> SegmentList:
     indexes = [s.sequence_index for s in segments]
     if all(map(int.__lt__, indexes, indexes[1:])):
-        return segments  # already strictly ascending: distinct and in order (the common case)
+        return SegmentList(segments)  # strictly ascending: distinct and in order (the common case)
     seen: set[int] = set()
     for s in segments:
         if s.sequence_index in seen:
             raise _fail(path, f"duplicate sequence_index {s.sequence_index}")
         seen.add(s.sequence_index)
-    return sorted(segments, key=lambda s: s.sequence_index)
+    return SegmentList(sorted(segments, key=lambda s: s.sequence_index))
 
 
 def _leaf_fields(item: Mapping[str, Any], name: str, i: int) -> dict[str, Any]:
@@ -220,36 +259,53 @@ def _leaf_fields(item: Mapping[str, Any], name: str, i: int) -> dict[str, Any]:
     return out
 
 
-def _read_proof_of_record(doc: Mapping[str, Any]) -> Episode:
+#: what the compiled scanner hands over instead of the stored segments and signals: the
+#: segments (in sequence order), the content hashes of EPHEMERAL segments, the latest
+#: created_at (UTC microseconds since 1970, or None), and the signals when it read them:
+#: (SPINE signals in stored order, latest received_at, whether a SPINE hash repeats)
+Scanned = tuple[Segments, list[str], "int | None", "tuple[list[Signal], int | None, bool] | None"]
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def _read_por_segments(stored: Mapping[str, Any], excluded: list[str]) -> SegmentList:
+    segments: list[Segment] = []
+    items = _list(_get(stored, "segments", "stored"), "stored.segments")
+    i = 0
+    while i < len(items):
+        # the kernel reads the run of canonical items; the first other one is judged here
+        i, _ = reader.read_segments(items, i, Segment, segments, excluded, proof_of_record=True)
+        if i == len(items):
+            break
+        p = f"stored.segments[{i}]"
+        item = _obj(items[i], p)
+        key = "sequence_index" if "sequence_index" in item else "leaf_index"
+        index = _int(_get(item, key, p), ("stored.segments", i, key))
+        content = _digest(_get(item, "content_hash", p), ("stored.segments", i, "content_hash"))
+        segments.append(Segment(sequence_index=index, content_hash=content,
+                                **_leaf_fields(item, "stored.segments", i)))
+        i += 1
+    return _sort_segments(segments, "stored.segments")
+
+
+def _read_proof_of_record(doc: Mapping[str, Any], scanned: Scanned | None = None) -> Episode:
     profile = _get(doc, "profile", "")
     if profile not in ("full", "attested"):
         raise _fail("profile", f"expected 'full' or 'attested', got {profile!r}")
     episode_id = _episode_id(doc)
     stored = doc.get("stored")
     annotation = None
-    segments: list[Segment] = []
+    segments: Segments = SegmentList()
     signals: list[Signal] = []
     excluded: list[str] = []
     members: list[str] = []
     entries: list[Mapping[str, Any]] = []
     if profile == "full":
         stored = _obj(stored, "stored")
-        items = _list(_get(stored, "segments", "stored"), "stored.segments")
-        i = 0
-        while i < len(items):
-            # the kernel reads the run of canonical items; the first other one is judged here
-            i, _ = reader.read_segments(items, i, Segment, segments, excluded, proof_of_record=True)
-            if i == len(items):
-                break
-            p = f"stored.segments[{i}]"
-            item = _obj(items[i], p)
-            key = "sequence_index" if "sequence_index" in item else "leaf_index"
-            index = _int(_get(item, key, p), ("stored.segments", i, key))
-            content = _digest(_get(item, "content_hash", p), ("stored.segments", i, "content_hash"))
-            segments.append(Segment(sequence_index=index, content_hash=content,
-                                    **_leaf_fields(item, "stored.segments", i)))
-            i += 1
-        segments = _sort_segments(segments, "stored.segments")
+        if scanned is not None:
+            segments, excluded = scanned[0], list(scanned[1])
+        else:
+            segments = _read_por_segments(stored, excluded)
         for name, target in (("signal_content_hashes", None), ("excluded_content_hashes", excluded),
                              ("structural_member_hashes", members)):
             value = stored.get(name)
@@ -270,21 +326,12 @@ def _read_proof_of_record(doc: Mapping[str, Any]) -> Episode:
                    segments=segments, signals=signals, excluded_hashes=excluded,
                    structural_member_hashes=members, context_entries=entries, seal=seal,
                    flags=frozenset({"duplicate_signal"} if len({s.content_hash for s in signals}) < len(signals)
-                                   else set()))
+                                   else set()), layer3=doc.get("layer3"))
 
 
-def _read_episode_doc(doc: Mapping[str, Any]) -> Episode:
-    episode_id = _episode_id(doc)
-    status = _text(doc.get("status"), "status", nullable=True)
-    closed_at = parse_instant(doc.get("closed_at"), "closed_at")
-    sealed_at = parse_instant(doc.get("sealed_at"), "sealed_at")
-    raw_seal = _get(doc, "seal", "")
-    if closed_at is None and isinstance(raw_seal, Mapping):
-        # the closure instant for G-1 findings: the Episode's, else the one its seal recorded
-        closed_at = parse_instant(raw_seal.get("closed_at"), "seal.closed_at")
+def _read_episode_segments(doc: Mapping[str, Any], closed_at: datetime | None,
+                           excluded: list[str], flags: set[str]) -> SegmentList:
     segments: list[Segment] = []
-    excluded: list[str] = []
-    flags: set[str] = set()
     items = _list(_get(doc, "segments", ""), "segments")
     i = -1
     while i + 1 < len(items):
@@ -315,7 +362,16 @@ def _read_episode_doc(doc: Mapping[str, Any]) -> Episode:
             hash_version=hv, leaf_hash=None if leaf is None else _digest(leaf, (p[0], i, "leaf_hash")),
             **_leaf_fields(item, "segments", i))
         segments.append(segment)
-    segments = _sort_segments(segments, "segments")
+    return _sort_segments(segments, "segments")
+
+
+def _after(latest_us: int | None, closed_at: datetime | None) -> bool:
+    """Whether an instant given in UTC microseconds is later than ``closed_at``."""
+    return (closed_at is not None and latest_us is not None
+            and latest_us > (closed_at - _EPOCH) // _MICROSECOND)
+
+
+def _read_signals(doc: Mapping[str, Any], closed_at: datetime | None, flags: set[str]) -> list[Signal]:
     raw_signals = doc.get("signals")
     spine: list[tuple[int, Signal]] = []
     for i, item in enumerate([] if raw_signals is None else _list(raw_signals, "signals")):
@@ -334,6 +390,35 @@ def _read_episode_doc(doc: Mapping[str, Any]) -> Episode:
     signals = [s for _, s in spine]
     if len({s.content_hash for s in signals}) < len(signals):
         flags.add("duplicate_signal")
+    return signals
+
+
+def _read_episode_doc(doc: Mapping[str, Any], scanned: Scanned | None = None) -> Episode:
+    episode_id = _episode_id(doc)
+    status = _text(doc.get("status"), "status", nullable=True)
+    closed_at = parse_instant(doc.get("closed_at"), "closed_at")
+    sealed_at = parse_instant(doc.get("sealed_at"), "sealed_at")
+    raw_seal = _get(doc, "seal", "")
+    if closed_at is None and isinstance(raw_seal, Mapping):
+        # the closure instant for G-1 findings: the Episode's, else the one its seal recorded
+        closed_at = parse_instant(raw_seal.get("closed_at"), "seal.closed_at")
+    excluded: list[str] = []
+    flags: set[str] = set()
+    segments: Segments
+    if scanned is None:
+        segments = _read_episode_segments(doc, closed_at, excluded, flags)
+    else:
+        segments, excluded = scanned[0], list(scanned[1])
+        if _after(scanned[2], closed_at):
+            flags.add("post_closure_append")
+    if scanned is not None and scanned[3] is not None:
+        signals, latest, repeated = scanned[3]
+        if _after(latest, closed_at):
+            flags.add("post_closure_append")
+        if repeated:
+            flags.add("duplicate_signal")
+    else:
+        signals = _read_signals(doc, closed_at, flags)
     members: list[str] = []
     raw_members = doc.get("structural_members")
     for i, item in enumerate([] if raw_members is None else _list(raw_members, "structural_members")):
@@ -359,11 +444,30 @@ def _read_episode_doc(doc: Mapping[str, Any]) -> Episode:
     return Episode(format=EPISODE_FORMAT, episode_id=episode_id, status=status, closed_at=closed_at,
                    sealed_at=sealed_at, segments=segments, signals=signals, excluded_hashes=excluded,
                    structural_member_hashes=members, context_entries=entries, seal=seal,
-                   flags=frozenset(flags))
+                   flags=frozenset(flags), layer3=doc.get("layer3"))
+
+
+def read_episode_bytes(data: bytes) -> Episode | None:
+    """Read an Episode document from its JSON text on the fast path (the compiled scanner:
+    no Python object per stored segment); None when the text is outside that path — then
+    ``read_episode(orjson.loads(data))`` reads it, with the same result for every document
+    this one reads. Raises ``InvalidRecordError`` exactly as ``read_episode`` would."""
+    scanned = reader.scan_episode(data, Segment, Signal)
+    if scanned is None:
+        return None
+    doc, segments, excluded, latest, signals = scanned
+    if type(segments) is list:  # the twin's scanner gives Segment values
+        segments = SegmentList(segments)
+    if doc.get("format") == PROOF_OF_RECORD:
+        return _read_proof_of_record(doc, (segments, excluded, latest, None))
+    return _read_episode_doc(doc, (segments, excluded, latest, signals))
 
 
 def read_episode(document: Any) -> Episode:
-    """Read a parsed JSON document (a dict) in either format as an ``Episode``."""
+    """Read a parsed JSON document (a dict) in either format as an ``Episode`` (an
+    ``Episode`` is returned as it is)."""
+    if isinstance(document, Episode):
+        return document
     doc = _obj(document, "$")
     fmt = doc.get("format")
     if fmt == PROOF_OF_RECORD:

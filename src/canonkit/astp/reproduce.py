@@ -19,8 +19,9 @@ from typing import Any
 
 from canonkit.astp._kernel import hasher, prover
 from canonkit.astp.documents import Episode, parse_instant, read_episode
+from canonkit import _astp_common as common
 from canonkit.astp.roots import leaf_hash_v1, leaf_hash_v2
-from canonkit.astp.seal import check_identifiers, compute_roots, spine_inputs
+from canonkit.astp.seal import check_identifiers, compute_roots
 from canonkit.errors import ASTPError, InvalidFieldError, InvalidRecordError, UnknownIdentifierError
 
 __all__ = ["COMPONENTS", "FLAGS", "OUTCOMES", "Reproduction", "construction_name", "reproduce",
@@ -115,51 +116,97 @@ def _tie_groups(episode: Episode, offset: int) -> list[tuple[int, int]] | None:
     return tie_groups([s.received_at for s in episode.signals], offset)  # type: ignore[misc]
 
 
+class _Inputs:
+    """The spine inputs of one Episode as buffers of 32-byte digests (the values and errors
+    of ``seal.spine_inputs``, no Python object per input), each made once for all the
+    constructions tried."""
+
+    __slots__ = ("episode", "_content", "_signals", "_leaves")
+
+    def __init__(self, episode: Episode) -> None:
+        self.episode = episode
+        self._content: bytes | None = None
+        self._signals: bytes | None = None
+        self._leaves: bytes | None = None
+
+    def raw(self, sav: int, ov: int, signal_order: Sequence[str] | None = None) -> bytes:
+        segments: Any = self.episode.segments
+        if sav in (2, 3):
+            if self._leaves is None:  # a refusal is not kept: its message names the sav
+                self._leaves = segments.leaves_v2_raw(sav)
+            return self._leaves
+        if self._content is None:
+            self._content = segments.content_raw()
+        if ov != 1:
+            return self._content
+        if signal_order is not None:
+            return self._content + b"".join(hasher.hash_bytes(h) for h in signal_order)
+        if self._signals is None:
+            self._signals = b"".join(hasher.hash_bytes(s.content_hash) for s in self.episode.signals)
+        return self._content + self._signals
+
+
+def _spine_root(raw: bytes, sav: int, episode_id: str) -> str:
+    """``spine_root`` of the inputs in ``raw`` (ASTP.md §5): sav 0/1 the hex-text tree, sav 1
+    with the Episode-identifier input first; sav 2/3 the raw-byte tree."""
+    if not raw:  # no input: the kernel's own refusal, word for word
+        return hasher.spine_root([], spine_algorithm_version=sav, episode_id=episode_id)
+    if sav == 1:
+        return hasher.merkle_root_v1(common.episode_leaf_input(episode_id) + raw).hex()
+    if sav == 0:
+        return hasher.merkle_root_v1(raw).hex()
+    return hasher.merkle_root_v2(raw).hex()
+
+
 def _spine(episode: Episode, seal: Mapping[str, Any], sav: int, ov: int, cap: int,
-           attempt: _Attempt) -> str | None:
+           attempt: _Attempt, inputs: _Inputs) -> tuple[str | None, str]:
     """Establish the spine under (sav, ov): the annotation (ov 1, admissible), the stored
-    order, then the tie search. Returns the reproduced spine root or None."""
+    order, then the tie search. Returns the reproduced spine root (or None) and the root
+    of the stored order."""
     sealed: str = seal["spine_root"]
-    inputs = spine_inputs(episode, sav, ov)
+    raw = inputs.raw(sav, ov)
     stored = [s.content_hash for s in episode.signals]
     if ov == 1 and episode.seal is not None and episode.seal.resolved_signal_order is not None:
         order = _admissible(episode.seal.resolved_signal_order, stored)
-        if order is not None and hasher.spine_root(spine_inputs(episode, sav, ov, order), spine_algorithm_version=sav,
-                                              episode_id=episode.episode_id) == sealed:
+        if order is not None and _spine_root(inputs.raw(sav, ov, order), sav,
+                                             episode.episode_id) == sealed:
             attempt.how, attempt.order = "annotation", order
-            return sealed
+            return sealed, sealed
         attempt.notes.append("resolved_signal_order inadmissible; ignored")
-    root = hasher.spine_root(inputs, spine_algorithm_version=sav, episode_id=episode.episode_id)
+    root = _spine_root(raw, sav, episode.episode_id)
     if root == sealed:
-        return root
+        return root, root
     if ov == 1 and sav in (0, 1) and episode.signals:
         offset = len(episode.segments)
         groups = _tie_groups(episode, offset)
         if groups is None:
             attempt.notes.append("signals carry no timestamps: no tie search possible")
         elif groups:
-            search = prover.TieSearch(inputs, groups, spine_algorithm_version=sav, episode_id=episode.episode_id)
+            segments: Any = episode.segments
+            hexes: list[str] = segments.content_hex() + stored
+            search = prover.TieSearch(hexes, groups, spine_algorithm_version=sav, episode_id=episode.episode_id)
             found, tried, cap_hit = search.search(sealed, cap=cap)
             if cap_hit:
                 space = math.prod(math.factorial(n) for _, n in groups)
                 attempt.notes.append(f"search cap hit ({space} orders > cap {cap})")
             elif found is not None:
                 attempt.how = "search"
-                attempt.order = [inputs[i] for i in found[offset:]]
-                return sealed
+                attempt.order = [hexes[i] for i in found[offset:]]
+                return sealed, root
             else:
                 attempt.notes.append(f"tie search exhausted ({tried} orders)")
-    return None
+    return None, root
 
 
-def _attempt(episode: Episode, seal: Mapping[str, Any], sav: int, ov: int, cap: int) -> _Attempt:
+def _attempt(episode: Episode, seal: Mapping[str, Any], sav: int, ov: int, cap: int,
+             inputs: _Inputs) -> _Attempt:
     attempt = _Attempt(sav, ov, _all("not_checked"))
     try:
-        spine = _spine(episode, seal, sav, ov, cap, attempt)
+        spine, stored_root = _spine(episode, seal, sav, ov, cap, attempt, inputs)
         posture = seal.get("capture_posture")
-        # a spine not reproduced is recomputed in stored order for the Episode root
+        # a spine not reproduced counts in stored order for the Episode root
         roots = compute_roots(episode, sav, ov, capture_posture=posture if sav == 3 else None,
-                              spine_root=spine)
+                              spine_root=spine if spine is not None else stored_root)
     except ASTPError as exc:
         attempt.components = _all("not_checked")
         attempt.failures.append(f"construction not applicable: {exc}")
@@ -227,6 +274,8 @@ def _refusal(seal: Mapping[str, Any], episode: Episode) -> str | None:
 
 
 def _leaf_flags(episode: Episode) -> set[str]:
+    if not getattr(episode.segments, "stored_leaf_hashes", True):
+        return set()
     for s in episode.segments:
         if s.leaf_hash is None or not s.has_leaf_fields:
             continue
@@ -318,7 +367,8 @@ def reproduce(document: Any, *, search_cap: int = 40320,
     if episode.profile == "attested":
         return Reproduction("not_reproducible", eid, _all("not_checked"), flags=flags,
                             reason="attested profile: stored inputs withheld, no root can be rebuilt")
-    claimed = _attempt(episode, seal, sav, ov, search_cap)
+    inputs = _Inputs(episode)
+    claimed = _attempt(episode, seal, sav, ov, search_cap, inputs)
     if claimed.ok:
         outcome = {"stored": "reproduced", "annotation": "reproduced_with_annotation",
                    "search": "reproduced_by_search"}[claimed.how]
@@ -326,7 +376,7 @@ def reproduce(document: Any, *, search_cap: int = 40320,
         return Reproduction(outcome, eid, claimed.components, construction_name(sav, ov, ov), claimed.order,
                             flags, note or None)
     for alt_sav, alt_ov in _alternatives(sav, ov):
-        other = _attempt(episode, seal, alt_sav, alt_ov, search_cap)
+        other = _attempt(episode, seal, alt_sav, alt_ov, search_cap, inputs)
         if other.ok:
             return Reproduction("reproduced_under_other_construction", eid, other.components,
                                 construction_name(alt_sav, alt_ov, ov), other.order, flags,

@@ -1,9 +1,8 @@
-"""``canonkit reverify PATH...`` and ``canonkit reverify synth ...`` (REVERIFY.md §3, §5).
+"""``canonkit reverify PATH...`` (REVERIFY.md §3) and ``canonkit synth ...`` (§5): two
+plain commands, registered together because synthetic corpora exist to be re-verified.
 
-The positional corpus paths and the ``synth`` subcommand share one command name, which
-argparse cannot express directly: the ``reverify`` parser checks whether its first
-argument is ``synth`` and hands the rest to the synth parser (a corpus literally named
-``synth`` is given as ``./synth``).
+Both run inside ``engines.interruptible()``: SIGINT/SIGTERM/SIGHUP stop the workers,
+remove every temporary and give 128+n.
 """
 from __future__ import annotations
 
@@ -15,8 +14,8 @@ from ._common import report_os_error
 
 _EPILOG = """\
 synthetic corpora:
-  canonkit reverify synth --episodes N --mix seed-table --seed S --out FILE --answers FILE
-  (see `canonkit reverify synth --help`)
+  canonkit synth --episodes N --mix seed-table --seed S --out FILE --answers FILE
+  (see `canonkit synth --help`)
 
 exit status: 0 every sealed Episode reproduced; 1 any not_reproducible, no_seal_record or
 invalid_record; 2 usage error.
@@ -44,13 +43,15 @@ def _fraction(text: str) -> float:
     return value
 
 
-def _synth_parser(prog: str) -> argparse.ArgumentParser:
+def _register_synth(subparsers: Any) -> None:
     from ..reverify.runner import DEFAULT_SEARCH_CAP
     from ..reverify.synth import MIXES
 
-    p = argparse.ArgumentParser(
-        prog=f"{prog} synth",
-        description="Write a synthetic corpus with a known answer for every Episode.",
+    p = subparsers.add_parser(
+        "synth",
+        help="write a synthetic corpus with a known answer for every Episode",
+        description="Write a synthetic corpus with a known answer for every Episode "
+                    "(REVERIFY.md §5); `canonkit reverify` checks it against the answers.",
     )
     p.add_argument("--episodes", type=_non_negative, required=True, help="number of Episodes")
     p.add_argument("--mix", choices=sorted(MIXES), default="seed-table",
@@ -68,17 +69,8 @@ def _synth_parser(prog: str) -> argparse.ArgumentParser:
                         "format can carry them (default 0.3)")
     p.add_argument("--search-cap", type=_positive, default=DEFAULT_SEARCH_CAP,
                    help="the cap the tied-group sizes are chosen against (default %(default)s)")
+    p.add_argument("--no-progress", action="store_true", help="no live progress on stderr")
     p.set_defaults(func=_synth)
-    return p
-
-
-class _ReverifyParser(argparse.ArgumentParser):
-    """Routes ``reverify synth ...`` to the synth parser."""
-
-    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
-        if args and args[0] == "synth":
-            return _synth_parser(self.prog).parse_args(args[1:]), []
-        return super().parse_known_args(args, namespace)
 
 
 def register(subparsers: Any) -> None:
@@ -92,7 +84,6 @@ def register(subparsers: Any) -> None:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.__class__ = _ReverifyParser
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help=".json files, directories (recursive), .jsonl[.gz|.zst] files, "
                         "CBOR sequences (.cborseq/.cbor)")
@@ -115,62 +106,81 @@ def register(subparsers: Any) -> None:
                         "the table")
     p.add_argument("--no-progress", action="store_true", help="no live progress on stderr")
     p.set_defaults(func=_reverify)
+    _register_synth(subparsers)
 
 
 def _reverify(args: argparse.Namespace) -> int:
-    from .. import reverify
+    from .. import engines, reverify
+    from ..errors import OutputPathError
     from ..reverify.outcomes import EXIT_USAGE
 
     if args.scheduler is not None and args.engine != "dask":
         print("canonkit reverify: --scheduler needs --engine dask", file=sys.stderr)
         return EXIT_USAGE
-    try:
-        run = reverify.run(
-            args.paths, engine=args.engine, jobs=args.jobs, scheduler=args.scheduler,
-            search_cap=args.search_cap, report=args.report, annotations=args.annotations,
-            batch_size=args.batch_size, progress=False if args.no_progress else None,
-        )
-    except (reverify.InputError, ValueError) as exc:
-        print(f"canonkit reverify: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    out = sys.stdout.buffer
-    try:
-        for result in run:
+    with engines.interruptible():
+        try:
+            run = reverify.run(
+                args.paths, engine=args.engine, jobs=args.jobs, scheduler=args.scheduler,
+                search_cap=args.search_cap, report=args.report, annotations=args.annotations,
+                batch_size=args.batch_size, progress=False if args.no_progress else None,
+            )
+        except (reverify.InputError, OutputPathError, ValueError) as exc:
+            print(f"canonkit reverify: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        out = sys.stdout.buffer
+        results = iter(run)
+        try:
+            for result in results:
+                if args.json:
+                    out.write(result.line + b"\n")
+            summary = run.summary
             if args.json:
-                out.write(result.line + b"\n")
-    except RuntimeError as exc:  # e.g. the dask extra is not installed
-        print(f"canonkit reverify: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:  # the run cleaned up: no partial report or annotations
-        print("canonkit reverify: interrupted", file=sys.stderr)
-        return 130
-    summary = run.summary
-    if args.json:
-        import orjson
+                import orjson
 
-        out.write(orjson.dumps(summary.to_json()) + b"\n")
-        out.flush()
-    else:
-        print(summary.table(), flush=True)
-    print(summary.rate_line(), file=sys.stderr)
+                out.write(orjson.dumps(summary.to_json()) + b"\n")
+                out.flush()
+            else:
+                print(summary.table(), flush=True)
+        except OutputPathError as exc:  # the report could not be written (disk full, ...)
+            print(f"canonkit reverify: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        except RuntimeError as exc:  # e.g. the dask extra is not installed
+            print(f"canonkit reverify: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        except KeyboardInterrupt as exc:  # the run cleaned up: no partial report
+            print("canonkit reverify: interrupted", file=sys.stderr)
+            return exc.exit_status if isinstance(exc, engines.Interrupted) else 130
+        finally:
+            results.close()  # a consumer leaving early still stops the workers
+        print(summary.rate_line(), file=sys.stderr)
     return summary.exit_status
 
 
 def _synth(args: argparse.Namespace) -> int:
+    from .. import engines
+    from ..errors import OutputPathError
     from ..reverify.outcomes import EXIT_USAGE, TABLE_ORDER
     from ..reverify.synth import write_corpus
 
-    try:
-        counts = write_corpus(
-            args.episodes, out=args.out, answers=args.answers, mix=args.mix, seed=args.seed,
-            median_segments=args.median_segments, por_fraction=args.por_fraction,
-            search_cap=args.search_cap,
-        )
-    except OSError as exc:
-        return report_os_error("reverify synth", exc)
-    except ValueError as exc:
-        print(f"canonkit reverify synth: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    with engines.interruptible():
+        try:
+            counts = write_corpus(
+                args.episodes, out=args.out, answers=args.answers, mix=args.mix,
+                seed=args.seed, median_segments=args.median_segments,
+                por_fraction=args.por_fraction, search_cap=args.search_cap,
+                progress=False if args.no_progress else None,
+            )
+        except OutputPathError as exc:
+            print(f"canonkit synth: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        except OSError as exc:
+            return report_os_error("synth", exc)
+        except ValueError as exc:
+            print(f"canonkit synth: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        except KeyboardInterrupt as exc:  # nothing half-written is left behind
+            print("canonkit synth: interrupted", file=sys.stderr)
+            return exc.exit_status if isinstance(exc, engines.Interrupted) else 130
     for name in TABLE_ORDER:
         if counts.get(name):
             print(f"{name:<36} {counts[name]:>8}")

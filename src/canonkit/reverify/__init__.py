@@ -9,9 +9,9 @@ report exactly what reproduced.
 """
 from __future__ import annotations
 
+from ..errors import InputError, OutputPathError
 from .outcomes import EXIT_FAILURES, EXIT_OK, EXIT_USAGE, OUTCOMES, exit_status
 from .runner import DEFAULT_SEARCH_CAP, Result, Run, run
-from .sources import InputError
 from .summary import Summary
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "EXIT_USAGE",
     "OUTCOMES",
     "InputError",
+    "OutputPathError",
     "Result",
     "Run",
     "Summary",

@@ -1,7 +1,8 @@
 """Report and annotation files: written to a unique temporary beside the target and
-renamed into place only when the run completes (``canonkit._files.AtomicWriter``), so a
-failed or interrupted run never leaves a partial report that looks complete. The inputs
-are never opened for writing."""
+renamed into place only when the run completes (``canonkit._files.AtomicWriter``: fsync
+before the rename), so a failed or interrupted run never leaves a partial report that
+looks complete, and an existing report stays as it was. The inputs are never opened for
+writing."""
 from __future__ import annotations
 
 import os
@@ -11,25 +12,41 @@ from typing import Any
 import orjson
 
 from .._files import AtomicWriter
+from ..errors import OutputPathError
 
 
 class AtomicLines:
-    """A JSON-lines file that appears under its name only on ``commit()``."""
+    """A JSON-lines file that appears under its name only on ``commit()``. A failed
+    write is an ``OutputPathError`` naming the file (the temporary is gone by then)."""
 
     def __init__(self, path: str | os.PathLike[str], *,
                  inputs: Iterable[str | os.PathLike[str]] = ()) -> None:
         self.path = os.fspath(path)
-        self._file = AtomicWriter(self.path, inputs=inputs)
+        try:
+            self._file = AtomicWriter(self.path, inputs=inputs)
+        except OutputPathError:
+            raise
+        except OSError as exc:
+            raise self._failed(exc) from exc
+
+    def _failed(self, exc: OSError) -> OutputPathError:
+        return OutputPathError(f"{self.path}: cannot be written: {exc.strerror or exc}",
+                               detail=self.path)
 
     def write_line(self, line: bytes) -> None:
-        self._file.write(line)
-        self._file.write(b"\n")
+        try:
+            self._file.write(line + b"\n")
+        except OSError as exc:
+            raise self._failed(exc) from exc
 
     def write_json(self, value: Any) -> None:
         self.write_line(orjson.dumps(value))
 
     def commit(self) -> None:
-        self._file.commit()
+        try:
+            self._file.commit()
+        except OSError as exc:
+            raise self._failed(exc) from exc
 
     def abort(self) -> None:
         self._file.abort()

@@ -1,61 +1,81 @@
-"""Live progress on stderr: Episodes/s, bytes/s and ETA (from input bytes on disk).
-tqdm on a terminal; a plain self-overwriting line if tqdm is missing; nothing when
-stderr is not a TTY (or when disabled)."""
+"""Live progress on stderr for long operations (re-verification, synthetic corpora):
+done/total, Episodes/s and an ETA.
+
+A terminal of a usable width gets a tqdm bar that follows resizes; a terminal that reports
+no usable width (a 0-column pty, where tqdm's ``dynamic_ncols`` would draw nothing), or no
+tqdm, gets a plain self-overwriting line that fits any width; nothing at all when stderr
+is not a terminal (or when disabled), so pipes and logs stay clean.
+"""
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import Any, TextIO
 
+# below this many columns a bar has no room: the plain line is used instead
+MIN_BAR_COLUMNS = 40
+
+
+def _columns(stream: TextIO) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        return 0
+
 
 class Progress:
-    def __init__(self, total_disk_bytes: int, enabled: bool | None = None,
-                 stream: TextIO | None = None, min_interval: float = 0.5) -> None:
+    """``total`` units of work (bytes read for re-verification, Episodes for synth);
+    ``update(advance, episodes)`` after each piece."""
+
+    def __init__(self, total: int, enabled: bool | None = None, stream: TextIO | None = None,
+                 *, unit: str = "B", desc: str = "reverify", min_interval: float = 0.5) -> None:
         self._stream = stream or sys.stderr
         if enabled is None:
             enabled = bool(getattr(self._stream, "isatty", lambda: False)())
         self.enabled = enabled
         self._start = time.perf_counter()
         self._episodes = 0
-        self._doc_bytes = 0
-        self._disk = 0
-        self._total = total_disk_bytes
+        self._done = 0
+        self._total = total
+        self._unit = unit
+        self._desc = desc
         self._bar: Any = None
         self._last_plain = -min_interval
         self._min_interval = min_interval
-        if enabled:
+        if enabled and _columns(self._stream) >= MIN_BAR_COLUMNS:
             try:
                 from tqdm import tqdm
             except ImportError:
                 self._bar = None
             else:
                 self._bar = tqdm(
-                    total=total_disk_bytes, unit="B", unit_scale=True, unit_divisor=1000,
-                    file=self._stream, desc="reverify", dynamic_ncols=True, leave=False,
+                    total=total, unit=unit, unit_scale=unit == "B", unit_divisor=1000,
+                    file=self._stream, desc=desc, dynamic_ncols=True, leave=False,
                     mininterval=min_interval,
                 )
 
-    def update(self, episodes: int, doc_bytes: int, disk_bytes: int) -> None:
+    def update(self, advance: int, episodes: int) -> None:
+        """``advance`` units done (of ``total``), covering ``episodes`` Episodes."""
         if not self.enabled:
             return
         self._episodes += episodes
-        self._doc_bytes += doc_bytes
-        self._disk += disk_bytes
+        self._done += advance
         elapsed = max(time.perf_counter() - self._start, 1e-9)
-        rate = f"{self._episodes} Episodes, {self._episodes / elapsed:,.0f} Episodes/s"
+        rate = f"{self._episodes:,} Episodes, {self._episodes / elapsed:,.0f} Episodes/s"
         if self._bar is not None:
             self._bar.set_postfix_str(rate, refresh=False)
-            self._bar.update(disk_bytes)
+            self._bar.update(advance)
             return
         now = time.perf_counter()
         if now - self._last_plain < self._min_interval:
             return
         self._last_plain = now
-        speed = self._disk / elapsed
-        eta = (self._total - self._disk) / speed if speed > 0 else float("inf")
-        self._stream.write(
-            f"\r{rate}, {self._doc_bytes / elapsed / 1e6:.1f} MB/s, ETA {eta:,.0f} s   "
-        )
+        speed = self._done / elapsed
+        eta = (self._total - self._done) / speed if speed > 0 else float("inf")
+        share = f"{100 * self._done / self._total:.0f}%" if self._total else "-"
+        volume = f", {speed / 1e6:.1f} MB/s" if self._unit == "B" else ""
+        self._stream.write(f"\r{self._desc}: {share}, {rate}{volume}, ETA {eta:,.0f} s ")
         self._stream.flush()
 
     def close(self) -> None:

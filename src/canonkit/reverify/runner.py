@@ -1,30 +1,41 @@
-"""``run()``: stream documents through an engine and collect reports, annotations and the
-summary. Nothing is held per Episode beyond the in-flight batches."""
+"""``run()``: plan units of work, stream them through an engine, and collect the report,
+the annotations and the summary. Nothing is held per Episode beyond the units in flight.
+
+Failing closed: every option, input and output path is checked when the ``Run`` is made,
+before any work; the report and the annotations are written to temporaries and renamed
+into place together, only when every unit has come back; anything else — an error, an
+interrupt, a consumer that stops iterating early — removes the temporaries and stops the
+engine's workers.
+"""
 from __future__ import annotations
 
 import os
 import time
-from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from . import ranges
-from .engines import Engine, make_engine
+from .. import engines
+from .._files import validate_output_path
+from ..errors import OutputPathError
 from .output import AtomicLines, annotation
 from .progress import Progress
-from .sources import Item, expand_paths, iter_items, total_disk_bytes
+from . import ranges
+from .ranges import chunk_bytes_for, seekable_kind
+from .sources import UNREADABLE, Input, expand_paths, iter_items, total_disk_bytes
 from .summary import Summary
+from .units import Documents, JsonFiles, LineRange, Unit, UnitResult, lost, split, verify_unit
 
 DEFAULT_SEARCH_CAP = 40320  # 8!: one full tied group of the largest size the spec names
 DEFAULT_BATCH_SIZE = 64
 DEFAULT_BATCH_BYTES = 8 * 1024 * 1024
 # Workers that can open the parent's files read plain JSON lines and .json documents
-# themselves from descriptors (ranges.py); False ships every document's bytes.
+# themselves from descriptors (units.py); False ships every document's bytes.
 SEEKABLE_RANGES = True
-Unit = tuple[Any, ...]
+
+PathArg = str | os.PathLike[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,22 +55,46 @@ class Result:
         return value
 
 
+def _check_outputs(report: PathArg | None, annotations: PathArg | None,
+                   inputs: Sequence[Input]) -> None:
+    """Refuse, before any work, an output that could not be written completely: its
+    directory is missing or read-only, it is a directory or another non-regular file, it
+    is one of the inputs, or both outputs are one file."""
+    names = [i.path for i in inputs]
+    if report is not None:
+        validate_output_path(report, inputs=names)
+    if annotations is not None:
+        validate_output_path(annotations, inputs=names)
+        if report is not None and os.path.realpath(report) == os.path.realpath(annotations):
+            raise OutputPathError(f"{os.fspath(annotations)}: is the report "
+                                  f"({os.fspath(report)}) too; the report and the "
+                                  "annotations need two files",
+                                  detail=os.fspath(annotations))
+
+
 class Run:
-    """A re-verification run. Iterate it for the per-Episode :class:`Result` values (in
-    input order, streaming); ``summary`` is complete once iteration ends (reading it
-    earlier drains the run). Report and annotation files are written as it goes and
-    committed at the end."""
+    """A re-verification run of every Episode under ``paths`` (files or directories).
+    Iterate it for the per-Episode :class:`Result` values (in input order, streaming);
+    ``summary`` is complete once iteration ends (reading it earlier drains the run).
+    Report and annotation files are written as it goes and committed at the end.
+
+    ``engine`` "local" (``jobs`` processes; 1 = in-process; default every core) or "dask"
+    (``scheduler`` address, or a LocalCluster of ``jobs`` workers); ``search_cap`` bounds
+    the tie search per Episode; ``report``/``annotations`` are output paths;
+    ``batch_size``/``batch_bytes`` size the units of work (they never change the report);
+    ``progress`` None = on a terminal. Raises ``InputError``/``OutputPathError``/
+    ``ValueError`` at once; the work happens while the run is iterated."""
 
     def __init__(
         self,
-        paths: Sequence[str | os.PathLike[str]],
+        paths: Sequence[PathArg] | PathArg,
         *,
         engine: str = "local",
         jobs: int | None = None,
         scheduler: str | None = None,
         search_cap: int = DEFAULT_SEARCH_CAP,
-        report: str | os.PathLike[str] | None = None,
-        annotations: str | os.PathLike[str] | None = None,
+        report: PathArg | None = None,
+        annotations: PathArg | None = None,
         batch_size: int = DEFAULT_BATCH_SIZE,
         batch_bytes: int = DEFAULT_BATCH_BYTES,
         progress: bool | None = False,
@@ -68,21 +103,30 @@ class Run:
             raise ValueError("search_cap must be at least 1")
         if batch_size < 1 or batch_bytes < 1:
             raise ValueError("batch_size and batch_bytes must be at least 1")
-        if engine not in ("local", "dask"):
+        if engine not in engines.ENGINES:
             raise ValueError(f"unknown engine {engine!r} (expected local or dask)")
         if jobs is not None and jobs < 1:
             raise ValueError("jobs must be at least 1")
         if scheduler is not None and engine != "dask":
             raise ValueError("a scheduler address needs engine='dask'")
-        self.files = expand_paths(paths)  # InputError for a missing or unknown path
+        if isinstance(paths, (str, os.PathLike)):
+            paths = [paths]
+        self.inputs = expand_paths(paths)  # InputError for a path that cannot be used
+        _check_outputs(report, annotations, self.inputs)  # OutputPathError
+        self._named = [os.fspath(p) for p in paths]
         self._engine_name, self._jobs, self._scheduler = engine, jobs, scheduler
         self.search_cap = search_cap
         self._report_path, self._annotations_path = report, annotations
         self._batch_size, self._batch_bytes = batch_size, batch_bytes
         self._progress_enabled = progress
-        self._summary = Summary()
+        self._summary = Summary(paths=self._named, files=len(self.inputs))
         self._started = False
         self._done = False
+
+    @property
+    def files(self) -> list[str]:
+        """The input files (and unreadable paths), in the order they are read."""
+        return [i.path for i in self.inputs]
 
     @property
     def summary(self) -> Summary:
@@ -91,158 +135,209 @@ class Run:
                 pass
         return self._summary
 
-    def __iter__(self) -> Iterator[Result]:
+    def __iter__(self) -> Generator[Result, None, None]:
         if self._started:
             if self._done:
-                return iter(())
+                return _nothing()
             raise RuntimeError("a Run can be iterated only once")
         self._started = True
         return self._execute()
 
-    def _item_batches(self, files: Sequence[str], meta: deque[Any]) -> Iterator[Unit]:
+    # --- planning ---------------------------------------------------------------------
+
+    def _documents(self, inputs: Sequence[Input]) -> Iterator[Unit]:
         """Documents read by the parent, shipped in batches."""
         batch: list[Any] = []
-        size = doc_bytes = disk = 0
-        item: Item
-        for item in iter_items(files):
-            batch.append((item.kind, item.payload, item.source))
+        size = 0
+        for item in iter_items(inputs):
+            batch.append(item)
             size += len(item.payload)
-            doc_bytes += len(item.payload) if item.kind != "error" else 0
-            disk += item.disk_bytes
             if len(batch) >= self._batch_size or size >= self._batch_bytes:
-                meta.append(("items", len(batch), doc_bytes, disk))
-                yield ("items", batch)
-                batch, size, doc_bytes, disk = [], 0, 0, 0
+                yield Documents(tuple(batch))
+                batch, size = [], 0
         if batch:
-            meta.append(("items", len(batch), doc_bytes, disk))
-            yield ("items", batch)
+            yield Documents(tuple(batch))
 
-    def _line_ranges(self, path: str, workers: int, meta: deque[Any]) -> Iterator[Unit]:
-        """A plain JSON lines file as byte ranges the workers read themselves; shipped as
-        bytes when the parent cannot open it (the reader then reports why)."""
+    def _line_ranges(self, item: Input, workers: int) -> Iterator[Unit]:
+        """A plain JSON-lines file as byte ranges the workers read themselves; read by
+        the parent when it cannot plan them (the reader then reports why)."""
+        path = item.path
         try:
             size = os.path.getsize(path)
-            plan = ranges.plan_ranges(path, ranges.chunk_bytes_for(size, workers,
-                                                                   self._batch_bytes))
-            first = next(plan, None)
+            plan = ranges.plan_ranges(path, chunk_bytes_for(size, workers, self._batch_bytes))
+            span = next(plan, None)
         except OSError:
-            yield from self._item_batches([path], meta)
+            yield from self._documents([item])
             return
-        open_path = os.path.abspath(path)  # a worker's working directory may differ
-        is_first = True
-        span = first
+        opened = os.path.abspath(path)  # a worker's working directory may differ
+        first = True
         while span is not None:
-            meta.append(("lines", is_first))
-            yield ("lines", path, open_path, span[0], span[1])
-            is_first = False
+            yield LineRange(path, opened, span[0], span[1], first)
+            first = False
             span = next(plan, None)
 
-    def _json_groups(self, files: Sequence[str], meta: deque[Any]) -> Iterator[Unit]:
+    def _json_groups(self, inputs: Sequence[Input]) -> Iterator[Unit]:
         group: list[tuple[str, str]] = []
         size = 0
-        for path in files:
-            group.append((path, os.path.abspath(path)))
+        for item in inputs:
+            group.append((item.path, os.path.abspath(item.path)))
             try:
-                size += os.path.getsize(path)
+                size += os.path.getsize(item.path)
             except OSError:  # reported by the worker
                 pass
             if len(group) >= self._batch_size or size >= self._batch_bytes:
-                meta.append(("json",))
-                yield ("json", group)
+                yield JsonFiles(tuple(group))
                 group, size = [], 0
         if group:
-            meta.append(("json",))
-            yield ("json", group)
+            yield JsonFiles(tuple(group))
 
-    def _units(self, engine: Engine, meta: deque[Any]) -> Iterator[Unit]:
-        """The work, in input order: descriptors of seekable inputs when the engine's
-        workers can read the parent's files, documents otherwise."""
-        if not (SEEKABLE_RANGES and engine.reads_files):
-            yield from self._item_batches(self.files, meta)
+    def _units(self, workers_read_files: bool, workers: int) -> Iterator[Unit]:
+        """The work, in input order: descriptors of seekable inputs when the workers can
+        read the parent's files, documents otherwise."""
+        if not (SEEKABLE_RANGES and workers_read_files):
+            yield from self._documents(self.inputs)
             return
+
+        def kind(item: Input) -> str | None:
+            return None if item.kind == UNREADABLE else seekable_kind(item.path)
+
+        inputs = self.inputs
         i = 0
-        files = self.files
-        while i < len(files):
-            kind = ranges.seekable_kind(files[i])
+        while i < len(inputs):
+            this = kind(inputs[i])
             j = i + 1
-            if kind != "lines":  # a run of files of the same kind, one stream of units
-                while j < len(files) and ranges.seekable_kind(files[j]) == kind:
+            if this != "lines":  # a run of inputs of the same kind, one stream of units
+                while j < len(inputs) and kind(inputs[j]) == this:
                     j += 1
-            if kind == "lines":
-                yield from self._line_ranges(files[i], engine.jobs, meta)
-            elif kind == "json":
-                yield from self._json_groups(files[i:j], meta)
+            if this == "lines":
+                yield from self._line_ranges(inputs[i], workers)
+            elif this == "json":
+                yield from self._json_groups(inputs[i:j])
             else:
-                yield from self._item_batches(files[i:j], meta)
+                yield from self._documents(inputs[i:j])
             i = j
 
-    def _execute(self) -> Iterator[Result]:
+    # --- execution --------------------------------------------------------------------
+
+    def _workers_read_files(self, engine: engines.Engine) -> bool:
+        """Whether the workers see the inputs the parent sees. A remote Dask cluster is
+        asked: every worker must find every seekable input as the same file (device,
+        inode, size, modification time) for descriptors to be sent. In-process, the
+        parent's own readers serve (there is no one to send descriptors to)."""
+        if isinstance(engine, engines.InProcessEngine):
+            return False
+        if engine.shares_files:
+            return True
+        if not isinstance(engine, engines.DaskEngine):
+            return False
+        paths = [os.path.abspath(i.path) for i in self.inputs
+                 if i.kind != UNREADABLE and seekable_kind(i.path)]
+        if not paths:
+            return False
+        mine = _identities(paths)
+        seen = engine.run_on_workers(_identities, paths)
+        return bool(seen) and all(theirs == mine for theirs in seen.values())
+
+    def _recover(self, engine: engines.Engine, unit: Unit) -> UnitResult:
+        """A unit whose worker died twice: run its Episodes one by one, so that only the
+        Episode that kills its worker is lost (reported ``invalid_record``,
+        ``worker_lost``)."""
+        singles, lines = split(unit)
+        verdicts = []
+        doc_bytes = 0
+        for single, result in engine.map(verify_unit, singles, self.search_cap):
+            if isinstance(result, engines.Lost):
+                verdicts.append(lost(single, f"worker_lost: {result.reason}"))
+            else:
+                verdicts.extend(result.verdicts)
+                doc_bytes += result.doc_bytes
+        disk = unit.end - unit.start if isinstance(unit, LineRange) else 0
+        return UnitResult(verdicts, lines, doc_bytes, disk)
+
+    def _outputs(self) -> tuple[AtomicLines | None, AtomicLines | None]:
+        report = notes = None
+        try:
+            if self._report_path is not None:
+                report = AtomicLines(self._report_path, inputs=self.files)
+            if self._annotations_path is not None:
+                notes = AtomicLines(self._annotations_path, inputs=self.files)
+        except BaseException:
+            if report is not None:
+                report.abort()
+            raise
+        return report, notes
+
+    def _execute(self) -> Generator[Result, None, None]:
         summary = self._summary
         start = time.perf_counter()
-        report = AtomicLines(self._report_path) if self._report_path is not None else None
-        notes = (
-            AtomicLines(self._annotations_path) if self._annotations_path is not None else None
-        )
-        progress = Progress(total_disk_bytes(self.files), self._progress_enabled)
-        meta: deque[Any] = deque()
-        engine: Engine | None = None
-        ok = False
+        progress = Progress(total_disk_bytes(self.inputs), self._progress_enabled)
+        report, notes = self._outputs()
         try:
-            engine = make_engine(self._engine_name, self._jobs, self._scheduler)
-            line_base = 0
-            for result in engine.map(self._units(engine, meta), self.search_cap):
-                kind, *info = meta.popleft()
-                if kind == "items":
-                    verdicts = result
-                    count, doc_bytes, disk = info
-                else:
-                    verdicts, fixups, lines, doc_bytes, disk = result
-                    count = len(verdicts)
-                    if kind == "lines":
-                        if info[0]:
-                            line_base = 0
-                        verdicts = ranges.renumber(verdicts, fixups, line_base)
-                        line_base += lines
-                summary.document_bytes += doc_bytes
-                for line, outcome, episode_id, order in verdicts:
-                    summary.add(outcome)
-                    if report is not None:
-                        report.write_line(line)
-                    if notes is not None and order is not None:
-                        notes.write_json(
-                            annotation(episode_id, orjson.loads(line)["source"], order)
-                        )
-                    yield Result(line, outcome, episode_id, order)
-                progress.update(count, doc_bytes, disk)
+            with engines.open_engine(self._engine_name, jobs=self._jobs,
+                                     scheduler=self._scheduler) as engine:
+                units = self._units(self._workers_read_files(engine), engine.jobs)
+                base = 0
+                for unit, result in engine.map(verify_unit, units, self.search_cap):
+                    if isinstance(result, engines.Lost):
+                        result = self._recover(engine, unit)
+                    if isinstance(unit, LineRange):
+                        base = 0 if unit.first else base
+                        lines_before, base = base, base + result.lines
+                    else:
+                        lines_before = 0
+                    summary.document_bytes += result.doc_bytes
+                    for n, verdict in enumerate(result.verdicts):
+                        line = verdict.line(lines_before)
+                        summary.add(verdict.outcome)
+                        if report is not None:
+                            report.write_line(line)
+                        if notes is not None and verdict.order is not None:
+                            where = _source_of(unit, n, verdict, lines_before)
+                            notes.write_json(annotation(verdict.episode_id, where,
+                                                        verdict.order))
+                        yield Result(line, verdict.outcome, verdict.episode_id, verdict.order)
+                    progress.update(result.disk_bytes, len(result.verdicts))
             summary.seconds = time.perf_counter() - start
             if report is not None:
                 report.write_json(summary.to_json())
-                report.commit()
-            if notes is not None:
-                notes.commit()
-            ok = True
+            with engines.signals_held():
+                if report is not None:
+                    report.commit()
+                if notes is not None:
+                    notes.commit()
             self._done = True
         finally:
             progress.close()
-            if engine is not None:
-                engine.close()
-            if not ok:
-                for out in (report, notes):
-                    if out is not None:
-                        out.abort()
+            for out in (report, notes):
+                if out is not None:
+                    out.abort()  # a no-op after commit
 
 
-def run(
-    paths: Sequence[str | os.PathLike[str]] | str | os.PathLike[str],
-    **options: Any,
-) -> Run:
-    """Re-verify every Episode under ``paths`` (files or directories).
+def _nothing() -> Generator[Result, None, None]:
+    yield from ()
 
-    Options: ``engine`` ("local" or "dask"), ``jobs``, ``scheduler`` (a Dask address),
-    ``search_cap``, ``report`` and ``annotations`` (file paths), ``batch_size``,
-    ``batch_bytes``, ``progress``. Returns a :class:`Run`: iterate it for per-Episode
-    results; ``.summary`` holds the counts.
-    """
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    return Run(paths, **options)
+
+def _identities(paths: list[str]) -> list[tuple[int, int, int, int] | None]:
+    """``(device, inode, size, mtime)`` of each path (None if it cannot be stat'ed)."""
+    out: list[tuple[int, int, int, int] | None] = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            out.append(None)
+            continue
+        out.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+    return out
+
+
+def _source_of(unit: Unit, n: int, verdict: Any, lines_before: int) -> dict[str, Any]:
+    """The ``source`` of the ``n``-th verdict of ``unit`` (for an annotation)."""
+    if isinstance(unit, LineRange):
+        return {"file": unit.source, "line": verdict.number + lines_before}
+    if isinstance(unit, JsonFiles):
+        return {"file": unit.files[n][0]}
+    return unit.items[n].source.as_dict()
+
+
+#: ``run(paths, **options)``: make a :class:`Run` (the documented entry point)
+run = Run

@@ -1,24 +1,32 @@
-"""Input discovery and streaming readers (REVERIFY.md §1).
+"""Inputs (REVERIFY.md §1): finding them, and the readers the parent runs itself.
 
-Every reader yields :class:`Item` values one document at a time, so memory stays bounded
-by the largest single document (capped at ``MAX_DOCUMENT_BYTES``), never by the corpus.
-Documents travel as raw bytes: the workers parse them, so parsing runs in parallel.
-A document that cannot even be delimited (an over-long line, a broken compressed stream,
-a CBOR item whose length cannot be read) becomes an ``error`` item carrying its location
-and the reason, and the run goes on.
+**Every input named is read completely or reported.** :func:`expand_paths` walks the
+directories it is given and returns every input file, in an order that does not depend on
+the file system, plus an ``unreadable`` entry for each directory it cannot list and each
+input-named entry it cannot use (a FIFO, socket or device, a dangling link); the run
+reports those as ``invalid_record`` and fails. A named path that does not exist, is of an
+unknown type, or is a directory holding no inputs at all is a usage error.
+
+The readers yield :class:`Item` values one document at a time, so memory stays bounded by
+the largest single document (``MAX_DOCUMENT_BYTES``), never by the corpus. A document that
+cannot even be delimited (an over-long line, a broken compressed stream, a CBOR item whose
+length cannot be read) becomes an ``error`` item with its location and the reason.
 """
 from __future__ import annotations
 
 import gzip
 import io
 import os
-from collections.abc import Iterator, Sequence
+import stat
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from .._files import JSONLines, open_regular
+from .._files import _kind as _what  # "a FIFO", "a socket", ...: one wording
 from .._optional import require
 from ..errors import InputError as InputError  # re-exported: reverify.InputError
+from .lines import Source
 
 # One document larger than this is reported as invalid_record instead of being buffered.
 MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
@@ -28,6 +36,17 @@ JSON_SUFFIXES = (".json",)
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".ndjson", ".ndjson.gz", ".ndjson.zst")
 CBOR_SUFFIXES = (".cbor", ".cborseq", ".cbors")
 ALL_SUFFIXES = JSON_SUFFIXES + JSONL_SUFFIXES + CBOR_SUFFIXES
+UNREADABLE = "unreadable"
+
+
+@dataclass(frozen=True, slots=True)
+class Input:
+    """An input file (``kind`` "json", "jsonl" or "cbor"), or a path found but not
+    readable (``kind`` "unreadable", ``reason`` says why)."""
+
+    path: str
+    kind: str
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +60,7 @@ class Item:
 
     kind: str
     payload: bytes
-    source: dict[str, object]
+    source: Source
     disk_bytes: int
 
 
@@ -57,35 +76,89 @@ def input_kind(path: str) -> str | None:
     return None
 
 
-def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
-    """The input files, in command-line order; directories expanded recursively in sorted
-    order (so a run's order, and therefore its report, never depends on the file system)."""
-    files: list[str] = []
+def _cannot(what: str, exc: OSError) -> str:
+    return f"cannot read the {what}: {type(exc).__name__}: {exc}"
+
+
+def _walk(directory: str, out: list[Input], seen: set[tuple[int, int]]) -> None:
+    """Depth first: the directory's input files in name order, then its sub-directories
+    in name order (symbolic links to directories are followed; a directory reached a
+    second time, through a link, is not read again)."""
+    try:
+        st = os.stat(directory)
+        if (st.st_dev, st.st_ino) in seen:
+            return
+        seen.add((st.st_dev, st.st_ino))
+        with os.scandir(directory) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+    except OSError as exc:
+        out.append(Input(directory, UNREADABLE, _cannot("directory", exc)))
+        return
+    subdirectories = []
+    for entry in entries:
+        try:
+            is_directory = entry.is_dir()
+        except OSError:
+            is_directory = False
+        if is_directory:
+            subdirectories.append(entry.path)
+            continue
+        kind = input_kind(entry.name)
+        if kind is None:
+            continue
+        try:
+            mode = os.stat(entry.path).st_mode
+        except OSError as exc:  # a dangling link, a file that vanished
+            out.append(Input(entry.path, UNREADABLE, _cannot("file", exc)))
+            continue
+        if stat.S_ISREG(mode):
+            out.append(Input(entry.path, kind))
+        else:
+            out.append(Input(entry.path, UNREADABLE, f"{_what(mode)}, not a regular file"))
+    for sub in subdirectories:
+        _walk(sub, out, seen)
+
+
+def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> list[Input]:
+    """The inputs, in command-line order; directories expanded recursively (files before
+    sub-directories, each in name order), so a run's order — and its report — never
+    depends on the file system. ``InputError`` for a path that cannot be used at all."""
+    if not paths:
+        raise InputError("no input paths given")
+    inputs: list[Input] = []
     for raw in paths:
         path = os.fspath(raw)
-        if os.path.isdir(path):
-            found: list[str] = []
-            for root, dirs, names in os.walk(path):
-                dirs.sort()
-                found.extend(os.path.join(root, n) for n in sorted(names) if input_kind(n))
-            files.extend(found)
-        elif os.path.isfile(path):
-            if input_kind(path) is None:
-                raise InputError(
-                    f"{path}: unknown input type (expected one of {', '.join(ALL_SUFFIXES)})"
-                )
-            files.append(path)
-        else:
-            raise InputError(f"{path}: no such file or directory")
-    return files
-
-
-def total_disk_bytes(files: Sequence[str]) -> int:
-    """For the progress ETA only; an unreadable file counts 0 (it is reported later)."""
-    total = 0
-    for f in files:
         try:
-            total += os.path.getsize(f)
+            mode = os.stat(path).st_mode
+        except FileNotFoundError:
+            raise InputError(f"{path}: no such file or directory", detail=path) from None
+        except OSError as exc:
+            raise InputError(f"{path}: {_cannot('path', exc)}", detail=path) from None
+        if stat.S_ISDIR(mode):
+            found: list[Input] = []
+            _walk(path, found, set())
+            if not found:
+                raise InputError(f"{path}: a directory with no input files (expected "
+                                 f"{', '.join(ALL_SUFFIXES)})", detail=path)
+            inputs.extend(found)
+        elif not stat.S_ISREG(mode):
+            raise InputError(f"{path}: {_what(mode)}, not a regular file or directory",
+                             detail=path)
+        else:
+            kind = input_kind(path)
+            if kind is None:
+                raise InputError(f"{path}: unknown input type (expected one of "
+                                 f"{', '.join(ALL_SUFFIXES)})", detail=path)
+            inputs.append(Input(path, kind))
+    return inputs
+
+
+def total_disk_bytes(inputs: Sequence[Input]) -> int:
+    """For the progress ETA only; an unreadable file counts 0 (it is reported)."""
+    total = 0
+    for item in inputs:
+        try:
+            total += os.path.getsize(item.path)
         except OSError:
             pass
     return total
@@ -111,28 +184,33 @@ class _CountingReader(io.RawIOBase):
         super().close()
 
 
-def iter_items(files: Sequence[str]) -> Iterator[Item]:
-    """Every document of every file, in order."""
-    for path in files:
-        kind = input_kind(path)
-        reader = (_read_json_file if kind == "json" else _read_jsonl if kind == "jsonl"
-                  else _read_cbor_sequence)
+def iter_items(inputs: Sequence[Input]) -> Iterator[Item]:
+    """Every document of every input, in order; an unreadable input is one ``error``."""
+    for item in inputs:
+        path = item.path
+        if item.kind == UNREADABLE:
+            yield Item("error", item.reason.encode(), Source(path), 0)
+            continue
+        reader = (read_json_file if item.kind == "json" else _read_jsonl
+                  if item.kind == "jsonl" else _read_cbor_sequence)
         try:
             yield from reader(path)
-        except OSError as exc:  # unreadable file (vanished, broken link, I/O error)
-            reason = f"cannot read the file: {type(exc).__name__}: {exc}"
-            yield Item("error", reason.encode(), {"file": path}, 0)
+        except OSError as exc:  # unreadable file (vanished, replaced, I/O error)
+            yield Item("error", _cannot("file", exc).encode(), Source(path), 0)
 
 
-def _read_json_file(path: str) -> Iterator[Item]:
-    size = os.path.getsize(path)
-    source: dict[str, object] = {"file": path}
-    if size > MAX_DOCUMENT_BYTES:
-        reason = f"document of {size} bytes exceeds the {MAX_DOCUMENT_BYTES}-byte limit"
-        yield Item("error", reason.encode(), source, size)
-        return
+def read_json_file(path: str, source_name: str | None = None) -> Iterator[Item]:
+    """One ``.json`` document; ``source_name`` is the name reported (a worker may open
+    the file under an absolute path)."""
+    source = Source(path if source_name is None else source_name)
     with open_regular(path) as f:
-        yield Item("json", f.read(), source, size)
+        size = os.fstat(f.fileno()).st_size
+        if size > MAX_DOCUMENT_BYTES:
+            reason = f"document of {size} bytes exceeds the {MAX_DOCUMENT_BYTES}-byte limit"
+            yield Item("error", reason.encode(), source, size)
+            return
+        data = f.read()
+    yield Item("json", data, source, size)
 
 
 def _open_lines(path: str) -> tuple[BinaryIO, _CountingReader]:
@@ -183,13 +261,13 @@ def _read_jsonl(path: str) -> Iterator[Item]:
                 got = next(lines, None)
             except broken as exc:
                 reason = f"input stream broken: {type(exc).__name__}: {exc}"
-                yield Item("error", reason.encode(), {"file": path, "line": reader.lines + 1},
+                yield Item("error", reason.encode(), Source(path, "line", reader.lines + 1),
                            counter.count - last)
                 return
             if got is None:
                 return
             line_no, line = got
-            source: dict[str, object] = {"file": path, "line": line_no}
+            source = Source(path, "line", line_no)
             if line is None:
                 reason = f"line exceeds the {MAX_DOCUMENT_BYTES}-byte document limit"
                 yield Item("error", reason.encode(), source, counter.count - last)
@@ -205,14 +283,22 @@ def _read_jsonl(path: str) -> Iterator[Item]:
         counter.close()
 
 
+def plain(value: Any) -> Any:
+    """CBOR maps may decode as FrozenDict; the Episode readers take plain dicts/lists."""
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
 def _read_cbor_sequence(path: str) -> Iterator[Item]:
     """RFC 8742: concatenated CBOR data items, each one document, located by byte offset.
 
-    Items are delimited with ``canonkit.cbor`` (core profile): decoding a buffer that holds
-    more than one item stops with ``trailing_data`` at the end of the first, which gives
-    its length (the worker decodes the item again; the parent only delimits). An item that
-    is not well-formed (or not deterministic CBOR) ends the file: after it no item boundary
-    can be trusted.
+    The parent only delimits and validates: ``canonkit.cbor.check`` (core profile) builds
+    no Python object and stops with ``trailing_data`` at the end of the first item, which
+    gives its length; the worker decodes each item once. An item that is not well-formed
+    (or not deterministic CBOR) ends the file: after it no item boundary can be trusted.
     """
     from .. import cbor, errors
 
@@ -228,9 +314,9 @@ def _read_cbor_sequence(path: str) -> Iterator[Item]:
                 buf, pos = f.read(_CHUNK), 0
                 if not buf:
                     return
-            view = memoryview(buf)[pos:]
+            view = memoryview(buf)[pos:]  # offsets in messages count from the item
             try:
-                cbor.decode(view)
+                cbor.check(view)
                 end = len(view)
             except errors.TrailingDataError as exc:
                 end = int(exc.offset)  # type: ignore[arg-type]
@@ -247,12 +333,12 @@ def _read_cbor_sequence(path: str) -> Iterator[Item]:
                     if len(view) > MAX_DOCUMENT_BYTES
                     else f"truncated CBOR item: {exc}"
                 )
-                yield Item("error", reason.encode(), {"file": path, "offset": base}, len(view))
+                yield Item("error", reason.encode(), Source(path, "offset", base), len(view))
                 return
             except errors.DecodeError as exc:
                 reason = f"CBOR item cannot be read ({exc.code}): {exc}"
-                yield Item("error", reason.encode(), {"file": path, "offset": base}, len(view))
+                yield Item("error", reason.encode(), Source(path, "offset", base), len(view))
                 return
-            yield Item("cbor", bytes(view[:end]), {"file": path, "offset": base}, end)
+            yield Item("cbor", bytes(view[:end]), Source(path, "offset", base), end)
             pos += end
             base += end

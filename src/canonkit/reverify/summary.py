@@ -6,6 +6,11 @@ from typing import Any
 
 from .outcomes import DESCRIPTIONS, OUTCOMES, TABLE_ORDER, exit_status
 
+#: the report's format: the keys of an Episode line (REVERIFY.md §3) and of the final line.
+#: Stated in the final line, with the canonkit version and the inputs, so that the Episode
+#: lines stay exactly as they were (byte-identical across versions and engines).
+REPORT_FORMAT = "canonkit-reverify-report/1"
+
 
 @dataclass
 class Summary:
@@ -16,6 +21,8 @@ class Summary:
     episodes: int = 0
     document_bytes: int = 0
     seconds: float = 0.0
+    paths: list[str] = field(default_factory=list)  # the inputs as named
+    files: int = 0  # input files (and unreadable paths) found under them
 
     def add(self, outcome: str) -> None:
         self.counts[outcome] = self.counts.get(outcome, 0) + 1
@@ -26,10 +33,14 @@ class Summary:
         return exit_status(self.counts)
 
     def to_json(self) -> dict[str, Any]:
-        """The report's final line: counts of every outcome (zeros included) and total."""
+        """The report's final line: counts of every outcome (zeros included) and total,
+        then what produced the report: its format, the canonkit version and the inputs."""
+        from .. import __version__
+
         counts: dict[str, Any] = {name: self.counts.get(name, 0) for name in OUTCOMES}
         counts["total"] = self.episodes
-        return {"summary": counts}
+        return {"summary": counts, "format": REPORT_FORMAT, "canonkit_version": __version__,
+                "inputs": {"paths": list(self.paths), "files": self.files}}
 
     def table(self) -> str:
         """The seed's table: one row per outcome that occurred, then the total."""

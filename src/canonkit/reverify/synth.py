@@ -26,6 +26,8 @@ import gzip
 import math
 import os
 import random
+import shutil
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -33,6 +35,7 @@ from typing import Any
 
 import orjson
 
+from .._files import AtomicWriter, validate_output_path
 from .._optional import require
 from .runner import DEFAULT_SEARCH_CAP
 
@@ -461,46 +464,91 @@ def generate(episodes: int, *, mix: str = "seed-table", seed: int = 0,
         yield item
 
 
-def _writer(out: str) -> Any:
-    name = out.lower()
-    if name.endswith(".gz"):
-        return gzip.open(out, "wb", compresslevel=6)
-    if name.endswith(".zst"):
-        zstandard = require("zstandard", f"writing {out}")
-        return zstandard.ZstdCompressor(level=3).stream_writer(open(out, "wb"))  # noqa: SIM115
-    return open(out, "wb")  # noqa: SIM115
+class _Sink:
+    """Where a corpus goes, complete or not at all: a file through an atomic writer
+    (compressed on the way for .gz/.zst), or a directory built under a temporary name
+    beside the target and renamed into place at the end."""
+
+    def __init__(self, out: str) -> None:
+        self.out = out
+        self.directory = out.endswith(os.sep) or os.path.isdir(out)
+        self._file: Any = None
+        self._stream: Any = None
+        if self.directory:
+            target = os.path.normpath(out)
+            if os.path.isdir(target) and os.listdir(target):
+                raise ValueError(f"{out}: the directory exists and is not empty")
+            validate_output_path(target)
+            parent, base = os.path.split(os.path.abspath(target))
+            self._target = target
+            self._tmp = tempfile.mkdtemp(prefix=f".{base}.", suffix=".partial", dir=parent)
+            return
+        name = out.lower()
+        if name.endswith(".zst"):  # before the temporary exists: a missing package leaves none
+            zstandard = require("zstandard", f"writing {out}")
+        self._file = AtomicWriter(out)
+        if name.endswith(".gz"):
+            self._stream = gzip.GzipFile(fileobj=self._file, mode="wb", compresslevel=6)
+        elif name.endswith(".zst"):
+            self._stream = zstandard.ZstdCompressor(level=3).stream_writer(self._file,
+                                                                           closefd=False)
+        else:
+            self._stream = self._file
+
+    def write(self, index: int, data: bytes) -> None:
+        if self.directory:
+            with open(os.path.join(self._tmp, f"{index:07d}.json"), "wb") as f:
+                f.write(data)
+        else:
+            self._stream.write(data)
+
+    def commit(self) -> None:
+        if self.directory:
+            if os.path.isdir(self._target):
+                os.rmdir(self._target)  # empty (checked): replaced by the finished one
+            os.rename(self._tmp, self._target)
+            return
+        if self._stream is not self._file:
+            self._stream.close()
+        self._file.commit()
+
+    def abort(self) -> None:
+        if self.directory:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+        else:
+            self._file.abort()
 
 
 def write_corpus(episodes: int, *, out: str, answers: str | None = None,
                  mix: str = "seed-table", seed: int = 0, median_segments: int = 200,
-                 por_fraction: float = 0.3, search_cap: int = DEFAULT_SEARCH_CAP) -> dict[str, int]:
+                 por_fraction: float = 0.3, search_cap: int = DEFAULT_SEARCH_CAP,
+                 progress: bool | None = False) -> dict[str, int]:
     """Write a corpus to ``out`` (``.jsonl``, ``.jsonl.gz``, ``.jsonl.zst``, a CBOR
     sequence ``.cborseq``/``.cbor``, or a directory — one ``.json`` per Episode — when
-    ``out`` ends with a path separator or is an existing directory) and its answers as
-    JSON lines. Returns the count per outcome."""
+    ``out`` ends with a path separator or is an existing empty directory) and its answers
+    as JSON lines. Both appear complete or not at all. ``progress`` None = on a terminal.
+    Returns the count per outcome."""
     from .outcomes import OUTCOMES
+    from .progress import Progress
 
     counts = dict.fromkeys(OUTCOMES, 0)
     name = out.lower()
-    as_dir = out.endswith(os.sep) or os.path.isdir(out)
     as_cbor = name.endswith((".cborseq", ".cbor", ".cbors"))
+    as_dir = out.endswith(os.sep) or os.path.isdir(out)
     if not as_dir and not as_cbor and not name.endswith((".jsonl", ".jsonl.gz", ".jsonl.zst")):
         raise ValueError(f"{out}: output must be .jsonl[.gz|.zst], .cborseq or a directory/")
+    if answers is not None:
+        validate_output_path(answers)
     encode = None
     if as_cbor:
         from .. import cbor
 
         encode = cbor.encode
-    if as_dir:
-        os.makedirs(out, exist_ok=True)
-    sink = None if as_dir else _writer(out)
+    sink = _Sink(out)
+    ans = None
+    shown = Progress(episodes, progress, unit="Episodes", desc="synth")
     try:
-        ans = open(answers, "wb") if answers else None  # noqa: SIM115
-    except BaseException:  # e.g. the answers' directory is missing: do not leak the sink
-        if sink is not None:
-            sink.close()
-        raise
-    try:
+        ans = AtomicWriter(answers) if answers else None
         for ep in generate(episodes, mix=mix, seed=seed, median_segments=median_segments,
                            por_fraction=por_fraction, search_cap=search_cap):
             counts[ep.answer["outcome"]] += 1
@@ -515,18 +563,18 @@ def write_corpus(episodes: int, *, out: str, answers: str | None = None,
                 data = orjson.dumps(ep.doc)
             else:
                 data = ep.raw or b""
-            if as_dir:
-                with open(os.path.join(out, f"{ep.answer['index']:07d}.json"), "wb") as f:
-                    f.write(data)
-            elif encode is not None:
-                sink.write(data)  # type: ignore[union-attr]
-            else:
-                sink.write(data + b"\n")  # type: ignore[union-attr]
+            sink.write(ep.answer["index"], data if as_dir or encode is not None else data + b"\n")
             if ans is not None:
                 ans.write(orjson.dumps(ep.answer) + b"\n")
-    finally:
-        if sink is not None:
-            sink.close()
+            shown.update(1, 1)
+        sink.commit()
         if ans is not None:
-            ans.close()
+            ans.commit()
+    except BaseException:
+        sink.abort()
+        if ans is not None:
+            ans.abort()
+        raise
+    finally:
+        shown.close()
     return counts

@@ -1,55 +1,25 @@
-"""Verification of one batch of documents; runs in the worker processes (local pool or
-Dask) and in-process for ``--jobs 1``.
+"""Verification of one document, in a worker process (or in-process for ``--jobs 1``).
 
-A worker returns, per document, the finished report line (bytes) plus the few fields the
-parent needs for counting and annotations, so the parent never re-parses and every
-engine hands back byte-identical lines.
+A worker returns, per document, the finished report line (see ``lines.py``) and the few
+fields the parent counts, so the parent never parses a document or a report line and
+every engine hands back byte-identical lines.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Optional
+from typing import Any
 
 import orjson
 
 from ..errors import CanonkitError
+from .lines import Source, Verdict, invalid, render
+from .sources import plain
 
-# (kind, payload, source) — the picklable form of sources.Item that crosses processes
-Task = tuple[str, bytes, dict[str, Any]]
-# (report line without newline, outcome, episode_id, order or None)
-Verdict = tuple[bytes, str, Optional[str], Optional[list[str]]]
-
-_EMPTY_COMPONENTS: dict[str, str] = {}
-
-
-def _record(
-    episode_id: str | None,
-    outcome: str,
-    source: dict[str, Any],
-    components: Any,
-    construction: Any,
-    order: Any,
-    flags: Any,
-    reason: Any,
-) -> bytes:
-    # key order is fixed here: REVERIFY.md §3 names these keys
-    return orjson.dumps(
-        {
-            "episode_id": episode_id,
-            "outcome": outcome,
-            "source": source,
-            "components": components,
-            "construction": construction,
-            "order": order,
-            "flags": flags,
-            "reason": reason,
-        }
-    )
-
-
-def invalid(source: dict[str, Any], reason: str, episode_id: str | None = None) -> Verdict:
-    line = _record(episode_id, "invalid_record", source, _EMPTY_COMPONENTS, None, None, [], reason)
-    return line, "invalid_record", episode_id, None
+# what the Episode reader may raise on a document shape it did not anticipate: still
+# reported as invalid_record, never a crash of a million-Episode run
+_SHAPE_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError)
+# JSON documents are tried on the fast path first (tests switch it off to compare)
+FAST_PATH = True
+_UNREAD = object()
 
 
 def _readable_episode_id(doc: Any) -> str | None:
@@ -60,63 +30,78 @@ def _readable_episode_id(doc: Any) -> str | None:
     return None
 
 
-def _parse(kind: str, payload: bytes) -> Any:
-    if kind == "json":
-        return orjson.loads(payload)
+_FLOAT_HEADS = (b"\xf9", b"\xfa", b"\xfb")  # half/single/double float heads (major type 7)
+
+
+def _as_json(item: bytes, value: Any) -> bytes | None:
+    """A decoded CBOR document as JSON text that parses back to the same value (the JSON
+    fast path then reads it), or None. No float may be involved (JSON has no NaN or
+    infinity, and orjson writes them as null): an item holding a float head byte anywhere
+    stays with the general reader, as does anything JSON cannot hold (bytes, tags,
+    non-text keys, integers outside 64 bits)."""
+    if any(head in item for head in _FLOAT_HEADS):
+        return None
+    try:
+        return orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+
+
+def _fast(payload: bytes, source: Source, search_cap: int, head: bytes | None
+          ) -> Verdict | None:
+    """JSON text on the fast path (``astp.documents.read_episode_bytes``: the compiled
+    scanner, no Python object per segment); None sends the document the general way, which
+    also words every refusal, so the two paths give the same line for every document."""
+    from ..astp import reproduce
+    from ..astp.documents import read_episode_bytes
+
+    try:
+        episode = read_episode_bytes(payload)
+        if episode is None:
+            return None
+        result = reproduce(episode, search_cap=search_cap)
+    except (CanonkitError, *_SHAPE_ERRORS):
+        return None
+    return render(source, result.episode_id, result.outcome, result.components,
+                  result.construction, result.order, result.flags, result.reason, head)
+
+
+def verify_one(kind: str, payload: bytes, source: Source, search_cap: int,
+               head: bytes | None = None) -> Verdict:
+    """The verdict on one document (``kind`` "json" or "cbor"; "error" carries the reason
+    a document could not be read). ``head`` is ``lines.source_head(source)`` if known."""
     from .. import cbor
-
-    return cbor.decode(payload)
-
-
-def _plain(value: Any) -> Any:
-    """CBOR maps may decode as FrozenDict; the Episode readers take plain dicts/lists."""
-    if isinstance(value, dict):
-        return value
-    from collections.abc import Mapping
-
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
-
-
-def verify_one(kind: str, payload: bytes, source: dict[str, Any], search_cap: int) -> Verdict:
     from ..astp import reproduce
 
     if kind == "error":
-        return invalid(source, payload.decode("utf-8", "replace"))
-    try:
-        doc = _parse(kind, payload)
-    except orjson.JSONDecodeError as exc:
-        return invalid(source, f"not JSON: {exc}")
-    except CanonkitError as exc:
-        return invalid(source, f"not CBOR ({exc.code}): {exc}")
-    if kind == "cbor":
-        doc = _plain(doc)
+        return invalid(source, payload.decode("utf-8", "replace"), None, head)
+    doc: Any = _UNREAD
+    if kind == "cbor":  # decoded once; then as JSON text when JSON holds it exactly
+        try:
+            doc = plain(cbor.decode(payload))
+        except CanonkitError as exc:
+            return invalid(source, f"not CBOR ({exc.code}): {exc}", None, head)
+        text = _as_json(payload, doc) if FAST_PATH else None
+        verdict = _fast(text, source, search_cap, head) if text is not None else None
+    else:
+        verdict = _fast(payload, source, search_cap, head) if FAST_PATH else None
+    if verdict is not None:
+        return verdict
+    if doc is _UNREAD:
+        try:
+            doc = orjson.loads(payload)
+        except orjson.JSONDecodeError as exc:
+            return invalid(source, f"not JSON: {exc}", None, head)
     episode_id = _readable_episode_id(doc)
     if not isinstance(doc, dict):
-        return invalid(source, f"document is a JSON {type(doc).__name__}, not an object")
+        return invalid(source, f"document is a JSON {type(doc).__name__}, not an object",
+                       None, head)
     try:
         result = reproduce(doc, search_cap=search_cap)
     except CanonkitError as exc:  # InvalidRecordError and any refusal of the document
-        return invalid(source, f"{exc.code}: {exc}", episode_id)
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
-        # a document shape the Episode reader did not anticipate: still never a crash
-        return invalid(source, f"unreadable document ({type(exc).__name__}: {exc})", episode_id)
-    rec = result.to_json()
-    line = _record(
-        rec["episode_id"],
-        rec["outcome"],
-        source,
-        rec["components"],
-        rec["construction"],
-        rec["order"],
-        rec["flags"],
-        rec["reason"],
-    )
-    order = rec["order"] if rec["outcome"] == "reproduced_by_search" else None
-    return line, rec["outcome"], rec["episode_id"], order
-
-
-def verify_batch(tasks: Sequence[Task], search_cap: int) -> list[Verdict]:
-    """The verdicts of a batch, in input order."""
-    return [verify_one(kind, payload, source, search_cap) for kind, payload, source in tasks]
+        return invalid(source, f"{exc.code}: {exc}", episode_id, head)
+    except _SHAPE_ERRORS as exc:
+        return invalid(source, f"unreadable document ({type(exc).__name__}: {exc})",
+                       episode_id, head)
+    return render(source, result.episode_id, result.outcome, result.components,
+                  result.construction, result.order, result.flags, result.reason, head)

@@ -1,0 +1,162 @@
+"""Units of work: what the parent sends to a worker, and what comes back.
+
+Shipping every document's bytes from the parent costs the parent CPU that a small machine
+takes straight from the workers (and on Dask every byte travels client -> scheduler ->
+worker). So where the workers can open the parent's files, the parent sends descriptors
+and each worker reads its own documents:
+
+- :class:`LineRange`: the whole lines of a plain JSON-lines file in ``[start, end)``;
+- :class:`JsonFiles`: ``.json`` documents, one Episode each;
+- :class:`Documents`: documents the parent read itself (compressed streams, CBOR
+  sequences, unreadable inputs, and everything when the workers cannot see the files).
+
+A range's first line number is not known when it is planned (that would need every
+newline before it counted), so a worker numbers the lines of its range from 1 and the
+parent, consuming units in order, adds the lines of the earlier ranges of the file
+(``lines.Verdict.line``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple, Union
+
+from .lines import Source, Verdict, invalid, source_head
+from .sources import MAX_DOCUMENT_BYTES, Item, read_json_file
+from .worker import verify_one
+
+
+@dataclass(frozen=True, slots=True)
+class LineRange:
+    """Lines ``[start, end)`` of the JSON-lines file ``path`` (reported as ``source``),
+    numbered from ``line0 + 1`` within the file's ranges; ``first`` starts a file."""
+
+    source: str
+    path: str
+    start: int
+    end: int
+    first: bool = False
+    line0: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class JsonFiles:
+    """``.json`` documents as ``(reported name, name to open)`` pairs."""
+
+    files: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Documents:
+    """Documents already read (or found unreadable) by the parent."""
+
+    items: tuple[Item, ...]
+
+
+Unit = Union[LineRange, JsonFiles, Documents]
+
+
+class UnitResult(NamedTuple):
+    """The verdicts of a unit in input order; ``lines`` is the number of physical lines
+    a ``LineRange`` held (the parent's line count), the byte counts feed the progress."""
+
+    verdicts: list[Verdict]
+    lines: int
+    doc_bytes: int
+    disk_bytes: int
+
+
+def too_long() -> str:
+    return f"line exceeds the {MAX_DOCUMENT_BYTES}-byte document limit"
+
+
+def _cannot_read(exc: OSError, opened: str, reported: str) -> str:
+    if exc.filename == opened:  # say it under the name the user gave
+        exc.filename = reported
+    return f"cannot read the file: {type(exc).__name__}: {exc}"
+
+
+def _verify_range(unit: LineRange, search_cap: int) -> UnitResult:
+    from .ranges import read_lines
+
+    head = source_head(Source(unit.source, "line"))
+    verdicts: list[Verdict] = []
+    lines = doc_bytes = 0
+    try:
+        for number, _, line in read_lines(unit.path, unit.start, unit.end, MAX_DOCUMENT_BYTES):
+            lines = number
+            source = Source(unit.source, "line", unit.line0 + number)
+            if line is None:
+                verdicts.append(invalid(source, too_long(), None, head))
+            elif line:
+                verdicts.append(verify_one("json", line, source, search_cap, head))
+                doc_bytes += len(line)
+    except OSError as exc:  # the file vanished or changed under the run
+        source = Source(unit.source, "line", unit.line0 + lines + 1)
+        verdicts.append(invalid(source, _cannot_read(exc, unit.path, unit.source), None, head))
+    return UnitResult(verdicts, lines, doc_bytes, unit.end - unit.start)
+
+
+def _verify_json_files(unit: JsonFiles, search_cap: int) -> UnitResult:
+    verdicts: list[Verdict] = []
+    doc_bytes = disk = 0
+    for reported, opened in unit.files:
+        try:
+            items = list(read_json_file(opened, reported))
+        except OSError as exc:
+            items = [Item("error", _cannot_read(exc, opened, reported).encode(),
+                          Source(reported), 0)]
+        for item in items:
+            verdicts.append(verify_one(item.kind, item.payload, item.source, search_cap))
+            if item.kind != "error":
+                doc_bytes += len(item.payload)
+            disk += item.disk_bytes
+    return UnitResult(verdicts, 0, doc_bytes, disk)
+
+
+def _verify_documents(unit: Documents, search_cap: int) -> UnitResult:
+    verdicts = [verify_one(i.kind, i.payload, i.source, search_cap) for i in unit.items]
+    doc_bytes = sum(len(i.payload) for i in unit.items if i.kind != "error")
+    return UnitResult(verdicts, 0, doc_bytes, sum(i.disk_bytes for i in unit.items))
+
+
+def verify_unit(unit: Unit, search_cap: int) -> UnitResult:
+    """Runs in a worker: the verdicts of one unit, in input order."""
+    if isinstance(unit, LineRange):
+        return _verify_range(unit, search_cap)
+    if isinstance(unit, JsonFiles):
+        return _verify_json_files(unit, search_cap)
+    return _verify_documents(unit, search_cap)
+
+
+def split(unit: Unit) -> tuple[list[Unit], int]:
+    """One unit per Episode of ``unit`` (to find the one that kills its worker), and the
+    number of lines a ``LineRange`` held. Runs in the parent; reads a range's lines to
+    find their boundaries, parses nothing."""
+    from .ranges import read_lines
+
+    if isinstance(unit, Documents):
+        return [Documents((item,)) for item in unit.items], 0
+    if isinstance(unit, JsonFiles):
+        return [JsonFiles((pair,)) for pair in unit.files], 0
+    singles: list[Unit] = []
+    lines = 0
+    for number, at, line in read_lines(unit.path, unit.start, unit.end, MAX_DOCUMENT_BYTES):
+        lines = number
+        where = Source(unit.source, "line", unit.line0 + number)
+        if line is None:
+            singles.append(Documents((Item("error", too_long().encode(), where, 0),)))
+        elif line:
+            singles.append(LineRange(unit.source, unit.path, at, at + len(line),
+                                     line0=unit.line0 + number - 1))
+    return singles, lines
+
+
+def lost(unit: Unit, reason: str) -> Verdict:
+    """The verdict for a single-Episode unit whose worker died twice."""
+    if isinstance(unit, LineRange):
+        source = Source(unit.source, "line", unit.line0 + 1)
+    elif isinstance(unit, JsonFiles):
+        source = Source(unit.files[0][0])
+    else:
+        source = unit.items[0].source
+    return invalid(source, reason)

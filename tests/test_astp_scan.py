@@ -1,0 +1,213 @@
+"""The Episode document scanner (reader kernel ``scan_episode``) and the fast path built on
+it (``astp.documents.read_episode_bytes``): wherever the fast path reads a document, the
+Episode, any refusal and the reproduction equal the general reader's (orjson + the Episode
+reader), on synthetic corpora and on mutations of their text; the compiled scanner never
+reads a document the twin's would not, and where both read one they agree."""
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import orjson
+import pytest
+from conftest import backend_pair
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from canonkit.astp import reproduce
+from canonkit.astp.documents import Segment, Signal, read_episode, read_episode_bytes
+from canonkit.errors import CanonkitError
+from canonkit.reverify import synth
+
+
+def _corpus() -> list[bytes]:
+    docs = []
+    for mix, seed in (("all-outcomes", 3), ("seed-table", 4)):
+        for e in synth.generate(60, mix=mix, seed=seed, median_segments=8, por_fraction=0.5):
+            docs.append(e.raw if hasattr(e, "raw") and e.raw is not None else orjson.dumps(e.doc))
+    return docs
+
+
+CORPUS = _corpus()
+
+
+def _general(data: bytes) -> tuple[str, Any]:
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return "not json", None
+    try:
+        return "episode", read_episode(doc)
+    except CanonkitError as exc:
+        return "refused", (type(exc).__name__, str(exc))
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        return "crash", type(exc).__name__
+
+
+def _fields(episode: Any) -> tuple[Any, ...]:
+    return (episode.format, episode.episode_id, episode.profile, episode.status,
+            episode.closed_at, episode.sealed_at, list(episode.segments),
+            list(episode.signals), episode.excluded_hashes, episode.structural_member_hashes,
+            episode.context_entries, episode.seal, episode.flags)
+
+
+def _verdict(episode_or_doc: Any) -> Any:
+    try:
+        return reproduce(episode_or_doc).to_json()
+    except CanonkitError as exc:
+        return ("refused", str(exc))
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        return ("crash", type(exc).__name__)
+
+
+def check(data: bytes) -> bool:
+    """The fast path agrees with the general reader on ``data``; True if it read it."""
+    try:
+        fast = read_episode_bytes(data)
+    except CanonkitError as exc:
+        kind, value = _general(data)
+        assert (kind, value) == ("refused", (type(exc).__name__, str(exc)))
+        return True
+    if fast is None:
+        return False
+    kind, slow = _general(data)
+    assert kind == "episode", (kind, slow)
+    assert _fields(fast) == _fields(slow)
+    assert _verdict(fast) == _verdict(orjson.loads(data))
+    return True
+
+
+def test_every_synthetic_document_takes_the_fast_path_and_agrees() -> None:
+    for data in CORPUS:
+        taken = check(data)
+        assert taken or _general(data)[0] != "episode"  # only broken documents go around
+
+
+# --- mutations of the text -------------------------------------------------------------
+
+_EDITS = [
+    (rb'"sequence_index":(\d+)', rb'"sequence_index":\1.0'),
+    (rb'"sequence_index":(\d+)', rb'"sequence_index":0\1'),
+    (rb'"sequence_index":(\d+)', rb'"sequence_index":18446744073709551616'),
+    (rb'"sequence_index":(\d+)', rb'"sequence_index":-\1'),
+    (rb'"sequence_index":(\d+)', rb'"sequence_index":  \1 '),
+    (rb'"node_type":"segment"', rb'"node_type":"s\u0065gment"'),
+    (rb'"node_type":"segment"', rb'"node_type":"s\xc3\xa9gment"'),
+    (rb'"node_type":"segment"', rb'"node_type":null'),
+    (rb'"schema_version":"([^"]*)"', rb'"schema_version":1'),
+    (rb'"content_hash":"([0-9a-f])', rb'"content_hash":"X'),
+    (rb'"content_hash":"([0-9a-f]{10})', rb'"content_hash":"ABCDEF0123'),
+    (rb'"content_hash":"([0-9a-f])', rb'"content_hash":"\u0030'),
+    (rb'"node_id":"([0-9a-f-]{36})"', rb'"node_id":null'),
+    (rb'"node_id":"([0-9a-f]{8})-', rb'"node_id":"\1_'),
+    (rb'"parent_node_id":"([0-9a-f-]{36})"', rb'"parent_node_id":null'),
+    (rb'"retention_tier":"STANDARD"', rb'"retention_tier":"EPHEMERAL"'),
+    (rb'"retention_tier":"STANDARD"', rb'"retention_tier":7'),
+    (rb'"retention_tier":"STANDARD"', rb'"retention_tier":null'),
+    (rb'"created_at":"([^"]*)"', rb'"created_at":null'),
+    (rb'"created_at":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.\d+\+00:00"', rb'"created_at":"\1Z"'),
+    (rb'"created_at":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.\d+\+00:00"', rb'"created_at":"\1.5+00:00"'),
+    (rb'"created_at":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)\+00:00"', rb'"created_at":"\1-05:30"'),
+    (rb'"created_at":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)\+00:00"', rb'"created_at":"\1"'),
+    (rb'"created_at":"\d{4}-(\d\d)-\d\d', rb'"created_at":"2024-02-30'),
+    (rb'"created_at":"\d{4}-(\d\d)-\d\d', rb'"created_at":"2024-02-29'),
+    (rb'"created_at":"\d{4}-(\d\d)-\d\d', rb'"created_at":"2099-12-31'),
+    (rb'"received_at":"\d{4}-(\d\d)-\d\d', rb'"received_at":"2099-12-31'),
+    (rb'"received_at":"([^"]*)"', rb'"received_at":null'),
+    (rb'"placement":"SPINE"', rb'"placement":"ANNOTATION"'),
+    (rb'"placement":"SPINE"', rb'"placement":null'),
+    (rb'\{"content_hash":"([0-9a-f]{64})"', rb'{"content_hash":"\1","content_hash":"\1"'),
+    (rb'"segments":\[\{', rb'"segments":[{"x":1,'),
+    (rb'"segments":\[\{', rb'"segments":[7,{'),
+    (rb'"segments":\[', rb'"segments" : [ '),
+    (rb'"signals":\[', rb'"signals":{"a":['),
+    (rb'^\{', rb'{"episode_id":"dup",'),
+    (rb'^\{', rb'{"extra":[1,{"b":"\n"}],'),
+    (rb'^\{', rb'{"extra":1e400,'),
+    (rb'^\{', rb'{"extra":"\xff",'),
+    (rb'^\{', rb' \r\n{'),
+    (rb'\}$', rb'} x'),
+    (rb'\}$', rb''),
+    (rb'"format":"canonkit-episode/1"', rb'"format":"canonkit-episode/2"'),
+    (rb'"profile":"full"', rb'"profile":"attested"'),
+    (rb'"stored":\{', rb'"stored":{"segments":[],'),
+    (rb'"leaf_index"', rb'"sequence_index"'),
+    (rb'"sequence_index":(\d+)', rb'"sequence_index":\1,"hash_version":2'),
+]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=st.sampled_from(CORPUS), edits=st.lists(st.tuples(st.integers(0, len(_EDITS) - 1),
+                                                             st.integers(0, 40)),
+                                                   min_size=1, max_size=3))
+def test_mutated_text_agrees_or_takes_the_general_path(doc: bytes,
+                                                       edits: list[tuple[int, int]]) -> None:
+    for which, nth in edits:
+        pattern, replacement = _EDITS[which]
+        matches = list(re.finditer(pattern, doc))
+        if not matches:
+            continue
+        m = matches[nth % len(matches)]
+        group = m.group(1) if m.re.groups else b""
+        doc = doc[:m.start()] + replacement.replace(rb"\1", group) + doc[m.end():]
+    check(doc)
+
+
+_INSTANTS = st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30),
+                         timezones=st.sampled_from([timezone.utc, timezone(timedelta(hours=5, minutes=30)),
+                                                    timezone(timedelta(hours=-11)),
+                                                    timezone(timedelta(minutes=-1))]))
+
+
+def _iso(t: datetime, style: int) -> str:
+    text = t.isoformat(timespec=("seconds", "milliseconds", "microseconds")[style % 3])
+    return text.replace("+00:00", "Z") if style >= 3 else text
+
+
+@settings(max_examples=300, deadline=None)
+@given(created=st.lists(st.tuples(_INSTANTS, st.integers(0, 5)), min_size=1, max_size=6),
+       closed=st.tuples(_INSTANTS, st.integers(0, 5)))
+@example(created=[(datetime(2024, 2, 29, 23, 59, 59, 999999, tzinfo=timezone.utc), 2)],
+         closed=(datetime(2024, 3, 1, 5, 29, 59, 999999, tzinfo=timezone(timedelta(hours=5, minutes=30))), 2))
+def test_post_closure_instants_compare_as_the_general_reader(
+        created: list[tuple[datetime, int]], closed: tuple[datetime, int]) -> None:
+    doc = orjson.loads(CORPUS[0])
+    if doc["format"] != "canonkit-episode/1":
+        doc = orjson.loads(next(d for d in CORPUS if b"canonkit-episode/1" in d))
+    doc["closed_at"] = _iso(*closed)
+    for segment, (t, style) in zip(doc["segments"], created):
+        segment["created_at"] = _iso(t, style)
+    assert check(orjson.dumps(doc))
+
+
+def test_compiled_scanner_reads_nothing_the_twin_refuses() -> None:
+    compiled, twin = backend_pair("astp_segments")
+    for data in CORPUS:
+        for variant in (data, data.replace(b'"STANDARD"', b'"EPHEMERAL"', 3),
+                        data.replace(b'"segments":[', b'"segments":[{"q":1},')):
+            c = compiled.scan_episode(variant, Segment, Signal)
+            t = twin.scan_episode(variant, Segment, Signal)
+            if c is None:
+                continue
+            assert t is not None
+            assert c[0] == t[0] and list(c[1]) == list(t[1]) and c[2:] == t[2:]
+            assert c[1].content_raw() == b"".join(bytes.fromhex(s.content_hash) for s in t[1])
+
+
+@pytest.mark.parametrize("sav", [2, 3])
+def test_v2_leaves_of_the_table_equal_the_leaf_kernel(sav: int) -> None:
+    compiled, twin = backend_pair("astp_segments")
+    for data in CORPUS:
+        scanned = compiled.scan_episode(data, Segment, Signal)
+        if scanned is None or not len(scanned[1]):
+            continue
+        table = scanned[1]
+        if not all(s.has_leaf_fields for s in table):
+            with pytest.raises(CanonkitError, match=f"sav {sav} needs"):
+                table.leaves_v2_raw(sav)
+            continue
+        expected = b"".join(bytes.fromhex(twin.leaf_hash_v2(s.node_id, s.node_type, s.schema_version,
+                                                              s.sequence_index, s.content_hash,
+                                                              s.parent_node_id)) for s in table)
+        assert table.leaves_v2_raw(sav) == expected

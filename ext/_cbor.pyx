@@ -5,8 +5,9 @@ Same API, same bytes and same errors (class, code, offset) as the pure-Python tw
 ``canonkit._cbor_py``, which is the oracle; differential tests keep them identical.
 Spec: CBOR.md. Layout:
 
-* encoder: one recursive walk (depth bounded by DEFAULT_MAX_DEPTH, so at most 512 small
-  C frames) writing into a reusable scratch buffer copied once into the result (a write of
+* encoder: one recursive walk (one or two C frames a level; depth bounded by max_depth,
+  at most MAX_ENCODE_DEPTH, and by the room left on the thread's C stack: check_stack)
+  writing into a reusable scratch buffer copied once into the result (a write of
   1 MiB or more moves the output into a result bytes object sized for it instead); exact-
   type dispatch first; dicts walked once with PyDict_Next into a C array of entries,
   sorted only when not already in order.
@@ -20,7 +21,7 @@ from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_SIMPLE, PyBUF_WRITABLE, Py
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF, Py_XINCREF
 from libc.math cimport isfinite, isinf, isnan, signbit
-from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy
 
@@ -98,6 +99,10 @@ cdef extern from "cbor_float.h":
     int cbor_float_shortest(double, uint64_t *) noexcept nogil
     int cbor_float_is_reducible(double) noexcept nogil
 
+cdef extern from "cbor_stack.h":
+    uintptr_t ck_stack_floor() noexcept nogil
+    uintptr_t ck_stack_here() noexcept nogil
+
 cdef extern from "cbor_sort.h":
     ctypedef struct ck_entry:
         const char *p
@@ -172,6 +177,8 @@ cdef enum:
     # little stack per level.
     POOL_DEPTH = 32
     POOL_WIDTH = 16
+    # from this depth on, each level also checks the room left on the C stack
+    STACK_CHECK_DEPTH = 64
 
 # scratch of the sorted-permutation cache (CK_PERM_MAX entries): used only inside
 # ck_sort_text_cached, which runs no Python code, so one buffer serves every call
@@ -208,6 +215,7 @@ cdef struct Out:
     ck_entry *pool     # the scratch's entry pool while this encode owns it, else NULL
     Scratch *owner     # the scratch this encode holds busy (until out_release)
     bint twin_order    # error path: walk maps in iteration order (see raise_first_error...)
+    uintptr_t stack_floor  # the recursion stops above this address (0: not measured yet)
 
 
 cdef int out_init(Out *o, Py_ssize_t cap, const Out *like) except -1:
@@ -227,6 +235,7 @@ cdef int out_init(Out *o, Py_ssize_t cap, const Out *like) except -1:
     o.default = like.default
     o.hooked = like.hooked
     o.twin_order = like.twin_order
+    o.stack_floor = like.stack_floor
     return 0
 
 
@@ -257,6 +266,7 @@ cdef int out_init_scratch(Out *o, Scratch *s, const Out *like) except -1:
     o.default = like.default
     o.hooked = like.hooked
     o.twin_order = like.twin_order
+    o.stack_floor = like.stack_floor
     return 0
 
 
@@ -498,7 +508,38 @@ cdef inline int check_depth(Out *o, int depth) except -1:
     if depth >= o.max_depth:
         raise EncodeDepthExceededError(
             f"nesting deeper than {o.max_depth} levels (or a self-referencing container)")
+    if depth >= STACK_CHECK_DEPTH:
+        return check_stack(o, depth)
     return 0
+
+
+cdef int check_stack(Out *o, int depth) except -1:
+    """Each nesting level is a C frame: stop before the thread's stack runs out (a small
+    thread stack, or a sanitizer build's large frames) instead of crashing."""
+    if o.stack_floor == 0:  # measured once per walk, and only for deep values
+        o.stack_floor = ck_stack_floor() or 1
+    if ck_stack_here() < o.stack_floor:
+        raise EncodeDepthExceededError(
+            f"nesting of {depth} levels exhausts this thread's C stack "
+            f"(run deep values on a thread with a larger stack)")
+    return 0
+
+
+cdef inline int enc_child(Out *o, object obj, int depth) except -1:
+    """enc_any for a container's item: nested lists, dicts and tags go straight to their
+    own walk, so a nesting level costs one or two C frames; enc_any's, the largest,
+    stays off the recursion."""
+    cdef type t = type(obj)
+    if t is dict:
+        if o.twin_order and PyDict_Size(obj) != 0:  # enc_dict's steps, one frame less
+            check_depth(o, depth)
+            return enc_map_twin_order(o, obj, depth)
+        return enc_dict(o, obj, depth)
+    if t is list:
+        return enc_list(o, obj, PyList_GET_SIZE(obj), True, depth)
+    if t is _Tag:
+        return enc_tag(o, obj, depth)
+    return enc_any(o, obj, depth)
 
 
 cdef int list_changed() except -1:
@@ -591,7 +632,7 @@ cdef int enc_list(Out *o, object seq, Py_ssize_t n, bint is_list, int depth) exc
                 enc_list(o, item, PyList_GET_SIZE(item), True, depth + 1)
         else:
             item = <object>it
-            enc_any(o, item, depth + 1)
+            enc_child(o, item, depth + 1)
     if is_list and PyList_GET_SIZE(seq) != n:
         return list_changed()
     return 0
@@ -606,7 +647,7 @@ cdef int enc_list_located(Out *o, object seq, Py_ssize_t n, bint is_list, int de
             return list_changed()
         item = <object>(PyList_GET_ITEM_raw(seq, i) if is_list else PyTuple_GET_ITEM_raw(seq, i))
         try:
-            enc_any(o, item, depth + 1)
+            enc_child(o, item, depth + 1)
         except EncodeError as exc:
             _cbor_path.located(exc, _cbor_path.item(i))
             raise
@@ -663,7 +704,7 @@ cdef int enc_dict(Out *o, object d, int depth) except -1:
         put_head(o, 5, <uint64_t>n)
         for j in range(n):
             put_string(o, 3, e[j].p, e[j].n)
-            enc_any(o, <object>e[j].value, depth + 1)
+            enc_child(o, <object>e[j].value, depth + 1)
     finally:
         ck_release_entries(e, i)
         if e != pooled:
@@ -709,9 +750,17 @@ cdef int enc_map_twin_order(Out *o, object mapping, int depth) except -1:
                     enc_error(EncodeUnsupportedItemError,
                               f"dag-cbor map keys must be text, got {type(key).__name__}")
                 start = keys.pos
-                enc_any(&keys, key, depth + 1)
+                enc_any(&keys, key, depth + 1)  # locates a failure inside the key
+                # the walk wrote a map key's values only, which can equal another key's
+                # bytes: the duplicate check compares the keys' real encodings
+                keys.pos = start
+                keys.twin_order = False
+                try:
+                    enc_any(&keys, key, depth + 1)
+                finally:
+                    keys.twin_order = True
                 offsets.append((start, keys.pos))
-                enc_any(o, value, depth + 1)
+                enc_child(o, value, depth + 1)
             except EncodeError as exc:
                 _cbor_path.located(exc, _cbor_path.entry(key))
                 raise
@@ -770,7 +819,7 @@ cdef int enc_map_generic(Out *o, object mapping, int depth) except -1:
         put_head(o, 5, <uint64_t>n)
         for i in range(n):
             put_bytes(o, e[i].p, e[i].n)
-            enc_any(o, <object>e[i].value, depth + 1)
+            enc_child(o, <object>e[i].value, depth + 1)
     finally:
         out_release(&keys)
         free(offsets)
@@ -793,9 +842,9 @@ cdef int enc_tag(Out *o, object tag, int depth) except -1:
     check_depth(o, depth)
     put_head(o, 6, PyLong_AsUnsignedLongLong(int(number)))
     if not o.twin_order:
-        return enc_any(o, tag.value, depth + 1)
+        return enc_child(o, tag.value, depth + 1)
     try:
-        return enc_any(o, tag.value, depth + 1)
+        return enc_child(o, tag.value, depth + 1)
     except EncodeError as exc:
         _cbor_path.located(exc, _cbor_path.TAG_CONTENT)
         raise
@@ -992,6 +1041,7 @@ cdef int check_encode_options(Out *settings, object profile, object default,
     settings.hooked = NULL
     settings.pool = NULL
     settings.twin_order = False
+    settings.stack_floor = 0
     return 0
 
 
@@ -1008,6 +1058,7 @@ def encode(obj, /, *, profile="core", default=None, max_depth=DEFAULT_MAX_DEPTH)
         settings.hooked = NULL
         settings.pool = NULL
         settings.twin_order = False
+        settings.stack_floor = 0
     else:
         check_encode_options(&settings, profile, default, max_depth)
     return encode_bytes(obj, &settings, &module_scratch)

@@ -29,7 +29,7 @@ import unicodedata
 
 from canonkit import _cbor_stream, errors
 from canonkit._cbor_options import (MAX_KEY_DEPTH, check_hook, check_limit, check_max_depth,
-                                    check_offset, check_profile)
+                                    check_offset, check_profile, input_over_max_size)
 from canonkit._cbor_types import DEFAULT_MAX_DEPTH, FrozenDict, Link, Simple, Tag, UNDEFINED
 from canonkit._cid import cid_problem
 from canonkit.errors import InputTypeError
@@ -1090,15 +1090,23 @@ cdef int get_view(object data, Py_buffer *view) except -1:
     return 0
 
 
+cdef int whole_input_limit(object data, Py_ssize_t n, const Opts *o) except -1:
+    if o.max_size >= 0 and n > o.max_size:
+        raise input_over_max_size(data, n, o.max_size)
+    return 0
+
+
 cdef object decode_with(object data, const Opts *o):
     """Exactly one item filling ``data``."""
     cdef Py_buffer view
     cdef Py_ssize_t end
     if type(data) is bytes:
+        whole_input_limit(data, len(<bytes>data), o)
         return read_item(data, <const uint8_t *><char *><bytes>data, len(<bytes>data), 0, o,
                          True, &end)
     get_view(data, &view)
     try:
+        whole_input_limit(data, view.len, o)
         return read_item(data, <const uint8_t *>view.buf, view.len, 0, o, True, &end)
     finally:
         PyBuffer_Release(&view)
@@ -1107,10 +1115,12 @@ cdef object decode_with(object data, const Opts *o):
 cdef int check_with(object data, const Opts *o) except -1:
     cdef Py_buffer view
     if type(data) is bytes:
+        whole_input_limit(data, len(<bytes>data), o)
         check_item(data, <const uint8_t *><char *><bytes>data, len(<bytes>data), 0, o, True)
         return 0
     get_view(data, &view)
     try:
+        whole_input_limit(data, view.len, o)
         check_item(data, <const uint8_t *>view.buf, view.len, 0, o, True)
     finally:
         PyBuffer_Release(&view)

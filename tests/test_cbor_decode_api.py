@@ -162,7 +162,9 @@ def test_keys_equal_as_python_values(cbor_impl: ModuleType, hex_: str, profile: 
     ("83010203", {"max_size": 3}, "limit_exceeded", 0),  # missing child: the container's head
     ("4561626364650102", {"max_size": 5}, "limit_exceeded", 0),  # string runs past the limit
     ("190100", {"max_size": 2}, "limit_exceeded", 0),  # head cut by the limit
-    ("0102", {"max_size": 1}, "trailing_data", 1),  # the item fits: the rest is trailing
+    ("0102", {"max_size": 1}, "limit_exceeded", 0),  # the input is over: refused upfront
+    ("0102", {"max_size": 2}, "trailing_data", 1),  # the input fits: the rest is trailing
+    ("a20100f500", {"max_size": 4}, "limit_exceeded", 0),  # before the keys decode refuses
     ("01", {"max_size": 0}, "limit_exceeded", 0),
     ("8301", {"max_size": 2}, "truncated", 0),  # the input ends before the limit does
     ("83010203", {"max_items": 3}, None, None),
@@ -203,7 +205,10 @@ def test_limit_rejects_claimed_huge_count_fast(cbor_impl: ModuleType) -> None:
     assert "more than max_items=1000000 data items" in str(info.value)
     with pytest.raises(errors.LimitExceededError) as info2:
         cbor_impl.decode(b"\x5a\x00\x10\x00\x00" + bytes(2000), max_size=1000)
-    assert "data item longer than max_size=1000 bytes" in str(info2.value)
+    assert "input of 2005 bytes is longer than max_size=1000 bytes" in str(info2.value)
+    with pytest.raises(errors.LimitExceededError) as info3:  # the item's own extent
+        cbor_impl.decode_prefix(b"\x5a\x00\x10\x00\x00" + bytes(2000), max_size=1000)
+    assert "data item longer than max_size=1000 bytes" in str(info3.value)
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, "3", True, 2**63])
@@ -299,6 +304,8 @@ def test_load(cbor_impl: ModuleType) -> None:
     assert cbor_impl.Decoder(profile="dag-cbor").load(io.BytesIO(data)) == {"a": [1, 2]}
     assert _error(cbor_impl.load, io.BytesIO(data + b"\x00")) == ("trailing_data", len(data))
     assert _error(cbor_impl.load, io.BytesIO(data + b"\x00" * 100), max_size=len(data)) == \
+        ("limit_exceeded", 0)
+    assert _error(cbor_impl.load, io.BytesIO(data + b"\x00"), max_size=len(data) + 1) == \
         ("trailing_data", len(data))
     assert _error(cbor_impl.load, io.BytesIO(data), max_size=3) == ("limit_exceeded", 0)
     assert _error(cbor_impl.load, io.BytesIO(b"")) == ("empty_input", 0)
@@ -362,6 +369,7 @@ def test_differential_check_and_decode_with_limits(profile: str) -> None:
     @settings(max_examples=300)
     @given(_hostile(profile), limits)
     @example(bytes.fromhex("a20a00f9490000"), {})
+    @example(bytes.fromhex("a20100f500"), {"max_size": 4})
     def run(data: bytes, options: dict[str, int]) -> None:
         decoded = _outcome(compiled.decode, data, profile=profile, **options)
         assert _agree(decoded, _outcome(twin.decode, data, profile=profile, **options))

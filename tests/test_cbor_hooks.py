@@ -146,6 +146,36 @@ def test_deep_values_decoded_with_max_depth_encode_again() -> None:
     assert not failures, failures
 
 
+def test_deep_values_on_a_small_thread_stack_fail_closed() -> None:
+    """A thread stack too small for the nesting: EncodeDepthExceededError (both walks: the
+    encode and the one locating a failure), never a crash; shallow values still encode."""
+    import threading
+
+    compiled, _ = backend_pair("cbor")
+    outcomes: list[object] = []
+
+    def run() -> None:
+        try:
+            for unit in (b"\x81", b"\xa1\x61k", b"\xc6"):
+                value = compiled.decode(unit * MAX_ENCODE_DEPTH + b"\x00",
+                                        max_depth=MAX_ENCODE_DEPTH)
+                for deep in (value, [value]):
+                    with pytest.raises(errors.EncodeDepthExceededError, match="C stack"):
+                        compiled.encode(deep, max_depth=MAX_ENCODE_DEPTH)
+            outcomes.append(compiled.encode([[[1]]], max_depth=MAX_ENCODE_DEPTH))
+        except BaseException as exc:  # reported by the main thread
+            outcomes.append(exc)
+
+    previous = threading.stack_size(256 << 10)
+    try:
+        thread = threading.Thread(target=run)
+        thread.start()
+    finally:
+        threading.stack_size(previous)
+    thread.join()
+    assert outcomes == [b"\x81\x81\x81\x01"], outcomes
+
+
 # --- the registered-tag handlers -----------------------------------------------------
 
 TAGGED = [

@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from ._cbor_types import MAX_ENCODE_DEPTH, PROFILES
-from .errors import InvalidOptionError, UnknownProfileError
+from .errors import InvalidOptionError, UnknownProfileError, decode_error
 
 __all__ = ["LIMIT_MAX", "MAX_KEY_DEPTH", "check_default", "check_encode_max_depth",
            "check_encode_offset", "check_hook", "check_limit", "check_max_depth",
-           "check_offset", "check_profile"]
+           "check_offset", "check_profile", "input_over_max_size"]
 
 # Containers nested inside one map key. A key is hashed (and, on a hash collision,
 # compared) when it is inserted into its dict, and CPython does both recursively: a
@@ -36,6 +36,15 @@ def check_max_depth(max_depth: Any) -> int:
 
 
 LIMIT_MAX = 2**63 - 1  # the largest max_size / max_items (a C ssize_t on both backends)
+
+
+def input_over_max_size(data: Any, length: int, max_size: int) -> Exception:
+    """decode, check and load: the input is the one item's span, so an input longer than
+    max_size is refused at offset 0 before anything is read. (Found later in the pass,
+    decode and check could disagree: decode stops at keys equal as Python values, which
+    check accepts, before reaching the limit.)"""
+    return decode_error("limit_exceeded", data, 0,
+                        f"input of {length} bytes is longer than max_size={max_size} bytes")
 
 
 def check_limit(name: str, value: Any) -> int | None:

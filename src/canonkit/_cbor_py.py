@@ -35,9 +35,12 @@ For one data item starting at ``start``:
    ``00 <CID>`` (else ``invalid_link``). These errors point at the tag's head.
 
 After the top-level item: bytes left → ``trailing_data`` (at the first one; not for
-``decode_prefix`` and sequences); no input at all → ``empty_input``. With ``max_size``,
-reads stop ``max_size`` bytes after the item's start: wherever the input ending there
-would give ``truncated``, the result is ``limit_exceeded`` at the same offset.
+``decode_prefix`` and sequences); no input at all → ``empty_input``. With ``max_size``:
+``decode``, ``check`` and ``load`` (the input is the one item's span) refuse an input
+longer than ``max_size`` with ``limit_exceeded`` at offset 0 before reading anything, so
+check and decode agree on it; ``decode_prefix`` and sequences stop reading ``max_size``
+bytes after the item's start: wherever the input ending there would give ``truncated``,
+the result is ``limit_exceeded`` at the same offset.
 
 Depth counts arrays, maps and tags.
 """
@@ -60,6 +63,7 @@ from ._cbor_options import (
     check_limit,
     check_max_depth,
     check_offset,
+    input_over_max_size,
 )
 from ._cbor_options import check_profile as _check_profile
 from ._cbor_types import (
@@ -467,6 +471,8 @@ def _read_one(raw: bytes, start: int, options: _Options, build: bool) -> tuple[A
 
 def _read_all(raw: bytes, options: _Options, build: bool) -> Any:
     """Exactly one item filling ``raw``."""
+    if options.max_size is not None and len(raw) > options.max_size:
+        raise input_over_max_size(raw, len(raw), options.max_size)
     value, end = _read_one(raw, 0, options, build)
     if end != len(raw):
         raise decode_error("trailing_data", raw, end, "bytes after the top-level item")

@@ -32,9 +32,10 @@ __all__ = [
 
 PROFILES = ("core", "dcbor", "dag-cbor")
 DEFAULT_MAX_DEPTH = 512  # every real document fits; configurable per call
-# The compiled encoder recurses on the C stack, one small frame per level: this bound
-# keeps the deepest encode (and the second walk that locates a failure, about 1 KiB per
-# level) within 4-5 MiB of stack (decode is iterative: no bound).
+# The compiled encoder recurses on the C stack, one or two small frames per level: this
+# bound keeps the deepest encode (and the second walk that locates a failure) within a
+# default 8 MiB stack, sanitizer builds included; on a smaller stack the encoder stops
+# with EncodeDepthExceededError (ext/cbor_stack.h). Decode is iterative: no bound.
 MAX_ENCODE_DEPTH = 4096
 
 

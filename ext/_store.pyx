@@ -5,12 +5,21 @@
 # Index and Pack hold their buffer (an mmap) for their lifetime, so a lookup is a fan-out
 # read and a binary search over the digests with memcmp, and reading an entry is a bounds
 # check and one copy (or none: copy=False). read_many resolves a whole batch of digests in
-# one call. Every bounds check happens before the read it guards.
+# one call. Every bounds check happens before the read it guards. BLAKE3 is the blake3
+# package's (its SIMD kernels, the GIL released on large inputs), handed views of the
+# mapping rather than copies.
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_GET_LENGTH
+
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object o)
+    void *PyUnicode_DATA(object o)
+    int PyUnicode_1BYTE_KIND
 from libc.stdint cimport uint8_t, uint64_t
+from libc.stdlib cimport qsort
 from libc.string cimport memcmp
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
 import threading
 
@@ -21,7 +30,7 @@ from canonkit.errors import CorruptObjectError, SchemaViolationError
 __all__ = [
     "DIGEST", "ENTRY_HEADER", "FANOUT", "FORM_DEFLATE", "FORM_RAW", "INDEX_HEADER",
     "INDEX_MAGIC", "LOOSE_HEADER", "LOOSE_MAGIC", "PACK_HEADER", "PACK_MAGIC", "TRAILER",
-    "VERSION", "Index", "Pack", "parse_addresses", "read_loose",
+    "VERSION", "Index", "Pack", "parse_address", "parse_addresses", "read_loose",
 ]
 
 LOOSE_MAGIC = b"CKL1"
@@ -65,6 +74,14 @@ cdef object _corrupt(str code, object offset, str what):
     return CorruptObjectError(f"{what} at offset {offset}", offset=offset, detail=code)
 
 
+cdef object _detached(object exc):
+    """An error to keep: without its traceback and context, whose frames would hold views
+    of the pack's mapping (which could then not be closed)."""
+    exc.__traceback__ = None
+    exc.__context__ = None
+    return exc
+
+
 cdef object _hasher():
     try:
         return _local.hasher
@@ -83,6 +100,21 @@ cdef int _verify(object data, const uint8_t *digest, object at) except -1:
         raise _corrupt("digest_mismatch", at, "BLAKE3 of the logical bytes differs from "
                                               "the object's digest")
     return 0
+
+
+cdef struct _Want:
+    const uint8_t *digest
+    uint64_t offset
+    Py_ssize_t slot
+
+
+cdef int _by_digest(const void *a, const void *b) noexcept nogil:
+    cdef const _Want *x = <const _Want *>a
+    cdef const _Want *y = <const _Want *>b
+    cdef int c = memcmp(x.digest, y.digest, C_DIGEST)
+    if c:
+        return c
+    return -1 if x.slot < y.slot else (1 if x.slot > y.slot else 0)
 
 
 cdef const uint8_t *_digest_ptr(object digest) except? NULL:
@@ -127,8 +159,9 @@ cdef class _Buffer:
         return 0
 
 
-def read_loose(data, digest, inflate):
-    """The logical bytes of a loose file (raw or DEFLATE form)."""
+def read_loose(data, digest, inflate, copy=True):
+    """The logical bytes of a loose file (raw or DEFLATE form); ``copy=False``: a raw
+    payload is a memoryview of ``data``."""
     cdef Py_buffer view
     cdef const uint8_t *want = _digest_ptr(digest)
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
@@ -152,7 +185,11 @@ def read_loose(data, digest, inflate):
                 raise _corrupt("truncated" if have < logical else "trailing_bytes",
                                C_LOOSE_HEADER + min(have, logical),
                                f"raw payload has {have} bytes, the header says {logical}")
-            out = PyBytes_FromStringAndSize(<const char *>p + C_LOOSE_HEADER, <Py_ssize_t>have)
+            if copy:
+                out = PyBytes_FromStringAndSize(<const char *>p + C_LOOSE_HEADER,
+                                                <Py_ssize_t>have)
+            else:
+                out = memoryview(data).cast("B")[C_LOOSE_HEADER:]
         else:
             out = inflate(memoryview(data).cast("B")[C_LOOSE_HEADER:], logical, C_LOOSE_HEADER)
         if want != NULL:
@@ -160,6 +197,20 @@ def read_loose(data, digest, inflate):
         return out
     finally:
         PyBuffer_Release(&view)
+
+
+cdef uint64_t _header(const uint8_t *p, Py_ssize_t n, const char *magic, str what,
+                      Py_ssize_t minimum, str short) except? 0xFFFFFFFFFFFFFFFF:
+    """The count of a pack or index header after checking its size, magic and version."""
+    cdef uint64_t version
+    if n < minimum:
+        raise _corrupt("truncated", n, short)
+    if memcmp(p, magic, 4) != 0:
+        raise _corrupt("bad_magic", 0, f"not a {what} (magic is not {magic.decode()})")
+    version = _be32(p + 4)
+    if version != 1:
+        raise _corrupt("bad_version", 4, f"{what} version {version}, expected 1")
+    return _be64(p + 8)
 
 
 cdef class Index(_Buffer):
@@ -176,15 +227,9 @@ cdef class Index(_Buffer):
     def __init__(self, buffer):
         cdef const uint8_t *p = self.p
         cdef Py_ssize_t n = self.n
-        cdef uint64_t count, version
-        if n < C_INDEX_HEADER + C_FANOUT + 2 * C_TRAILER:
-            raise _corrupt("truncated", n, "index shorter than its fixed parts")
-        if memcmp(p, b"CKIX", 4) != 0:
-            raise _corrupt("bad_magic", 0, "not a pack index (magic is not CKIX)")
-        version = _be32(p + 4)
-        if version != 1:
-            raise _corrupt("bad_version", 4, f"index version {version}, expected 1")
-        count = _be64(p + 8)
+        cdef uint64_t count
+        count = _header(p, n, b"CKIX", "index", C_INDEX_HEADER + C_FANOUT + 2 * C_TRAILER,
+                        "index shorter than its fixed parts")
         expected = C_INDEX_HEADER + C_FANOUT + <object>count * (C_DIGEST + 8) + 2 * C_TRAILER
         if n != expected:
             raise _corrupt("truncated" if n < expected else "trailing_bytes", min(n, expected),
@@ -215,6 +260,19 @@ cdef class Index(_Buffer):
         if i >= self.n_entries:
             raise IndexError(i)
         return _be64(self.off + 8 * i)
+
+    def entries(self):
+        """``(digests, offsets)``: every digest (a list of 32-byte ``bytes``) and its
+        offset, in index order."""
+        self._live()
+        cdef Py_ssize_t i, n = <Py_ssize_t>self.n_entries
+        cdef list digests = [None] * n
+        cdef list offsets = [None] * n
+        for i in range(n):
+            digests[i] = PyBytes_FromStringAndSize(<const char *>self.dig + i * C_DIGEST,
+                                                   C_DIGEST)
+            offsets[i] = _be64(self.off + 8 * i)
+        return digests, offsets
 
     cdef inline long long _find(self, const uint8_t *d) noexcept nogil:
         """The position of digest ``d``, or -1: the fan-out narrows, then bisect_left
@@ -323,15 +381,8 @@ cdef class Pack(_Buffer):
     def __init__(self, buffer):
         cdef const uint8_t *p = self.p
         cdef Py_ssize_t n = self.n
-        cdef uint64_t version
-        if n < C_PACK_HEADER + C_TRAILER:
-            raise _corrupt("truncated", n, "pack shorter than header and trailer")
-        if memcmp(p, b"CKPK", 4) != 0:
-            raise _corrupt("bad_magic", 0, "not a pack (magic is not CKPK)")
-        version = _be32(p + 4)
-        if version != 1:
-            raise _corrupt("bad_version", 4, f"pack version {version}, expected 1")
-        self.count = _be64(p + 8)
+        self.count = _header(p, n, b"CKPK", "pack", C_PACK_HEADER + C_TRAILER,
+                             "pack shorter than header and trailer")
         self.c_end = <uint64_t>(n - C_TRAILER)
         self.end = self.c_end
         self.trailer = PyBytes_FromStringAndSize(<const char *>p + self.c_end, C_TRAILER)
@@ -391,29 +442,85 @@ cdef class Pack(_Buffer):
             raise _corrupt("bad_offset", offset, "entry offset outside the pack's entries")
         return self._entry(offset, _digest_ptr(digest), inflate, copy)
 
-    def read_many(self, Index index, digests, list out, bint verify, inflate):
+    def read_many(self, Index index, digests, list out, bint verify, inflate, copy=True):
         """Fill every ``None`` slot ``i`` of ``out`` whose digest (``digests[32i:32i+32]``)
-        this pack holds; return how many were filled."""
+        this pack holds; return how many were filled.
+
+        The requests are sorted by digest first: the index is then searched, and the pack
+        (written in digest order) read, front to back instead of at random — a batch
+        streams through the mapping. The outcome is still that of reading them in request
+        order: slots are filled up to the first request whose entry is corrupt, whose
+        error is raised. ``copy=False``: raw entries are memoryviews into the pack, as
+        ``entry`` gives them, hashed where they lie."""
         self._live()
         index._live()
         if type(digests) is not bytes or PyBytes_GET_SIZE(digests) % C_DIGEST:
             raise ValueError("digests must be concatenated 32-byte digests")
-        cdef Py_ssize_t k, m = PyBytes_GET_SIZE(digests) // C_DIGEST
+        cdef Py_ssize_t k, j, n = 0, m = PyBytes_GET_SIZE(digests) // C_DIGEST
         if len(out) != m:
             raise ValueError("out must have one slot per digest")
         cdef const uint8_t *d = <const uint8_t *>PyBytes_AS_STRING(digests)
         cdef long long i
-        cdef Py_ssize_t filled = 0
+        cdef Py_ssize_t first_bad = m, filled = 0
+        cdef list got = [None] * m
+        cdef _Want *wants = <_Want *>PyMem_Malloc(max(m, 1) * sizeof(_Want))
+        if wants == NULL:
+            raise MemoryError()
+        try:
+            for k in range(m):
+                if out[k] is None:
+                    wants[n].digest = d + k * C_DIGEST
+                    wants[n].slot = k
+                    n += 1
+            qsort(wants, n, sizeof(_Want), _by_digest)
+            for j in range(n):
+                k = wants[j].slot
+                if k > first_bad:
+                    continue  # discarded anyway: an earlier request failed
+                i = index._find(wants[j].digest)
+                if i < 0:
+                    continue
+                wants[j].offset = _be64(index.off + 8 * i)
+                try:
+                    got[k] = self._entry(wants[j].offset, wants[j].digest if verify else NULL,
+                                         inflate, copy)
+                except CorruptObjectError as exc:
+                    got[k] = _detached(exc)
+                    first_bad = min(first_bad, k)
+        finally:
+            PyMem_Free(wants)
         for k in range(m):
-            if out[k] is not None:
+            value = got[k]
+            if value is None:
                 continue
-            i = index._find(d + k * C_DIGEST)
-            if i < 0:
-                continue
-            out[k] = self._entry(_be64(index.off + 8 * i), d + k * C_DIGEST if verify else NULL,
-                                 inflate, True)
+            if isinstance(value, CorruptObjectError):
+                raise value
+            out[k] = value
             filled += 1
         return filled
+
+    def check_entries(self, offsets, digests, inflate, copy=True):
+        """fsck's loop: for each ``offsets[i]``, the entry's logical bytes verified against
+        ``digests[32i:32i+32]``, or the ``CorruptObjectError`` it fails with (returned,
+        not raised). ``copy=False``: raw entries are memoryviews into the pack, hashed
+        where they lie."""
+        self._live()
+        if type(digests) is not bytes or PyBytes_GET_SIZE(digests) != 32 * len(offsets):
+            raise ValueError("one 32-byte digest per offset")
+        cdef const uint8_t *d = <const uint8_t *>PyBytes_AS_STRING(digests)
+        cdef Py_ssize_t k, m = len(offsets)
+        cdef list out = [None] * m
+        for k in range(m):
+            offset = offsets[k]
+            if offset < 0:
+                out[k] = _corrupt("bad_offset", offset, "entry offset outside the pack's "
+                                  "entries")
+                continue
+            try:
+                out[k] = self._entry(offset, d + k * C_DIGEST, inflate, copy)
+            except CorruptObjectError as exc:
+                out[k] = _detached(exc)
+        return out
 
     def scan(self):
         """Walk the framing from the header: the entry offsets found, and the first
@@ -445,30 +552,42 @@ cdef inline int _hexval(Py_UCS4 c) noexcept:
     return -1
 
 
+cdef int _parse_into(object item, uint8_t *o, Py_ssize_t k, bint many) except -1:
+    """The digest of address ``item`` into ``o``; SchemaViolationError otherwise."""
+    cdef Py_ssize_t j
+    cdef int hi, lo
+    cdef const char *p
+    if (type(item) is str and PyUnicode_GET_LENGTH(item) == 71
+            and PyUnicode_KIND(item) == PyUnicode_1BYTE_KIND):
+        p = <const char *>PyUnicode_DATA(item)  # Latin-1 bytes: one per character
+        if memcmp(p, b"blake3:", 7) == 0:
+            for j in range(32):
+                hi = _hexval(<uint8_t>p[7 + 2 * j])
+                lo = _hexval(<uint8_t>p[8 + 2 * j])
+                if hi < 0 or lo < 0:
+                    break
+                o[j] = <uint8_t>(hi << 4 | lo)
+            else:
+                return 0
+    where = f"addresses[{k}] is" if many else "not"
+    raise SchemaViolationError(f"{where} {'not ' if many else ''}a blake3 address: {item!r}",
+                               detail="address")
+
+
+def parse_address(text):
+    """The 32 digest bytes of one ``"blake3:<64 lowercase hex>"`` address."""
+    cdef uint8_t out[32]
+    _parse_into(text, out, 0, False)
+    return PyBytes_FromStringAndSize(<const char *>out, 32)
+
+
 def parse_addresses(addresses):
     """The concatenated 32-byte digests of ``"blake3:<64 lowercase hex>"`` addresses;
     ``SchemaViolationError`` (detail ``"address"``, as ``objects.parse_address``) naming
     the first malformed one and its position."""
-    cdef Py_ssize_t m = len(addresses), k, j
+    cdef Py_ssize_t m = len(addresses), k
     cdef bytearray out = bytearray(m * C_DIGEST)
     cdef uint8_t *o = <uint8_t *>(<char *>out)
-    cdef int hi, lo
-    cdef Py_UCS4 c1, c2
-    cdef str text
     for k in range(m):
-        item = addresses[k]
-        if type(item) is not str or PyUnicode_GET_LENGTH(item) != 71 or not (
-                <str>item).startswith("blake3:"):
-            raise SchemaViolationError(f"addresses[{k}] is not a blake3 address: {item!r}",
-                                       detail="address")
-        text = <str>item
-        for j in range(32):
-            c1 = text[7 + 2 * j]
-            c2 = text[8 + 2 * j]
-            hi = _hexval(c1)
-            lo = _hexval(c2)
-            if hi < 0 or lo < 0:
-                raise SchemaViolationError(f"addresses[{k}] is not a blake3 address: "
-                                           f"{item!r}", detail="address")
-            o[k * C_DIGEST + j] = <uint8_t>(hi << 4 | lo)
+        _parse_into(addresses[k], o + k * C_DIGEST, k, True)
     return bytes(out)

@@ -157,6 +157,14 @@ def test_read_loose_differential(data: Any, content: bytes, deflated: bool) -> N
             py.read_loose, damaged, want, inflate)
 
 
+def test_a_huge_declared_length_is_a_mismatch_not_a_crash(store_impl: ModuleType) -> None:
+    """A DEFLATE file declaring 2^63 bytes: the bound on inflating is the stream itself."""
+    content = b"CKL1\x01\x80" + bytes(7) + zlib.compress(b"")
+    with pytest.raises(CorruptObjectError) as info:
+        store_impl.read_loose(content, None, inflate)
+    assert info.value.detail == "length_mismatch"
+
+
 @SETTINGS
 @given(st.data(), object_sets(max_objects=6))
 def test_pack_and_index_differential(data: Any, items: list[tuple[bytes, bool]]) -> None:
@@ -189,9 +197,15 @@ def test_pack_and_index_differential(data: Any, items: list[tuple[bytes, bool]])
                 for digest in probes[:2] + [None]:
                     got.append(outcome(pack.entry, offset, digest, inflate))
             if index is not None:
-                out: list[Any] = [None] * len(probes)
-                got.append(outcome(pack.read_many, index, b"".join(probes), out, True, inflate))
-                got.append(out)
+                for verify in (True, False):
+                    out: list[Any] = [None] * len(probes)
+                    got.append(outcome(pack.read_many, index, b"".join(probes), out, verify,
+                                       inflate))
+                    got.append(out)
+            offs = sorted(offsets.values()) + [extra]
+            checked = pack.check_entries(offs, b"".join(probes[0] for _ in offs), inflate)
+            got.append([(type(r).__name__, r.detail, r.offset)
+                        if isinstance(r, CorruptObjectError) else r for r in checked])
         results.append(got)
     assert results[0] == results[1]
 
@@ -226,3 +240,21 @@ def test_released_readers_refuse_use(store_impl: ModuleType) -> None:
         index.lookup(blake3(b"x").digest())
     with pytest.raises(ValueError):
         pack.entry(16, None, inflate)
+
+
+def test_read_many_reports_the_first_corrupt_object_in_order(store_impl: ModuleType) -> None:
+    items = [(bytes([i]) * (50 + i), False) for i in range(20)]
+    pack_bytes, idx_bytes, offsets = build_pack(items)
+    digests = [blake3(d).digest() for d, _ in items]
+    damaged = bytearray(pack_bytes)
+    for i in (7, 12):  # two corrupt payloads: the earlier one (by request order) is raised
+        damaged[offsets[digests[i]] + 20] ^= 1
+    pack, index = store_impl.Pack(bytes(damaged)), store_impl.Index(idx_bytes)
+    out: list[Any] = [None] * 20
+    with pytest.raises(CorruptObjectError) as info:
+        pack.read_many(index, b"".join(digests), out, True, inflate)
+    assert info.value.detail == "digest_mismatch"
+    assert info.value.offset == offsets[digests[7]] + 17
+    assert out[:7] == [d for d, _ in items[:7]] and out[7:] == [None] * 13
+    checked = pack.check_entries([offsets[d] for d in digests], b"".join(digests), inflate)
+    assert [i for i, r in enumerate(checked) if isinstance(r, CorruptObjectError)] == [7, 12]

@@ -29,7 +29,7 @@ from .errors import CorruptObjectError, SchemaViolationError
 __all__ = [
     "DIGEST", "ENTRY_HEADER", "FANOUT", "FORM_DEFLATE", "FORM_RAW", "INDEX_HEADER",
     "INDEX_MAGIC", "LOOSE_HEADER", "LOOSE_MAGIC", "PACK_HEADER", "PACK_MAGIC", "TRAILER",
-    "VERSION", "Index", "Pack", "parse_addresses", "read_loose",
+    "VERSION", "Index", "Pack", "parse_address", "parse_addresses", "read_loose",
 ]
 
 LOOSE_MAGIC = b"CKL1"
@@ -59,6 +59,18 @@ def _u64(buf: Any, at: int) -> int:
     return int.from_bytes(buf[at:at + 8], "big")
 
 
+def _header(view: memoryview, magic: bytes, what: str, minimum: int, short: str) -> int:
+    """The count of a pack or index header after checking its size, magic and version."""
+    if len(view) < minimum:
+        raise _corrupt("truncated", len(view), short)
+    if bytes(view[:4]) != magic:
+        raise _corrupt("bad_magic", 0, f"not a {what} (magic is not {magic.decode()})")
+    version = int.from_bytes(view[4:8], "big")
+    if version != VERSION:
+        raise _corrupt("bad_version", 4, f"{what} version {version}, expected {VERSION}")
+    return _u64(view, 8)
+
+
 def _decode(form: int, payload: Any, logical: int, at: int, inflate: Inflate) -> bytes:
     """The logical bytes of a payload that starts at ``at`` in its buffer."""
     if form == FORM_RAW:
@@ -66,14 +78,16 @@ def _decode(form: int, payload: Any, logical: int, at: int, inflate: Inflate) ->
     return inflate(payload, logical, at)
 
 
-def _verify(data: bytes, digest: bytes | None, at: int) -> None:
+def _verify(data: Any, digest: bytes | None, at: int) -> None:
     if digest is not None and blake3(data).digest() != digest:
         raise _corrupt("digest_mismatch", at, "BLAKE3 of the logical bytes differs from "
                                               "the object's digest")
 
 
-def read_loose(data: Any, digest: bytes | None, inflate: Inflate) -> bytes:
-    """The logical bytes of a loose file (raw or DEFLATE form)."""
+def read_loose(data: Any, digest: bytes | None, inflate: Inflate, copy: bool = True
+               ) -> bytes | memoryview:
+    """The logical bytes of a loose file (raw or DEFLATE form); ``copy=False``: a raw
+    payload is a memoryview of ``data``."""
     view = memoryview(data).cast("B")
     if len(view) < LOOSE_HEADER:
         raise _corrupt("truncated", len(view), f"loose header needs {LOOSE_HEADER} bytes, "
@@ -89,6 +103,9 @@ def read_loose(data: Any, digest: bytes | None, inflate: Inflate) -> bytes:
         code = "truncated" if len(payload) < logical else "trailing_bytes"
         raise _corrupt(code, LOOSE_HEADER + min(len(payload), logical),
                        f"raw payload has {len(payload)} bytes, the header says {logical}")
+    if form == FORM_RAW and not copy:
+        _verify(payload, digest, LOOSE_HEADER)
+        return payload
     out = _decode(form, payload, logical, LOOSE_HEADER, inflate)
     _verify(out, digest, LOOSE_HEADER)
     return out
@@ -101,14 +118,8 @@ class Index:
     def __init__(self, buffer: Any) -> None:
         self._view = memoryview(buffer).cast("B")
         view = self._view
-        if len(view) < INDEX_HEADER + FANOUT + 2 * TRAILER:
-            raise _corrupt("truncated", len(view), "index shorter than its fixed parts")
-        if bytes(view[:4]) != INDEX_MAGIC:
-            raise _corrupt("bad_magic", 0, "not a pack index (magic is not CKIX)")
-        version = int.from_bytes(view[4:8], "big")
-        if version != VERSION:
-            raise _corrupt("bad_version", 4, f"index version {version}, expected {VERSION}")
-        count = _u64(view, 8)
+        count = _header(view, INDEX_MAGIC, "index", INDEX_HEADER + FANOUT + 2 * TRAILER,
+                        "index shorter than its fixed parts")
         expected = INDEX_HEADER + FANOUT + count * (DIGEST + 8) + 2 * TRAILER
         if len(view) != expected:
             raise _corrupt("truncated" if len(view) < expected else "trailing_bytes",
@@ -132,6 +143,11 @@ class Index:
 
     def offset(self, i: int) -> int:
         return _u64(self._view, self._offsets + 8 * i)
+
+    def entries(self) -> tuple[list[bytes], list[int]]:
+        """``(digests, offsets)``: every digest and its offset, in index order."""
+        return ([self.digest(i) for i in range(self.count)],
+                [self.offset(i) for i in range(self.count)])
 
     def _bounds(self, first: int) -> tuple[int, int]:
         # a corrupt fan-out may narrow the search (a miss) but never leaves the table
@@ -215,14 +231,8 @@ class Pack:
     def __init__(self, buffer: Any) -> None:
         self._view = memoryview(buffer).cast("B")
         view = self._view
-        if len(view) < PACK_HEADER + TRAILER:
-            raise _corrupt("truncated", len(view), "pack shorter than header and trailer")
-        if bytes(view[:4]) != PACK_MAGIC:
-            raise _corrupt("bad_magic", 0, "not a pack (magic is not CKPK)")
-        version = int.from_bytes(view[4:8], "big")
-        if version != VERSION:
-            raise _corrupt("bad_version", 4, f"pack version {version}, expected {VERSION}")
-        self.count = _u64(view, 8)
+        self.count = _header(view, PACK_MAGIC, "pack", PACK_HEADER + TRAILER,
+                             "pack shorter than header and trailer")
         self.end = len(view) - TRAILER  # entries end here
         self.trailer = bytes(view[self.end:])
 
@@ -258,25 +268,42 @@ class Pack:
         start = offset + ENTRY_HEADER
         payload = self._view[start:start + stored]
         if form == FORM_RAW and not copy:
-            if digest is not None and blake3(payload).digest() != digest:
-                raise _corrupt("digest_mismatch", start, "BLAKE3 of the logical bytes "
-                                                         "differs from the object's digest")
+            _verify(payload, digest, start)
             return payload
         out = _decode(form, payload, logical, start, inflate)
         _verify(out, digest, start)
         return out
 
     def read_many(self, index: Index, digests: bytes, out: list[Any], verify: bool,
-                  inflate: Inflate) -> int:
+                  inflate: Inflate, copy: bool = True) -> int:
         """Fill every ``None`` slot ``i`` of ``out`` whose digest (``digests[32i:32i+32]``)
-        this pack holds; return how many were filled."""
+        this pack holds, in order; return how many were filled. ``copy=False``: raw
+        entries are memoryviews into the pack, as ``entry`` gives them."""
         filled = 0
         for i, offset in enumerate(index.lookup_many(digests)):
             if out[i] is None and offset >= 0:
                 digest = digests[i * DIGEST:(i + 1) * DIGEST]
-                out[i] = self.entry(offset, digest if verify else None, inflate)
+                out[i] = self.entry(offset, digest if verify else None, inflate, copy)
                 filled += 1
         return filled
+
+    def check_entries(self, offsets: Sequence[int], digests: bytes, inflate: Inflate,
+                      copy: bool = True) -> list[Any]:
+        """fsck's loop: for each ``offsets[i]``, the entry's logical bytes verified against
+        ``digests[32i:32i+32]``, or the ``CorruptObjectError`` it fails with (returned,
+        not raised). ``copy=False``: raw entries are memoryviews into the pack."""
+        if len(digests) != DIGEST * len(offsets):
+            raise ValueError("one 32-byte digest per offset")
+        out: list[Any] = []
+        for i, offset in enumerate(offsets):
+            try:
+                out.append(self.entry(offset, digests[i * DIGEST:(i + 1) * DIGEST], inflate,
+                                      copy))
+            except CorruptObjectError as exc:
+                # kept without traceback and context: their frames hold views of the buffer
+                exc.__traceback__ = exc.__context__ = None
+                out.append(exc)
+        return out
 
     def scan(self) -> tuple[list[int], tuple[str, int, str] | None]:
         """Walk the framing from the header: the entry offsets found, and the first
@@ -297,14 +324,25 @@ class Pack:
         return offsets, None
 
 
+def parse_address(text: str) -> bytes:
+    """The 32 digest bytes of one ``"blake3:<64 lowercase hex>"`` address."""
+    if not _is_address(text):
+        raise SchemaViolationError(f"not a blake3 address: {text!r}", detail="address")
+    return bytes.fromhex(text[len(_PREFIX):])
+
+
+def _is_address(text: Any) -> bool:
+    return (type(text) is str and len(text) == len(_PREFIX) + 64
+            and text.startswith(_PREFIX) and _HEX.issuperset(text[len(_PREFIX):]))
+
+
 def parse_addresses(addresses: Sequence[str]) -> bytes:
     """The concatenated 32-byte digests of ``"blake3:<64 lowercase hex>"`` addresses;
     ``SchemaViolationError`` (detail ``"address"``, as ``objects.parse_address``) naming
     the first malformed one and its position."""
     out = bytearray()
     for i, text in enumerate(addresses):
-        if (type(text) is not str or len(text) != len(_PREFIX) + 64
-                or not text.startswith(_PREFIX) or not _HEX.issuperset(text[len(_PREFIX):])):
+        if not _is_address(text):
             raise SchemaViolationError(f"addresses[{i}] is not a blake3 address: {text!r}",
                                        detail="address")
         out += bytes.fromhex(text[len(_PREFIX):])

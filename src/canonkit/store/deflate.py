@@ -12,6 +12,7 @@ allocates more than the declared length plus one byte, however the stream expand
 """
 from __future__ import annotations
 
+import sys
 import zlib as _stdlib_zlib
 from types import ModuleType
 from typing import Any
@@ -73,8 +74,9 @@ def inflate(payload: Any, logical: int, base: int = 0, module: ModuleType | None
     if flg & 0x20:
         raise _corrupt("deflate_invalid", base + 1, "zlib stream uses a preset dictionary")
     decoder = zlib.decompressobj()
-    try:
-        out = decoder.decompress(view, logical + 1)  # never more than one byte too many
+    try:  # never more than one byte more than declared (a huge declared length is only a
+        # bound: the stream itself limits what is produced)
+        out = decoder.decompress(view, min(logical + 1, sys.maxsize))
     except zlib.error as exc:
         raise _corrupt("deflate_invalid", base, f"zlib stream does not decode ({exc})") from None
     if len(out) > logical:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["CODES", "EXIT_CLEAN", "EXIT_ERRORS", "EXIT_USAGE", "Finding", "FsckReport",
-           "SEVERITIES"]
+           "SEVERITIES", "finding"]
 
 SEVERITIES = ("error", "warning", "info")
 EXIT_CLEAN, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
@@ -69,21 +69,17 @@ CODES: dict[str, tuple[str, str]] = {
 }
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """One problem or observation. Reports sort by ``sort_key`` (path, offset, code, ...)
-    so they are identical however the work was split."""
+    so they are identical however the work was split. Build them with ``finding``,
+    which fills in the code's severity."""
 
     path: str
     offset: int | None
     code: str
-    address: str | None = None
-    detail: str = ""
-    severity: str = ""
-
-    def __post_init__(self) -> None:
-        if not self.severity:
-            object.__setattr__(self, "severity", CODES[self.code][0])
+    address: str | None
+    detail: str
+    severity: str
 
     def sort_key(self) -> tuple[str, int, str, str, str]:
         return (self.path, -1 if self.offset is None else self.offset, self.code,
@@ -92,6 +88,12 @@ class Finding:
     def to_dict(self) -> dict[str, Any]:
         return {"severity": self.severity, "code": self.code, "path": self.path,
                 "address": self.address, "offset": self.offset, "detail": self.detail}
+
+
+def finding(path: str, offset: int | None, code: str, address: str | None = None,
+            detail: str = "") -> Finding:
+    """A finding with its code's severity (``CODES``)."""
+    return Finding(path, offset, code, address, detail, CODES[code][0])
 
 
 @dataclass

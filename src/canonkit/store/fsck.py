@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptObjectError, InvalidRefNameError, StoreError, UnsafePathError
-from .findings import Finding, FsckReport
+from .findings import Finding, FsckReport, finding
 from .fsck_units import UnitResult, run_unit
 from .inventory import leftovers, packs_on_disk
 from .layout import (
@@ -33,6 +33,7 @@ from .layout import (
     TMP,
     address_of,
     check_ref_name,
+    loose_path,
     pack_paths,
     parse_pack_name,
 )
@@ -69,29 +70,29 @@ def _scan_dir(root: str, rel: str) -> list[os.DirEntry[str]]:
 def _top_level(root: str, out: list[Finding]) -> None:
     for entry in _scan_dir(root, "."):
         if entry.name not in _TOP:
-            out.append(Finding(entry.name, None, "unexpected_file", None,
+            out.append(finding(entry.name, None, "unexpected_file", None,
                                "not part of the store layout"))
     try:
         info = read_lock(root)
     except UnsafePathError as exc:
-        out.append(Finding(LOCK, None, "symlink", None, str(exc)))
+        out.append(finding(LOCK, None, "symlink", None, str(exc)))
         info = None
     if info is not None:
-        out.append(Finding(LOCK, None, "stale_lock" if info.stale else "lock_held", None,
+        out.append(finding(LOCK, None, "stale_lock" if info.stale else "lock_held", None,
                            info.describe()))
     now = time.time()
     for item in leftovers(root):
-        out.append(Finding(item.rel, None,
+        out.append(finding(item.rel, None,
                            "unpublished_pack" if item.what == "unpublished pack"
                            else "tmp_leftover", None,
                            f"{now - item.mtime:.0f} s old"))
     for entry in _scan_dir(root, OBJECTS):
         rel = f"{OBJECTS}/{entry.name}"
         if entry.is_symlink():
-            out.append(Finding(rel, None, "symlink", None, "never followed"))
+            out.append(finding(rel, None, "symlink", None, "never followed"))
         elif not (entry.is_dir(follow_symlinks=False) and len(entry.name) == 2
                   and all(c in "0123456789abcdef" for c in entry.name)):
-            out.append(Finding(rel, None, "unexpected_file", None,
+            out.append(finding(rel, None, "unexpected_file", None,
                                "not a fan-out directory (two lowercase hex digits)"))
 
 
@@ -102,49 +103,38 @@ def _pack_plan(root: str, hex_name: str, kernel: Any, backend: str,
     maps: list[Any] = []
     index = pack = None
     try:
-        try:
-            idx_map, _ = map_file(f"{root}/{idx_rel}", idx_rel)
-            maps.append(idx_map)
-            index = kernel.Index(idx_map)
-        except CorruptObjectError as exc:
-            out.append(Finding(idx_rel, exc.offset, str(exc.detail), None, str(exc)))
-        try:
-            pack_map, _ = map_file(f"{root}/{pack_rel}", pack_rel)
-            maps.append(pack_map)
-            pack = kernel.Pack(pack_map)
-        except CorruptObjectError as exc:
-            out.append(Finding(pack_rel, exc.offset, str(exc.detail), None, str(exc)))
+        index = _reader(root, idx_rel, kernel.Index, maps, out)
+        pack = _reader(root, pack_rel, kernel.Pack, maps, out)
         if pack is not None:
             units.append(("trailer", root, pack_rel, backend))
             if pack.trailer.hex() != hex_name:
-                out.append(Finding(pack_rel, None, "pack_name", None,
+                out.append(finding(pack_rel, None, "pack_name", None,
                                    f"named {hex_name}, its trailer is {pack.trailer.hex()}"))
         if index is not None:
             for code, offset, detail in index.check():
-                out.append(Finding(idx_rel, offset, code, None, detail))
+                out.append(finding(idx_rel, offset, code, None, detail))
         if pack is None or index is None:
             return 0
         framing, problem = pack.scan()
         if problem is not None:
-            out.append(Finding(pack_rel, problem[1], problem[0], None, problem[2]))
+            out.append(finding(pack_rel, problem[1], problem[0], None, problem[2]))
         walked = framing[-1] if problem is not None and framing else pack.end
         if index.count != pack.count:
-            out.append(Finding(idx_rel, 8, "index_count", None,
+            out.append(finding(idx_rel, 8, "index_count", None,
                                f"the index lists {index.count} entries, the pack header "
                                f"says {pack.count}"))
         if index.pack_trailer != pack.trailer:
-            out.append(Finding(idx_rel, len(maps[0]) - 64, "index_pack_mismatch", None,
+            out.append(finding(idx_rel, len(maps[0]) - 64, "index_pack_mismatch", None,
                                f"the index names pack trailer {index.pack_trailer.hex()}, "
                                f"the pack's is {pack.trailer.hex()}"))
         starts = set(framing)
         listed: dict[int, int] = {}
         todo: list[tuple[int, bytes]] = []
         offsets_at = 16 + 2048 + 32 * index.count
-        for i in range(index.count):
-            offset, digest = index.offset(i), index.digest(i)
+        for i, (digest, offset) in enumerate(zip(*index.entries())):
             where = offsets_at + 8 * i
             if offset in listed:
-                out.append(Finding(idx_rel, where, "index_duplicate_offset",
+                out.append(finding(idx_rel, where, "index_duplicate_offset",
                                    address_of(digest),
                                    f"offset {offset} is also listed for entry {listed[offset]}"))
                 continue
@@ -152,12 +142,12 @@ def _pack_plan(root: str, hex_name: str, kernel: Any, backend: str,
             if offset in starts or (problem is not None and walked <= offset < pack.end):
                 todo.append((offset, digest))  # past a framing break: checked on its own
             else:
-                out.append(Finding(idx_rel, where, "bad_offset", address_of(digest),
+                out.append(finding(idx_rel, where, "bad_offset", address_of(digest),
                                    f"offset {offset} is not the start of an entry of "
                                    f"{pack_rel}"))
         for offset in framing:
             if offset not in listed:
-                out.append(Finding(pack_rel, offset, "index_unlisted_entry", None,
+                out.append(finding(pack_rel, offset, "index_unlisted_entry", None,
                                    "no index digest points at this entry"))
         todo.sort()
         _cut(root, pack_rel, todo, backend, units)
@@ -169,6 +159,18 @@ def _pack_plan(root: str, hex_name: str, kernel: Any, backend: str,
         for m in maps:
             if hasattr(m, "close"):
                 m.close()
+
+
+def _reader(root: str, rel: str, reader: Any, maps: list[Any], out: list[Finding]) -> Any:
+    """The kernel's reader (Index or Pack) over the mapped file, or None once its header
+    problem is a finding."""
+    mapped, _ = map_file(f"{root}/{rel}", rel)
+    maps.append(mapped)
+    try:
+        return reader(mapped)
+    except CorruptObjectError as exc:
+        out.append(finding(rel, exc.offset, str(exc.detail), None, str(exc)))
+        return None
 
 
 def _cut(root: str, pack_rel: str, todo: list[tuple[int, bytes]], backend: str,
@@ -196,16 +198,16 @@ def plan(store: Store, out: list[Finding]) -> tuple[list[Unit], int, int]:
     for entry in _scan_dir(root, PACKS):
         rel = f"{PACKS}/{entry.name}"
         if entry.is_symlink():
-            out.append(Finding(rel, None, "symlink", None, "never followed"))
+            out.append(finding(rel, None, "symlink", None, "never followed"))
         elif parse_pack_name(entry.name) is None or not entry.is_file(follow_symlinks=False):
-            out.append(Finding(rel, None, "unexpected_file", None,
+            out.append(finding(rel, None, "unexpected_file", None,
                                "not pack-<64 hex>.pack or .idx"))
     entries = 0
     published = sorted(idxs)
     for hex_name in published:
         if hex_name not in packs:
             _, idx_rel = pack_paths(bytes.fromhex(hex_name))
-            out.append(Finding(idx_rel, None, "pack_missing", None,
+            out.append(finding(idx_rel, None, "pack_missing", None,
                                "the index is published but its .pack file is missing"))
             continue
         entries += _pack_plan(root, hex_name, store.kernel, backend, out, units)
@@ -225,16 +227,16 @@ def _refs(root: str, out: list[Finding]) -> list[tuple[str, str, bytes]]:
             child = f"{rel}/{entry.name}"
             name = prefix + entry.name
             if entry.is_symlink():
-                out.append(Finding(child, None, "symlink", None, "never followed"))
+                out.append(finding(child, None, "symlink", None, "never followed"))
             elif entry.is_dir(follow_symlinks=False):
                 walk(child, name + "/")
             elif not entry.is_file(follow_symlinks=False):
-                out.append(Finding(child, None, "unexpected_file", None, "not a regular file"))
+                out.append(finding(child, None, "unexpected_file", None, "not a regular file"))
             else:
                 try:
                     check_ref_name(name)
                 except InvalidRefNameError as exc:
-                    out.append(Finding(child, None, "ref_bad_name", None, str(exc)))
+                    out.append(finding(child, None, "ref_bad_name", None, str(exc)))
                     continue
                 try:
                     data = read_file(entry.path, child)
@@ -242,10 +244,10 @@ def _refs(root: str, out: list[Finding]) -> list[tuple[str, str, bytes]]:
                         continue
                     address = parse_ref(data, child)
                 except (OSError, UnsafePathError) as exc:
-                    out.append(Finding(child, None, "unreadable", None, str(exc)))
+                    out.append(finding(child, None, "unreadable", None, str(exc)))
                     continue
                 except ValueError as exc:
-                    out.append(Finding(child, None, "ref_bad_content", None, str(exc)))
+                    out.append(finding(child, None, "ref_bad_content", None, str(exc)))
                     continue
                 found.append((name, child, bytes.fromhex(address[7:])))
 
@@ -270,7 +272,7 @@ def _execute(units: list[Unit], root: str, jobs: int, engine: str, scheduler: st
         for unit, result in runner.map(run_unit, units):
             if isinstance(result, engines.Lost):
                 lost = UnitResult()
-                lost.findings.append(Finding(_unit_path(unit), None, "unreadable", None,
+                lost.findings.append(finding(_unit_path(unit), None, "unreadable", None,
                                              f"not checked: {result.reason}"))
                 yield unit, lost
             else:
@@ -299,7 +301,7 @@ def fsck(store: Store, *, jobs: int = 1, engine: str = "local", scheduler: str |
     _top_level(root, findings)
     units, n_packs, n_entries = plan(store, findings)
     report = FsckReport(packs=n_packs, pack_entries=n_entries, engine=engine, jobs=jobs)
-    where: dict[bytes, list[str]] = {}
+    where = _Places()
     corrupt: set[bytes] = set()
     edges: dict[bytes, list[bytes]] = {}
     unfollowed: dict[bytes, tuple[str, str]] = {}
@@ -307,13 +309,12 @@ def fsck(store: Store, *, jobs: int = 1, engine: str = "local", scheduler: str |
     try:
         for _, result in _execute(units, root, jobs, engine, scheduler):
             findings.extend(result.findings)
-            for digest, rel in result.verified:
-                where.setdefault(digest, []).append(rel)
+            where.add(result.verified, result.rel)
             report.loose_files += result.files
             corrupt.update(result.corrupt)
             edges.update(result.edges)
-            for digest, rel, why in result.unfollowed:
-                unfollowed.setdefault(digest, (rel, why))
+            for digest, why in result.unfollowed:
+                unfollowed.setdefault(digest, (result.rel or loose_path(digest), why))
             report.logical_bytes += result.logical_bytes
             progress_bar.update(1)
     finally:
@@ -327,7 +328,36 @@ def fsck(store: Store, *, jobs: int = 1, engine: str = "local", scheduler: str |
     return report
 
 
-def _reachability(refs: list[tuple[str, str, bytes]], where: dict[bytes, list[str]],
+class _Places:
+    """Where each intact object was found: its first place (None: its own loose path) and
+    any further ones (duplicates)."""
+
+    def __init__(self) -> None:
+        self.first: dict[bytes, str | None] = {}
+        self.more: dict[bytes, list[str]] = {}
+
+    def add(self, digests: bytes | bytearray, rel: str | None) -> None:
+        first = self.first
+        for i in range(0, len(digests), 32):
+            digest = bytes(digests[i:i + 32])
+            if digest in first:
+                self.more.setdefault(digest, []).append(rel or loose_path(digest))
+            else:
+                first[digest] = rel
+
+    def __contains__(self, digest: object) -> bool:
+        return digest in self.first
+
+    def __len__(self) -> int:
+        return len(self.first)
+
+    def all(self, digest: bytes) -> list[str]:
+        """Every place, sorted (so the first is the same however the work was split)."""
+        here = [self.first[digest] or loose_path(digest)]
+        return sorted(here + self.more[digest]) if digest in self.more else here
+
+
+def _reachability(refs: list[tuple[str, str, bytes]], where: _Places,
                   corrupt: set[bytes], edges: dict[bytes, list[bytes]],
                   unfollowed: dict[bytes, tuple[str, str]], out: list[Finding],
                   report: FsckReport) -> None:
@@ -335,7 +365,7 @@ def _reachability(refs: list[tuple[str, str, bytes]], where: dict[bytes, list[st
     queue: deque[bytes] = deque()
     for name, rel, digest in refs:
         if digest not in where and digest not in corrupt:
-            out.append(Finding(rel, None, "ref_target_missing", address_of(digest),
+            out.append(finding(rel, None, "ref_target_missing", address_of(digest),
                                f"ref {name} points at an object that is not stored"))
         if digest not in parent:
             parent[digest] = f"ref {name}"
@@ -352,24 +382,26 @@ def _reachability(refs: list[tuple[str, str, bytes]], where: dict[bytes, list[st
             elif child not in corrupt:
                 missing.add(child)
                 path = root_path(parent, child)
-                out.append(Finding(sorted(where[digest])[0], None, "missing_object",
+                out.append(finding(where.all(digest)[0], None, "missing_object",
                                    address_of(child),
                                    f"referenced by a reachable object; path from the root: "
                                    f"{' -> '.join(path)}"))
     reachable = {d for d in parent if d in where}
     report.reachable = len(reachable)
-    for digest, rels in where.items():
-        rels.sort()
+    for digest in where.first:
+        if digest in reachable and digest not in where.more:
+            continue
+        rels = where.all(digest)
         if len(rels) > 1:
-            out.append(Finding(rels[0], None, "duplicate_object", address_of(digest),
+            out.append(finding(rels[0], None, "duplicate_object", address_of(digest),
                                f"also stored at {', '.join(rels[1:])}"))
         if digest not in reachable:
-            out.append(Finding(rels[0], None, "unreachable", address_of(digest),
+            out.append(finding(rels[0], None, "unreachable", address_of(digest),
                                "no ref reaches it"))
             for child in edges.get(digest, ()):
                 if child not in where and child not in corrupt:
-                    out.append(Finding(rels[0], None, "dangling_reference", address_of(child),
+                    out.append(finding(rels[0], None, "dangling_reference", address_of(child),
                                        f"the unreachable object {address_of(digest)} "
                                        f"references it"))
     for digest, (rel, why) in unfollowed.items():
-        out.append(Finding(rel, None, "unfollowed", address_of(digest), why))
+        out.append(finding(rel, None, "unfollowed", address_of(digest), why))

@@ -89,8 +89,7 @@ def gc(store: Store, *, roots: Iterable[str] = (), grace_seconds: float = 3600.0
         fresh = [(f"young {item.rel}", item.digest) for item in loose if young(item.mtime)]
         for pf in packs:
             if young(pf.mtime):
-                fresh += [(f"young {pf.pack_rel}", pf.index.digest(i))
-                          for i in range(pf.index.count)]
+                fresh += [(f"young {pf.pack_rel}", d) for d in pf.index.entries()[0]]
         stats.young_roots = len(fresh)
         marker.mark(fresh, strict=False)
         for _ in range(REF_RECHECKS):
@@ -111,13 +110,13 @@ def gc(store: Store, *, roots: Iterable[str] = (), grace_seconds: float = 3600.0
         for pf in packs:
             if young(pf.mtime):
                 continue
-            digests = [pf.index.digest(i) for i in range(pf.index.count)]
+            digests, offsets = pf.index.entries()
             if all(d in keep for d in digests):
                 continue
             doomed.append(pf)
-            for i, d in enumerate(digests):
+            for d, offset in zip(digests, offsets):
                 if d in keep:
-                    sources.setdefault(d, ("packed", pf, pf.index.offset(i)))
+                    sources.setdefault(d, ("packed", pf, offset))
                 else:
                     dropped[pf.hex] = dropped.get(pf.hex, 0) + 1
         new_hex = None

@@ -42,8 +42,9 @@ def fanouts(root: str) -> list[str]:
                   if e.is_dir(follow_symlinks=False) and len(e.name) == 2)
 
 
-def loose_in(root: str, fanout: str) -> Iterator[Loose]:
-    """The loose object files of one fan-out directory, sorted by name."""
+def loose_in(root: str, fanout: str, *, with_stat: bool = True) -> Iterator[Loose]:
+    """The loose object files of one fan-out directory, sorted by name; ``with_stat=False``
+    skips the stat call per file (mtime and size are then 0)."""
     try:
         entries = sorted(os.scandir(f"{root}/{OBJECTS}/{fanout}"), key=lambda e: e.name)
     except (FileNotFoundError, NotADirectoryError):
@@ -52,17 +53,20 @@ def loose_in(root: str, fanout: str) -> Iterator[Loose]:
         digest = parse_loose_name(fanout, entry.name)
         if digest is None or not entry.is_file(follow_symlinks=False):
             continue
-        try:
-            info = entry.stat(follow_symlinks=False)
-        except FileNotFoundError:  # removed meanwhile (a repack)
-            continue
-        yield Loose(digest, f"{OBJECTS}/{fanout}/{entry.name}", info.st_mtime, info.st_size)
+        mtime, size = 0.0, 0
+        if with_stat:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:  # removed meanwhile (a repack)
+                continue
+            mtime, size = info.st_mtime, info.st_size
+        yield Loose(digest, f"{OBJECTS}/{fanout}/{entry.name}", mtime, size)
 
 
-def loose_objects(root: str) -> Iterator[Loose]:
+def loose_objects(root: str, *, with_stat: bool = True) -> Iterator[Loose]:
     """Every loose object, in digest order."""
     for fanout in fanouts(root):
-        yield from loose_in(root, fanout)
+        yield from loose_in(root, fanout, with_stat=with_stat)
 
 
 def packs_on_disk(root: str) -> tuple[dict[str, float], dict[str, float]]:

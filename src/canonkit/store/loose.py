@@ -21,7 +21,7 @@ from . import mutations as fs
 from .deflate import compress
 from .layout import OBJECTS, TMP
 
-__all__ = ["encode", "read_file", "write"]
+__all__ = ["encode", "read_file", "read_into", "write"]
 
 _O_READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -35,11 +35,32 @@ def encode(data: Any, deflate: bool, *, compress: Callable[[Any], bytes] = compr
     return LOOSE_MAGIC + bytes((form,)) + logical.to_bytes(8, "big") + payload
 
 
-def read_file(path: str, rel: str) -> bytes | None:
-    """The whole content of the regular file ``path`` (None if it does not exist); a
-    symlink or anything but a regular file is ``UnsafePathError`` — never followed."""
+def read_into(path: str, rel: str, buffer: bytearray) -> memoryview | None:
+    """The whole content of the regular file ``path`` read into ``buffer`` (grown as
+    needed): a view of it, valid until the next read; None if the file does not exist.
+    For reading many files without allocating (and faulting in) a new buffer for each."""
+    fd = _open(path, rel)
+    if fd is None:
+        return None
     try:
-        fd = os.open(path, _O_READ)
+        size = _regular_size(fd, rel)
+        if len(buffer) < size:
+            buffer.extend(bytes(size - len(buffer)))
+        view = memoryview(buffer)[:size]
+        got = 0
+        while got < size:
+            n = os.readv(fd, [view[got:]])
+            if n == 0:
+                return view[:got]
+            got += n
+        return view
+    finally:
+        os.close(fd)
+
+
+def _open(path: str, rel: str) -> int | None:
+    try:
+        return os.open(path, _O_READ)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -49,11 +70,23 @@ def read_file(path: str, rel: str) -> bytes | None:
         if exc.errno == errno.ENOTDIR:
             return None
         raise
+
+
+def _regular_size(fd: int, rel: str) -> int:
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise UnsafePathError(f"{rel} is not a regular file", path=rel)
+    return info.st_size
+
+
+def read_file(path: str, rel: str) -> bytes | None:
+    """The whole content of the regular file ``path`` (None if it does not exist); a
+    symlink or anything but a regular file is ``UnsafePathError`` — never followed."""
+    fd = _open(path, rel)
+    if fd is None:
+        return None
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnsafePathError(f"{rel} is not a regular file", path=rel)
-        size = info.st_size
+        size = _regular_size(fd, rel)
         data = os.read(fd, size)  # store files never change in place: fstat's size holds
         if len(data) < size:  # a short read (or a file shrunk underneath): read on to EOF
             chunks = [data]
@@ -87,10 +120,7 @@ def write(root: str, rel: str, content: bytes, *, durable: bool,
             return False
         fs.rename(tmp, target)
     except BaseException:
-        try:
-            fs.unlink(tmp)
-        except OSError:
-            pass
+        fs.discard(tmp)
         raise
     if durable:
         fs.fsync_dir(f"{root}/{fanout}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 
-__all__ = ["arm", "count", "create", "fsync", "fsync_dir", "link", "mkdir", "open_lock", "pwrite",
+__all__ = ["arm", "count", "create", "discard", "fsync", "fsync_dir", "link", "mkdir", "open_lock", "pwrite",
            "rename", "rmtree", "unlink", "utime", "write", "write_file"]
 
 _O_CREATE = (os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
@@ -122,6 +122,15 @@ def utime(path: str) -> None:
     os.utime(path, follow_symlinks=False)
 
 
+def discard(path: str) -> None:
+    """Remove a temporary on the way out of a failed operation; a failure to remove it
+    is not the error to report (it is a leftover the next repack or gc removes)."""
+    try:
+        unlink(path)
+    except OSError:
+        pass
+
+
 def write_file(path: str, data: bytes | bytearray | memoryview, *, durable: bool) -> None:
     """Create ``path`` with ``data`` (fsynced when ``durable``); on failure nothing is left."""
     fd = create(path)
@@ -131,9 +140,6 @@ def write_file(path: str, data: bytes | bytearray | memoryview, *, durable: bool
             fsync(fd)
     except BaseException:
         os.close(fd)
-        try:
-            unlink(path)
-        except OSError:
-            pass
+        discard(path)
         raise
     os.close(fd)

@@ -139,7 +139,4 @@ class PackWriter:
             os.close(self._fd)
             self._fd = None
         for path in (self.pack_tmp, self.idx_tmp):
-            try:
-                fs.unlink(path)
-            except FileNotFoundError:
-                pass
+            fs.discard(path)

@@ -185,10 +185,7 @@ def write(root: str, name: str, address: str, *, expect: str | None, durable: bo
                                           path=f"{REFS}/{name}", detail=name)
             fs.rename(tmp, target)
         except BaseException:
-            try:
-                fs.unlink(tmp)
-            except OSError:
-                pass
+            fs.discard(tmp)
             raise
         if durable:
             fs.fsync_dir(os.path.dirname(target))

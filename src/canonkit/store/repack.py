@@ -148,14 +148,14 @@ def repack(store: Store, *, deflate: str = "auto", merge: bool = True,
         stats.leftovers_removed = sweep_leftovers(store.root, grace_seconds)
         store._refresh_packs()
         old = list(store._packs) if merge else []
-        loose = list(loose_objects(store.root))
+        loose = list(loose_objects(store.root, with_stat=False))
         if not loose and len(old) <= 1:
             stats.seconds = time.perf_counter() - started
             return stats
         sources: dict[bytes, Source] = {}
         for pf in old:
-            for i in range(pf.index.count):
-                sources.setdefault(pf.index.digest(i), ("packed", pf, pf.index.offset(i)))
+            for digest, offset in zip(*pf.index.entries()):
+                sources.setdefault(digest, ("packed", pf, offset))
         for item in loose:
             sources.setdefault(item.digest, ("loose", item.rel, 0))
         progress_bar = bar(progress, len(sources), "repack", "obj")
@@ -184,7 +184,7 @@ def repack(store: Store, *, deflate: str = "auto", merge: bool = True,
         for pf in old:
             if pf.hex == trailer.hex():
                 continue  # the same objects in the same forms: the new pack is this one
-            if all(pf.index.digest(i) in packed for i in range(pf.index.count)):
+            if all(d in packed for d in pf.index.entries()[0]):
                 remove_pack(store, pf)
                 stats.packs_removed += 1
         store._refresh_packs()

@@ -220,18 +220,26 @@ class Store:
         ``CorruptObjectError`` (naming the file and offset) if no stored form decodes to
         bytes with this address. ``copy=False`` returns a raw packed object as a read-only
         memoryview into the pack's mapping (other forms are always ``bytes``)."""
-        digest = digest_of_address(address)
+        digest: bytes = self.kernel.parse_address(address)
         want = digest if verify else None
-        problem: CorruptObjectError | None = None
+        found, problem = self._read_packed(digest, address, want, copy, None)
+        if found is not None:
+            return found
+        return self._get_slow(digest, address, want, copy, problem)
+
+    def _read_packed(self, digest: bytes, address: str, want: bytes | None, copy: bool,
+                     problem: CorruptObjectError | None
+                     ) -> tuple[bytes | memoryview | None, CorruptObjectError | None]:
+        """The object from the first pack that holds an intact copy (or None), and the
+        first corruption met on the way."""
         for pf in self._packs:
             offset = pf.index.lookup(digest)
             if offset >= 0:
                 try:
-                    out: bytes | memoryview = pf.pack.entry(offset, want, inflate, copy)
-                    return out
+                    return pf.pack.entry(offset, want, inflate, copy), problem
                 except CorruptObjectError as exc:
                     problem = problem or located(exc, pf.pack_rel, address)
-        return self._get_slow(digest, address, want, copy, problem)
+        return None, problem
 
     def _get_slow(self, digest: bytes, address: str, want: bytes | None, copy: bool,
                   problem: CorruptObjectError | None) -> bytes | memoryview:
@@ -245,14 +253,9 @@ class Store:
                     return data
             if attempt or not self._refresh_packs():
                 break
-            for pf in self._packs:  # a repack may have moved it into a new pack
-                offset = pf.index.lookup(digest)
-                if offset >= 0:
-                    try:
-                        out: bytes | memoryview = pf.pack.entry(offset, want, inflate, copy)
-                        return out
-                    except CorruptObjectError as exc:
-                        problem = problem or located(exc, pf.pack_rel, address)
+            found, problem = self._read_packed(digest, address, want, copy, problem)
+            if found is not None:  # a repack moved it into a new pack
+                return found
         if problem is not None:
             raise problem
         if self._broken:
@@ -290,10 +293,13 @@ class Store:
             raise located(exc, rel, address) from None
         return out
 
-    def get_many(self, addresses: Sequence[str], *, verify: bool = True) -> list[bytes]:
-        """``[get(a) for a in addresses]`` in one call: packed objects are resolved by the
-        kernel in one batch per pack (no Python-level search per address); the rest are
-        read one by one. ``MissingObjectError`` names the first address not stored."""
+    def get_many(self, addresses: Sequence[str], *, verify: bool = True, copy: bool = True
+                 ) -> list[Any]:
+        """``[get(a, verify=verify, copy=copy) for a in addresses]`` in one call: packed
+        objects are resolved by the kernel in one batch per pack (with the compiled one:
+        sorted lookups, the pack read front to back, no Python-level search per
+        address); the rest are read one by one.
+        ``MissingObjectError`` names the first address not stored."""
         digests: bytes = self.kernel.parse_addresses(addresses)
         out: list[Any] = [None] * len(addresses)
         left = len(out)
@@ -302,18 +308,18 @@ class Store:
                 if not left:
                     break
                 try:
-                    left -= pf.pack.read_many(pf.index, digests, out, verify, inflate)
+                    left -= pf.pack.read_many(pf.index, digests, out, verify, inflate, copy)
                 except CorruptObjectError:  # find which one, and try its other forms
-                    left = self._fill_one_by_one(pf, digests, out, verify)
+                    left = self._fill_one_by_one(pf, digests, out, verify, copy)
             if not left or attempt or not self._refresh_packs():
                 break
         for i, value in enumerate(out):
             if value is None:
-                out[i] = self.get(addresses[i], verify=verify)
+                out[i] = self.get(addresses[i], verify=verify, copy=copy)
         return out
 
     def _fill_one_by_one(self, pf: PackFile, digests: bytes, out: list[Any],
-                         verify: bool) -> int:
+                         verify: bool, copy: bool) -> int:
         """After a batch hit a corrupt entry: fill what this pack holds intact, leaving
         the corrupt ones to ``get`` (which tries the other forms, or raises)."""
         for i in range(len(out)):
@@ -323,7 +329,8 @@ class Store:
             offset = pf.index.lookup(digest)
             if offset >= 0:
                 try:
-                    out[i] = pf.pack.entry(offset, digest if verify else None, inflate)
+                    out[i] = pf.pack.entry(offset, digest if verify else None, inflate,
+                                           copy)
                 except CorruptObjectError:
                     continue
         return sum(1 for value in out if value is None)
@@ -388,12 +395,11 @@ class Store:
         self._refresh_packs()
         seen: set[bytes] = set()
         for pf in list(self._packs):
-            for i in range(pf.index.count):
-                digest = pf.index.digest(i)
+            for digest in pf.index.entries()[0]:
                 if digest not in seen:
                     seen.add(digest)
                     yield address_of(digest)
-        for item in loose_objects(self.root):
+        for item in loose_objects(self.root, with_stat=False):
             if item.digest not in seen:
                 seen.add(item.digest)
                 yield address_of(item.digest)

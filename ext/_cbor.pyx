@@ -29,8 +29,8 @@ import unicodedata
 from collections.abc import Mapping
 
 from canonkit import _cbor_path, _cbor_types, errors
-from canonkit._cbor_decode import (Decoder, check, check_sequence, decode, decode_prefix,
-                                   iter_sequence, load)
+from canonkit._cbor_decode import (Decoder, check, check_prefix, check_sequence, decode,
+                                   decode_prefix, iter_sequence, load)
 from canonkit._cbor_options import (check_default, check_encode_max_depth, check_encode_offset,
                                     check_profile)
 from canonkit._cbor_types import (DEFAULT_MAX_DEPTH, FrozenDict, Link, Simple, Tag, UNDEFINED,
@@ -41,8 +41,8 @@ from canonkit.errors import (BufferTooSmallError, ChangedDuringEncodingError,
                              EncodeNonNFCTextError, EncodeUnsupportedItemError,
                              UnsupportedTypeError)
 
-__all__ = ["Decoder", "Encoder", "check", "check_sequence", "decode", "decode_prefix", "encode",
-           "encode_into", "encode_merged", "iter_sequence", "load"]
+__all__ = ["Decoder", "Encoder", "check", "check_prefix", "check_sequence", "decode",
+           "decode_prefix", "encode", "encode_into", "encode_merged", "iter_sequence", "load"]
 
 
 cdef extern from "Python.h":

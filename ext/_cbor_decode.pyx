@@ -1142,6 +1142,18 @@ cdef object decode_prefix_with(object data, object offset, const Opts *o):
     return value, end
 
 
+cdef Py_ssize_t check_prefix_with(object data, object offset, const Opts *o) except -1:
+    cdef Py_buffer view
+    cdef Py_ssize_t start, end
+    get_view(data, &view)
+    try:
+        start = check_offset(offset, view.len)
+        end = check_item(data, <const uint8_t *>view.buf, view.len, start, o, False)
+    finally:
+        PyBuffer_Release(&view)
+    return end
+
+
 cdef Py_ssize_t check_sequence_with(object data, const Opts *o) except -1:
     cdef Py_buffer view
     cdef Py_ssize_t pos = 0, count = 0
@@ -1201,6 +1213,14 @@ def decode_prefix(data, offset=0, /, *, profile="core", max_depth=DEFAULT_MAX_DE
     return decode_prefix_with(data, offset, &o)
 
 
+def check_prefix(data, offset=0, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH,
+                 max_size=None, max_items=None):
+    """Validate the one data item starting at ``offset``; returns the offset after it."""
+    cdef Opts o
+    set_opts(&o, profile, max_depth, max_size, max_items, None, None)
+    return check_prefix_with(data, offset, &o)
+
+
 def check_sequence(data, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH, max_size=None,
                    max_items=None):
     """Validate a CBOR sequence (RFC 8742) item by item; returns the number of items."""
@@ -1256,6 +1276,10 @@ cdef class Decoder:
     def decode_prefix(self, data, offset=0):
         """Decode the item at ``offset``: ``(value, offset after it)``."""
         return decode_prefix_with(data, offset, &self._o)
+
+    def check_prefix(self, data, offset=0):
+        """Validate the item at ``offset``; returns the offset after it."""
+        return check_prefix_with(data, offset, &self._o)
 
     def check_sequence(self, data):
         """Validate a CBOR sequence; returns the number of items."""

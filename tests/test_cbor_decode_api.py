@@ -246,6 +246,24 @@ def test_decode_prefix(cbor_impl: ModuleType) -> None:
         cbor_impl.decode_prefix("01", 0)
 
 
+def test_check_prefix(cbor_impl: ModuleType) -> None:
+    """decode_prefix's ends and errors, without building the values."""
+    data = bytes.fromhex("01a1616102" "83010203")
+    assert [cbor_impl.check_prefix(data, at) for at in (0, 1, 5)] == [1, 5, 9]
+    assert cbor_impl.check_prefix(memoryview(data)) == 1
+    assert cbor_impl.Decoder().check_prefix(bytearray(data), 5) == 9
+    assert _error(cbor_impl.check_prefix, data, 9) == ("empty_input", 9)
+    assert _error(cbor_impl.check_prefix, data[:7], 5) == ("truncated", 5)
+    assert _error(cbor_impl.check_prefix, data, 5, max_size=3) == ("limit_exceeded", 5)
+    assert _error(cbor_impl.check_prefix, bytes.fromhex("a2617401617402")) == \
+        ("duplicate_map_key", 4)
+    for bad in (-1, 10, "1", 1.0):
+        with pytest.raises(errors.InvalidOptionError):
+            cbor_impl.check_prefix(data, bad)
+    with pytest.raises(errors.InputTypeError):
+        cbor_impl.check_prefix("01", 0)
+
+
 def test_check_sequence(cbor_impl: ModuleType) -> None:
     assert cbor_impl.check_sequence(b"") == 0
     assert cbor_impl.check_sequence(bytes.fromhex("0102a16161f6")) == 3
@@ -400,6 +418,13 @@ def test_differential_sequences(profile: str) -> None:
                       _outcome(twin.decode_prefix, data, offset, profile=profile, **options))
         assert _outcome(compiled.check_sequence, data, profile=profile, **options) == \
             _outcome(twin.check_sequence, data, profile=profile, **options)
+        prefix = _outcome(compiled.decode_prefix, data, offset, profile=profile, **options)
+        checked = _outcome(compiled.check_prefix, data, offset, profile=profile, **options)
+        assert checked == _outcome(twin.check_prefix, data, offset, profile=profile, **options)
+        if prefix[0] == "ok":
+            assert checked == ("ok", prefix[1][1])
+        elif prefix[1][1] != "unrepresentable_map":
+            assert checked == prefix
         got = _outcome(lambda: list(compiled.iter_sequence(data, profile=profile, **options)))
         assert _agree(got, _outcome(lambda: list(twin.iter_sequence(data, profile=profile,
                                                                       **options))))

@@ -95,7 +95,8 @@ from .errors import (
     decode_error,
 )
 
-__all__ = ["DEFAULT_MAX_DEPTH", "Decoder", "Encoder", "check", "check_sequence", "decode",
+__all__ = ["DEFAULT_MAX_DEPTH", "Decoder", "Encoder", "check", "check_prefix", "check_sequence",
+           "decode",
            "decode_prefix", "encode", "encode_into", "encode_merged", "iter_sequence", "load"]
 
 _U64 = 1 << 64
@@ -506,6 +507,15 @@ def decode_prefix(data: Any, offset: int = 0, /, *, profile: str = "core",
                    object_hook=object_hook).decode_prefix(data, offset)
 
 
+def check_prefix(data: Any, offset: int = 0, /, *, profile: str = "core",
+                 max_depth: int = DEFAULT_MAX_DEPTH, max_size: int | None = None,
+                 max_items: int | None = None) -> int:
+    """Validate the one data item starting at ``offset`` as ``decode_prefix`` reads it,
+    without keeping a value; returns the offset after it."""
+    return Decoder(profile=profile, max_depth=max_depth, max_size=max_size,
+                   max_items=max_items).check_prefix(data, offset)
+
+
 def check_sequence(data: Any, /, *, profile: str = "core",
                    max_depth: int = DEFAULT_MAX_DEPTH, max_size: int | None = None,
                    max_items: int | None = None) -> int:
@@ -566,6 +576,11 @@ class Decoder:
         """Decode the item at ``offset``: ``(value, offset after it)``."""
         raw = _as_bytes(data)
         return _read_one(raw, check_offset(offset, len(raw)), self._options, True)
+
+    def check_prefix(self, data: Any, offset: int = 0) -> int:
+        """Validate the item at ``offset``; returns the offset after it."""
+        raw = _as_bytes(data)
+        return int(_read_one(raw, check_offset(offset, len(raw)), self._options, False)[1])
 
     def check_sequence(self, data: Any) -> int:
         """Validate a CBOR sequence; returns the number of items."""

@@ -64,6 +64,7 @@ if TYPE_CHECKING:  # the twin is the typed surface
         Decoder,
         Encoder,
         check,
+        check_prefix,
         check_sequence,
         decode,
         decode_prefix,
@@ -82,6 +83,7 @@ else:
     Encoder = _impl.Encoder
     Decoder = _impl.Decoder
     check = _impl.check
+    check_prefix = _impl.check_prefix
     check_sequence = _impl.check_sequence
     decode_prefix = _impl.decode_prefix
     iter_sequence = _impl.iter_sequence
@@ -116,6 +118,6 @@ __all__ = [
     "NotWellFormedError", "Simple", "Tag", "TrailingDataError", "TruncatedError",
     "UndefinedType", "UnknownProfileError", "UnrepresentableMapError",
     "UnsortedMapKeysError", "UnsupportedItemError", "UnsupportedTypeError", "check",
-    "check_sequence", "dag_json", "decode", "decode_prefix", "diagnose", "dump", "dumps",
+    "check_prefix", "check_sequence", "dag_json", "decode", "decode_prefix", "diagnose", "dump", "dumps",
     "encode", "encode_into", "encode_merged", "iter_sequence", "load", "loads",
 ]

@@ -295,9 +295,9 @@ def plain(value: Any) -> Any:
 def _read_cbor_sequence(path: str) -> Iterator[Item]:
     """RFC 8742: concatenated CBOR data items, each one document, located by byte offset.
 
-    The parent only delimits and validates: ``canonkit.cbor.check`` (core profile) builds
-    no Python object and stops with ``trailing_data`` at the end of the first item, which
-    gives its length; the worker decodes each item once. An item that is not well-formed
+    The parent only delimits and validates: ``canonkit.cbor.check_prefix`` (core profile)
+    builds no Python object and returns where the item ends; the worker decodes each
+    item once. An item that is not well-formed
     (or not deterministic CBOR) ends the file: after it no item boundary can be trusted.
     """
     from .. import cbor, errors
@@ -316,10 +316,7 @@ def _read_cbor_sequence(path: str) -> Iterator[Item]:
                     return
             view = memoryview(buf)[pos:]  # offsets in messages count from the item
             try:
-                cbor.check(view)
-                end = len(view)
-            except errors.TrailingDataError as exc:
-                end = int(exc.offset)  # type: ignore[arg-type]
+                end = cbor.check_prefix(view)
             except errors.TruncatedError as exc:
                 if not eof and len(view) <= MAX_DOCUMENT_BYTES:
                     more = f.read(max(_CHUNK, len(view)))

@@ -119,7 +119,6 @@ cdef extern from "cbor_sort.h":
     uint16_t ck_get_be16(const uint8_t *) noexcept
     uint32_t ck_get_be32(const uint8_t *) noexcept
     uint64_t ck_get_be64(const uint8_t *) noexcept
-    size_t ck_hash_bytes(const uint8_t *, Py_ssize_t) noexcept
     PyObject *ck_dict_presized(Py_ssize_t)
     Py_ssize_t ck_write_head(uint8_t *, uint8_t, uint64_t) noexcept
     const char *ck_utf8(PyObject *, Py_ssize_t *)
@@ -128,10 +127,7 @@ cdef extern from "cbor_sort.h":
     void ck_prefetch_list_ahead(PyObject *, Py_ssize_t) noexcept
 
 
-cdef enum:
-    P_CORE = 0
-    P_DCBOR = 1
-    P_DAG = 2
+include "cbor_profile.pxi"
 
 cdef object _is_normalized = unicodedata.is_normalized
 cdef object _Mapping = Mapping
@@ -140,17 +136,6 @@ cdef object _Tag = Tag
 cdef object _Simple = Simple
 cdef object _Link = Link
 cdef object _FrozenDict = FrozenDict
-
-
-cdef int profile_id(object profile) except -1:
-    if profile == "core":
-        return P_CORE
-    if profile == "dcbor":
-        return P_DCBOR
-    if profile == "dag-cbor":
-        return P_DAG
-    check_profile(profile)  # raises UnknownProfileError
-    return -1
 
 
 cdef inline bint is_nfc(object text) except -1:

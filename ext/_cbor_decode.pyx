@@ -103,10 +103,7 @@ cdef extern from "cbor_dec.h":
 
 # --- profiles: one compiled copy of each loop per profile ------------------------------
 
-cdef enum:
-    P_CORE = 0
-    P_DCBOR = 1
-    P_DAG = 2
+include "cbor_profile.pxi"
 
 # Empty marker types: a function taking a ``Prof *`` is compiled three times and every
 # ``Prof is ...`` test is decided by Cython, not at run time.
@@ -123,17 +120,6 @@ ctypedef fused Prof:
     ProfDag
 
 cdef tuple PROFILE_NAMES = ("core", "dcbor", "dag-cbor")
-
-
-cdef int profile_id(object profile) except -1:
-    if profile == "core":
-        return P_CORE
-    if profile == "dcbor":
-        return P_DCBOR
-    if profile == "dag-cbor":
-        return P_DAG
-    check_profile(profile)  # raises UnknownProfileError
-    return -1
 
 
 cdef object _is_normalized = unicodedata.is_normalized

@@ -223,29 +223,6 @@ static inline void ck_prefetch_list_ahead(PyObject *list, Py_ssize_t i) {
     }
 }
 
-/* Slot hash for the decoder's short text-key cache: length plus the first and last
- * (up to) 8 bytes, loaded as words. Collisions only cost a cache miss (hits are
- * confirmed with memcmp), so speed beats quality here. */
-static inline size_t ck_hash_bytes(const unsigned char *p, Py_ssize_t n) {
-    uint64_t a = 0, b = 0;
-    if (n >= 8) {
-        memcpy(&a, p, 8);
-        memcpy(&b, p + n - 8, 8);
-    } else if (n >= 4) {
-        uint32_t x, y;
-        memcpy(&x, p, 4);
-        memcpy(&y, p + n - 4, 4);
-        a = x;
-        b = y;
-    } else if (n > 0) {
-        a = (uint64_t)p[0] | ((uint64_t)p[n / 2] << 8) | ((uint64_t)p[n - 1] << 16);
-    }
-    a = (a ^ (uint64_t)n) * 0x9E3779B97F4A7C15ULL;
-    b = (b + 0x632BE59BD9B4E019ULL) * 0xC2B2AE3D27D4EB4FULL;
-    a ^= b;
-    return (size_t)(a ^ (a >> 29) ^ (a >> 47));
-}
-
 /* A dict with room for n entries (no rehash while filling); plain PyDict_New where the
  * private presizing call is not available. */
 #if PY_VERSION_HEX >= 0x030D0000 || defined(PYPY_VERSION)

@@ -434,7 +434,10 @@ class LocalPoolEngine(Engine):
                 worker.process.kill()
         for worker in self._workers:
             worker.process.join(5)
-            worker.conn.close()
+            try:
+                worker.conn.close()
+            except OSError:  # closed meanwhile by the thread consuming map() (lost worker)
+                pass
 
 
 #: Dask settings for a LocalCluster the engine starts (a cluster of the caller's own keeps

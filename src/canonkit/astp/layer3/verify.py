@@ -499,10 +499,15 @@ class _Verification:
         from canonkit.astp.documents import read_episode
 
         read = read_episode(episode)
-        ids = {s.node_id for s in read.segments} | {s.parent_node_id for s in read.segments}
-        hashes = ({s.content_hash for s in read.segments} | {s.leaf_hash for s in read.segments}
-                  | {s.content_hash for s in read.signals} | set(read.excluded_hashes)
-                  | set(read.structural_member_hashes))
+        ids: set[Any] = set()
+        hashes: set[Any] = set(read.excluded_hashes) | set(read.structural_member_hashes)
+        # one pass: each segment of a compiled segment table is built as it is visited
+        for s in read.segments:
+            ids.add(s.node_id)
+            ids.add(s.parent_node_id)
+            hashes.add(s.content_hash)
+            hashes.add(s.leaf_hash)
+        hashes.update(s.content_hash for s in read.signals)
         for node_id, node in self.nodes.items():
             if node_id in ids:
                 self.add("L3-001", node_id, "node_id",

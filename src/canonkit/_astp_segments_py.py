@@ -10,12 +10,11 @@ import struct
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-import orjson
-
 from canonkit._astp_common import U64, uuid_bytes
 from canonkit._astp_fields_py import hash_fields
 from canonkit._astp_hash_py import hash_bytes, sha3_256
-from canonkit.errors import InvalidFieldError
+from canonkit._files.strict_json import loads_json
+from canonkit.errors import InvalidFieldError, JSONInputError
 
 __all__ = ["leaf_hash_v1", "leaf_hash_v2", "read_segments", "scan_episode"]
 
@@ -197,13 +196,14 @@ def scan_episode(data: Any, segment_type: Any, signal_type: Any) -> Any:
     top-level members without ``segments`` (and ``stored`` without its ``segments``), and
     for ``canonkit-episode/1`` without ``signals`` when every signal is canonical: then
     ``signals`` is ``(SPINE signals in stored order, latest_received_us, repeated)``,
-    else None. The compiled scanner reads the text itself and may also return None where
-    this one reads the document (docs/astp-kernel-api.md)."""
+    else None. The text is read by the strict reader (``canonkit._files.loads_json``); the
+    compiled scanner reads it itself and may also return None where this one reads the
+    document (docs/astp-kernel-api.md)."""
     if type(data) is not bytes:
         return None
-    try:
-        doc = orjson.loads(data)
-    except orjson.JSONDecodeError:
+    try:  # the strict reader: what it refuses, the general reader refuses too
+        doc = loads_json(data)
+    except JSONInputError:
         return None
     if type(doc) is not dict:
         return None

@@ -169,7 +169,8 @@ class Run:
         path = item.path
         try:
             size = os.path.getsize(path)
-            plan = ranges.plan_ranges(path, chunk_bytes_for(size, workers, self._batch_bytes))
+            plan = ranges.plan_ranges(path, chunk_bytes_for(size, workers, self._batch_bytes),
+                                      item.identity)
             span = next(plan, None)
         except OSError:
             yield from self._documents([item])
@@ -177,15 +178,15 @@ class Run:
         opened = os.path.abspath(path)  # a worker's working directory may differ
         first = True
         while span is not None:
-            yield LineRange(path, opened, span[0], span[1], first)
+            yield LineRange(path, opened, span[0], span[1], first, identity=item.identity)
             first = False
             span = next(plan, None)
 
     def _json_groups(self, inputs: Sequence[Input]) -> Iterator[Unit]:
-        group: list[tuple[str, str]] = []
+        group: list[tuple[str, str, Any]] = []
         size = 0
         for item in inputs:
-            group.append((item.path, os.path.abspath(item.path)))
+            group.append((item.path, os.path.abspath(item.path), item.identity))
             try:
                 size += os.path.getsize(item.path)
             except OSError:  # reported by the worker

@@ -10,7 +10,8 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from ..errors import CanonkitError
+from .._files import loads_json
+from ..errors import CanonkitError, JSONInputError
 from .layer3 import Layer3Result, check
 from .lines import Source, Verdict, invalid, render
 from .sources import plain
@@ -115,11 +116,11 @@ def verify_one(kind: str, payload: bytes, source: Source, search_cap: int,
         verdict = _fast(payload, source, options, head, origin) if FAST_PATH else None
     if verdict is not None:
         return verdict
-    if doc is _UNREAD:
+    if doc is _UNREAD:  # strict JSON, as every reader of canonkit (the input door)
         try:
-            doc = orjson.loads(payload)
-        except orjson.JSONDecodeError as exc:
-            return invalid(source, f"not JSON: {exc}", None, head)
+            doc = loads_json(payload, source="document")
+        except JSONInputError as exc:
+            return invalid(source, f"{exc.code}: {exc}", None, head)
     episode_id = _readable_episode_id(doc)
     if not isinstance(doc, dict):
         return invalid(source, f"document is a JSON {type(doc).__name__}, not an object",

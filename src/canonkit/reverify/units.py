@@ -62,12 +62,26 @@ Unit = Union[LineRange, JsonFiles, Documents]
 
 class UnitResult(NamedTuple):
     """The verdicts of a unit in input order; ``lines`` is the number of physical lines
-    a ``LineRange`` held (the parent's line count), the byte counts feed the progress."""
+    a ``LineRange`` held (the parent's line count; ``CHANGED`` when the range was refused
+    because its file changed: its lines cannot be counted), the byte counts feed the
+    progress."""
 
     verdicts: list[Verdict]
     lines: int
     doc_bytes: int
     disk_bytes: int
+
+
+CHANGED = -1  # UnitResult.lines of a range refused because its file changed
+
+
+def refused_range(unit: LineRange, reason: str) -> UnitResult:
+    """The result of a range that is not read because its file is not the one the run
+    started on: one ``invalid_record`` located by the range's byte offset (its line
+    numbers cannot be known) naming the change."""
+    verdict = invalid(Source(unit.source, "offset", unit.start), reason)
+    located = verdict._replace(head=verdict.line(), number=None, tail=b"")  # no line base
+    return UnitResult([located], CHANGED, 0, unit.end - unit.start)
 
 
 def too_long() -> str:
@@ -98,8 +112,7 @@ def _verify_range(unit: LineRange, search_cap: int, require_layer3: bool) -> Uni
                                            unit.path, require_layer3))
                 doc_bytes += len(line)
     except FileChangedError as exc:  # not the file the run started on: none of it counts
-        source = Source(unit.source, "line", unit.line0 + 1)
-        verdicts = [invalid(source, _cannot_read(exc, unit.path, unit.source), None, head)]
+        return refused_range(unit, _cannot_read(exc, unit.path, unit.source))
     except OSError as exc:  # the file vanished or could not be read
         source = Source(unit.source, "line", unit.line0 + lines + 1)
         verdicts.append(invalid(source, _cannot_read(exc, unit.path, unit.source), None, head))

@@ -205,7 +205,7 @@ def resolve_within(directory: PathLike, name: str) -> str:
                                "below it may be named)" if "\x00" not in name else
                                f"{name!r}: a path cannot hold a NUL byte", detail=name)
     target = os.path.realpath(os.path.join(base, name))
-    if os.path.commonpath([base, target]) != base or target == base:
+    if os.path.commonpath([base, target]) != base:
         raise PathOutsideError(f"{name!r}: leads to {target}, outside {base} (only a file "
                                "there or below it may be named)", detail=name)
     return target

@@ -30,7 +30,7 @@ def read_vectors(corpus: str | os.PathLike[str]) -> list[tuple[str, str, bytes]]
     try:
         doc = loads_json(raw, source=path)
     except JSONInputError as exc:
-        raise ManifestError(f"{path} is not strict JSON: {exc}", detail=path) from None
+        raise ManifestError(f"not strict JSON ({exc.code}): {exc}", detail=path) from None
     if not isinstance(doc, dict) or doc.get("schema") != VECTORS_SCHEMA or not isinstance(
             doc.get("vectors"), list):
         raise ManifestError(f"{path} is not a {VECTORS_SCHEMA} file", detail=path)

@@ -222,7 +222,7 @@ def _loads(data: bytes | bytearray | memoryview | str, source: str,
         try:
             text = bytes(data).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise JSONInputError(f"{source}: not UTF-8 (byte {exc.start})",
+            raise JSONInputError(f"{source}: not UTF-8 at offset {exc.start}",
                                    offset=exc.start, detail="utf-8") from None
     try:
         value = json.loads(text, object_pairs_hook=pairs, parse_constant=_refuse_constant,

@@ -263,7 +263,7 @@ def open_stream(path: PathLike, *, expect: Identity | None = None) -> InputStrea
             chunks = zstd_chunks(raw.read, name, zstandard)
         else:
             return InputStream(raw, raw)
-        return InputStream(raw, io.BufferedReader(DecodedStream(chunks), _CHUNK))  # type: ignore[arg-type]
+        return InputStream(raw, io.BufferedReader(DecodedStream(chunks), _CHUNK))
     except BaseException:
         raw.close()
         raise

@@ -1248,3 +1248,21 @@ def scan_episode(data, segment_type, signal_type):
         return None
     table, excluded, latest = scanned
     return members, table, excluded, latest, (found[2] if fmt == "canonkit-episode/1" else None)
+
+
+def plain_json(data):
+    """Whether orjson may read ``data`` for the strict reader (``canonkit._files.loads_json``):
+    ``orjson.loads`` either refuses it or gives exactly the strict reader's value. True
+    only when ``data`` is ``bytes`` holding one value (JSON whitespace around it) that
+    passes ``_plain_value`` (no key repeated at any depth, no escaped key, no integer of
+    more than SCAN_MAX_INT_DIGITS digits, bounded nesting): what else the strict reader
+    refuses (NaN, infinities, lone surrogates, bad UTF-8) orjson refuses too. False sends
+    the text to the strict reader. docs/astp-kernel-api.md."""
+    cdef const unsigned char *p
+    cdef Py_ssize_t n, end
+    if not PyBytes_Check(data):
+        return False
+    p = <const unsigned char *>PyBytes_AS_STRING(data)
+    n = PyBytes_GET_SIZE(data)
+    end = _plain_value(p, _ws(p, 0, n), n)
+    return end >= 0 and _ws(p, end, n) == n

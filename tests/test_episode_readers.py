@@ -88,3 +88,19 @@ def test_the_check_fails_when_a_reader_disagrees(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(files, "loads_json", lenient)  # astp reproduce's reader, lenient
     with pytest.raises(harness.Mismatch):
         readers_module.check(READERS, forged)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=st.sampled_from(DOCUMENTS), plan=_PLANS)
+@example(doc=b'{"a": 12345678901234567890}', plan=[(0, 0)])
+@example(doc=b'{"\\u0061": 1, "a": 2}', plan=[(3, 0)])
+def test_plain_json_never_lets_orjson_read_what_the_strict_reader_reads_otherwise(
+        doc: bytes, plan: list[tuple[int, int]]) -> None:
+    from conftest import backend_pair
+
+    compiled, twin = backend_pair("astp_segments")
+    for how, where in plan:
+        for text in (doc, doc[:where % max(1, len(doc))]):
+            if compiled.plain_json(text):
+                assert twin.plain_json(text), text[:200]
+        doc = readers_module.mutate(doc, how, where)

@@ -261,8 +261,8 @@ def open_stream(path: PathLike, *, expect: Identity | None = None) -> InputStrea
             chunks = gzip_chunks(raw.read, name)
         elif zstandard is not None:
             chunks = zstd_chunks(raw.read, name, zstandard)
-        else:
-            return InputStream(raw, raw)
+        else:  # read in large blocks, as the decoders read the compressed bytes
+            return InputStream(raw, io.BufferedReader(raw.raw, _CHUNK))  # type: ignore[attr-defined]
         return InputStream(raw, io.BufferedReader(DecodedStream(chunks), _CHUNK))
     except BaseException:
         raw.close()

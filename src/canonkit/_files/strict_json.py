@@ -247,9 +247,10 @@ def _loads(data: bytes | bytearray | memoryview | str, source: str,
                              f"digits{at}", offset=offset, detail="number") from None
     except json.JSONDecodeError as exc:
         offset = _byte_offset(text, exc.pos, was_bytes)
-        raise JSONInputError(f"{source}: not JSON: {exc.msg} at offset {offset} "
-                               f"(line {exc.lineno} column {exc.colno})",
-                               offset=offset, detail=exc.msg) from None
+        msg = exc.msg.removesuffix(" at")  # "Invalid control character at": the offset follows
+        raise JSONInputError(f"{source}: not JSON: {msg} at offset {offset} "
+                             f"(line {exc.lineno} column {exc.colno})",
+                             offset=offset, detail=msg) from None
     except RecursionError:
         raise JSONInputError(f"{source}: JSON nested too deeply",
                                detail="depth") from None

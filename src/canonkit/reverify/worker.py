@@ -49,6 +49,20 @@ def _as_json(item: bytes, value: Any) -> bytes | None:
         return None
 
 
+def _strict_json(payload: bytes) -> Any:
+    """The document as the strict reader (``canonkit._files.loads_json``) reads it: by
+    orjson where the reader kernel finds the text plain (then both read it alike), else
+    by the strict reader itself, which also words every refusal."""
+    from ..astp._kernel import reader
+
+    if reader.plain_json(payload):
+        try:
+            return orjson.loads(payload)
+        except orjson.JSONDecodeError:  # NaN, a lone surrogate...: the strict reader says
+            pass
+    return loads_json(payload, source="document")
+
+
 class Options(NamedTuple):
     """What a run asks of every document: the tie-search cap, and whether Layer 3 is
     required (then every Episode line carries the ``layer3`` component)."""
@@ -118,7 +132,7 @@ def verify_one(kind: str, payload: bytes, source: Source, search_cap: int,
         return verdict
     if doc is _UNREAD:  # strict JSON, as every reader of canonkit (the input door)
         try:
-            doc = loads_json(payload, source="document")
+            doc = _strict_json(payload)
         except JSONInputError as exc:
             return invalid(source, f"{exc.code}: {exc}", None, head)
     episode_id = _readable_episode_id(doc)

@@ -16,21 +16,10 @@ from typing import Any
 import orjson
 import pytest
 import zstandard
+from test_corpus_faults import canonkit_measured
 
 import canonkit.reverify as rv
 from canonkit.reverify import synth, worker
-
-MEASURED = """
-import sys
-from canonkit.cli import main
-try:
-    status = main(sys.argv[1:])
-finally:
-    with open("/proc/self/status") as status_file:
-        peak = next(line.split()[1] for line in status_file if line.startswith("VmHWM:"))
-    print("peak_rss_kib", peak, file=sys.stderr)
-sys.exit(status)
-"""
 
 
 @pytest.fixture(scope="module")
@@ -231,11 +220,7 @@ def test_an_over_long_line_is_skipped_without_being_buffered(lines: Path,
         handle.write(first)
         handle.seek(len(first) + limit + 40 * 1024 * 1024)
         handle.write(b"\n" + second)
-    script = tmp_path / "measured.py"
-    script.write_text(MEASURED)
-    done = subprocess.run([sys.executable, str(script), "reverify", str(path), "--jobs", "1",
-                           "--json", "--no-progress"], capture_output=True, text=True,
-                          timeout=300)
+    done = canonkit_measured("reverify", path, "--jobs", "1", "--json", "--no-progress")
     assert done.returncode == 1, done.stderr
     got = [json.loads(line) for line in done.stdout.splitlines()][:-1]
     assert [r["outcome"] for r in got] == ["reproduced", "invalid_record", "reproduced"]

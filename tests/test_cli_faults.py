@@ -266,7 +266,7 @@ def test_write_failure_keeps_the_old_report(tmp_path: Path, small: Path) -> None
 def test_enospc_keeps_the_old_report(tmp_path: Path, small: Path,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A write that raises ENOSPC half way: the old report stays, no temporary remains."""
-    from canonkit import _files
+    from canonkit._files import outputs
 
     report = tmp_path / "report.jsonl"
     report.write_bytes(b'{"old": true}\n')
@@ -279,7 +279,7 @@ def test_enospc_keeps_the_old_report(tmp_path: Path, small: Path,
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_write(fd, data)
 
-    monkeypatch.setattr(_files.os, "write", write)
+    monkeypatch.setattr(outputs.os, "write", write)
     with pytest.raises(OutputPathError, match="No space left"):
         list(rv.run([small], jobs=1, report=report))
     assert report.read_bytes() == b'{"old": true}\n'

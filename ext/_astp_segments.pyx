@@ -414,9 +414,13 @@ def read_segments(items, Py_ssize_t start, segment_type, list segments, list exc
 # parsed straight into a C table (no Python object per segment); every other top-level
 # member is handed to orjson as its own span of the text, so its value is exactly what
 # ``orjson.loads`` of the whole document holds. A document is taken only when every segment
-# is in the canonical shape and the text around it is plain (no escapes where the scanner
-# reads, no repeated key, no non-ASCII key); anything else returns None and the caller parses
-# the document the general way, which decides (and words any refusal) as before.
+# is in the canonical shape, the text around it is plain (no escapes where the scanner
+# reads, no repeated key, no non-ASCII key) and every member's span passes the strict
+# checks (``_plain_value``: no key repeated at any depth, no integer that orjson and the
+# strict reader would read differently) — so the fast path reads nothing the strict reader
+# (``canonkit._files.loads_json``) refuses, and reads it as that reader does. Anything else
+# returns None and the caller parses the document the general, strict way, which decides
+# (and words any refusal).
 
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
@@ -429,6 +433,9 @@ cdef object _loads = orjson.loads
 
 cdef enum:
     SCAN_MAX_DEPTH = 200        # deeper members are left to the general reader
+    SCAN_MAX_INT_DIGITS = 18    # a longer integer may leave 64 bits: the general reader
+    SCAN_MAX_KEYS = 64          # keys per object the scanner compares for repeats
+    SCAN_MAX_OPEN_KEYS = 512    # keys of all the objects open at once
     SCAN_MAX_TEXT = 256         # node_type / schema_version longer than this: general reader
     F_INDEX = 1
     F_CONTENT = 2
@@ -477,37 +484,110 @@ cdef Py_ssize_t _skip_string(const unsigned char *p, Py_ssize_t i, Py_ssize_t n)
     return -1
 
 
-cdef Py_ssize_t _skip_value(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) noexcept:
-    """The end of the JSON value at p[i], or -1. Delimits only: orjson reads the span."""
-    cdef int depth = 0
+cdef inline bint _is_ws(unsigned char c) noexcept:
+    return c == 32 or c == 10 or c == 13 or c == 9
+
+
+cdef Py_ssize_t _plain_number(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) noexcept:
+    """p[i] starts a number: the index after it, or -1 for an integer of more than
+    SCAN_MAX_INT_DIGITS digits (orjson reads one outside 64 bits as a float, the strict
+    reader as an int: the general reader decides)."""
+    cdef Py_ssize_t digits = 0
+    cdef bint integer = True
+    cdef unsigned char c
+    while i < n:
+        c = p[i]
+        if c >= 48 and c <= 57:
+            if integer:
+                digits += 1
+        elif c == 46 or c == 101 or c == 69:
+            integer = False
+        elif c != 45 and c != 43:
+            break
+        i += 1
+    if integer and digits > SCAN_MAX_INT_DIGITS:
+        return -1
+    return i
+
+
+cdef Py_ssize_t _plain_value(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) noexcept:
+    """The end of the JSON value at p[i], or -1 when the general (strict) reader must
+    read it: a key repeated in any object at any depth, a key with an escape (two
+    spellings of one key), an integer of more than SCAN_MAX_INT_DIGITS digits, nesting
+    deeper than SCAN_MAX_DEPTH, more than SCAN_MAX_KEYS keys in one object or
+    SCAN_MAX_OPEN_KEYS in the open objects. Only delimits and checks: orjson reads the
+    span, and refuses what is not JSON."""
+    cdef Py_ssize_t key_at[SCAN_MAX_OPEN_KEYS]
+    cdef Py_ssize_t key_len[SCAN_MAX_OPEN_KEYS]
+    cdef int first_key[SCAN_MAX_DEPTH + 1]
+    cdef bint is_object[SCAN_MAX_DEPTH + 1]
+    cdef int depth = 0, keys = 0, k
+    cdef bint want_key = False
+    cdef Py_ssize_t j, length
     cdef unsigned char c
     if i >= n:
         return -1
     c = p[i]
     if c == 34:
         return _skip_string(p, i, n)
-    if c != 123 and c != 91:  # a scalar runs to the next delimiter
+    if c == 45 or (c >= 48 and c <= 57):
+        return _plain_number(p, i, n)
+    if c != 123 and c != 91:  # true, false, null (or not JSON): to the next delimiter
         while i < n:
             c = p[i]
-            if c == 44 or c == 125 or c == 93 or c == 32 or c == 10 or c == 13 or c == 9:
+            if c == 44 or c == 125 or c == 93 or _is_ws(c):
                 break
             i += 1
         return i
     while i < n:
         c = p[i]
         if c == 34:
-            i = _skip_string(p, i, n)
-            if i < 0:
+            if not want_key:
+                i = _skip_string(p, i, n)
+                if i < 0:
+                    return -1
+                continue
+            j = i + 1
+            while j < n and p[j] != 34:
+                if p[j] == 92:
+                    return -1  # an escaped key: the strict reader compares decoded keys
+                j += 1
+            if j >= n:
                 return -1
+            length = j - i - 1
+            for k in range(first_key[depth], keys):
+                if key_len[k] == length and memcmp(p + key_at[k], p + i + 1, length) == 0:
+                    return -1  # a repeated key
+            if keys - first_key[depth] >= SCAN_MAX_KEYS or keys >= SCAN_MAX_OPEN_KEYS:
+                return -1
+            key_at[keys] = i + 1
+            key_len[keys] = length
+            keys += 1
+            want_key = False
+            i = j + 1
             continue
         if c == 123 or c == 91:
             depth += 1
             if depth > SCAN_MAX_DEPTH:
                 return -1
+            is_object[depth] = c == 123
+            first_key[depth] = keys
+            want_key = c == 123
         elif c == 125 or c == 93:
+            if depth == 0:
+                return -1
+            keys = first_key[depth]
             depth -= 1
+            want_key = False
             if depth == 0:
                 return i + 1
+        elif c == 44:
+            want_key = is_object[depth]
+        elif c == 45 or (c >= 48 and c <= 57):
+            i = _plain_number(p, i, n)
+            if i < 0:
+                return -1
+            continue
         i += 1
     return -1
 
@@ -1087,7 +1167,7 @@ cdef bint _members(bytes text, const unsigned char *p, Py_ssize_t i, Py_ssize_t 
             return False
         key = (<bytes>p[kat:kat + klen]).decode("ascii")
         if key in out:
-            return False  # a repeated key: the general reader keeps orjson's choice
+            return False  # a repeated key: the general (strict) reader refuses it
         i = _ws(p, vend, n)
         if i >= n or p[i] != 58:
             return False
@@ -1114,7 +1194,7 @@ cdef bint _members(bytes text, const unsigned char *p, Py_ssize_t i, Py_ssize_t 
             i = vend
         else:
             vstart = i
-            i = _skip_value(p, i, n)
+            i = _plain_value(p, i, n)
             if i < 0:
                 return False
             try:
@@ -1168,3 +1248,21 @@ def scan_episode(data, segment_type, signal_type):
         return None
     table, excluded, latest = scanned
     return members, table, excluded, latest, (found[2] if fmt == "canonkit-episode/1" else None)
+
+
+def plain_json(data):
+    """Whether orjson may read ``data`` for the strict reader (``canonkit._files.loads_json``):
+    ``orjson.loads`` either refuses it or gives exactly the strict reader's value. True
+    only when ``data`` is ``bytes`` holding one value (JSON whitespace around it) that
+    passes ``_plain_value`` (no key repeated at any depth, no escaped key, no integer of
+    more than SCAN_MAX_INT_DIGITS digits, bounded nesting): what else the strict reader
+    refuses (NaN, infinities, lone surrogates, bad UTF-8) orjson refuses too. False sends
+    the text to the strict reader. docs/astp-kernel-api.md."""
+    cdef const unsigned char *p
+    cdef Py_ssize_t n, end
+    if not PyBytes_Check(data):
+        return False
+    p = <const unsigned char *>PyBytes_AS_STRING(data)
+    n = PyBytes_GET_SIZE(data)
+    end = _plain_value(p, _ws(p, 0, n), n)
+    return end >= 0 and _ws(p, end, n) == n

@@ -8,6 +8,8 @@
   ``fps_cases`` reads them;
 - astp_documents: tests/vectors/astp/proof-of-record-5.0.0.json and the Episodes of
   examples/seed-table;
+- episode_readers: the small kept corpus of fuzz/corpus/episode_readers (a plan of
+  mutations, then an Episode: every outcome, both formats) and the proof-of-record vector;
 - manifests: the manifests of conformance/amduat;
 - conformance: each file of conformance/v1, behind the byte that selects it.
 """
@@ -26,7 +28,8 @@ from _harness import REPO
 from fps_cases import LEVELS, build
 
 CBOR_TARGETS = ("cbor_core", "cbor_dcbor", "cbor_dag_cbor")
-TARGETS = (*CBOR_TARGETS, "fps", "astp_documents", "manifests", "conformance")
+TARGETS = (*CBOR_TARGETS, "fps", "astp_documents", "episode_readers", "manifests",
+           "conformance")
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})+")
 
 
@@ -83,6 +86,13 @@ def astp_seeds() -> Iterator[bytes]:
         yield path.read_bytes()
 
 
+def episode_reader_seeds() -> Iterator[bytes]:
+    for path in sorted((REPO / "fuzz" / "corpus" / "episode_readers").iterdir()):
+        yield path.read_bytes()
+    vector = REPO / "tests" / "vectors" / "astp" / "proof-of-record-5.0.0.json"
+    yield b"\x00" + vector.read_bytes()  # an empty plan: the document as it is
+
+
 def manifest_seeds() -> Iterator[bytes]:
     for path in sorted((REPO / "conformance" / "amduat").glob("*.json")):
         yield path.read_bytes()
@@ -95,7 +105,8 @@ def conformance_seeds() -> Iterator[bytes]:
 
 def seeds(target: str) -> list[bytes]:
     """The distinct seeds of ``target``, in a stable order."""
-    source = {"fps": fps_seeds, "astp_documents": astp_seeds, "manifests": manifest_seeds,
+    source = {"fps": fps_seeds, "astp_documents": astp_seeds,
+              "episode_readers": episode_reader_seeds, "manifests": manifest_seeds,
               "conformance": conformance_seeds}.get(target, cbor_seeds)
     return list(dict.fromkeys(source()))
 

@@ -1,8 +1,9 @@
 """The Episode document scanner (reader kernel ``scan_episode``) and the fast path built on
 it (``astp.documents.read_episode_bytes``): wherever the fast path reads a document, the
-Episode, any refusal and the reproduction equal the general reader's (orjson + the Episode
-reader), on synthetic corpora and on mutations of their text; the compiled scanner never
-reads a document the twin's would not, and where both read one they agree."""
+Episode, any refusal and the reproduction equal the general reader's (the strict JSON
+reader + the Episode reader), on synthetic corpora and on mutations of their text; the
+compiled scanner never reads a document the twin's would not, and where both read one they
+agree."""
 from __future__ import annotations
 
 import re
@@ -17,7 +18,8 @@ from hypothesis import strategies as st
 
 from canonkit.astp import reproduce
 from canonkit.astp.documents import Segment, Signal, read_episode, read_episode_bytes
-from canonkit.errors import CanonkitError
+from canonkit._files import loads_json
+from canonkit.errors import CanonkitError, JSONInputError
 from canonkit.reverify import synth
 
 
@@ -34,8 +36,8 @@ CORPUS = _corpus()
 
 def _general(data: bytes) -> tuple[str, Any]:
     try:
-        doc = orjson.loads(data)
-    except orjson.JSONDecodeError:
+        doc = loads_json(data)
+    except JSONInputError:
         return "not json", None
     try:
         return "episode", read_episode(doc)
@@ -74,7 +76,7 @@ def check(data: bytes) -> bool:
     kind, slow = _general(data)
     assert kind == "episode", (kind, slow)
     assert _fields(fast) == _fields(slow)
-    assert _verdict(fast) == _verdict(orjson.loads(data))
+    assert _verdict(fast) == _verdict(loads_json(data))
     return True
 
 

@@ -266,7 +266,7 @@ def test_write_failure_keeps_the_old_report(tmp_path: Path, small: Path) -> None
 def test_enospc_keeps_the_old_report(tmp_path: Path, small: Path,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A write that raises ENOSPC half way: the old report stays, no temporary remains."""
-    from canonkit import _files
+    from canonkit._files import outputs
 
     report = tmp_path / "report.jsonl"
     report.write_bytes(b'{"old": true}\n')
@@ -279,7 +279,7 @@ def test_enospc_keeps_the_old_report(tmp_path: Path, small: Path,
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_write(fd, data)
 
-    monkeypatch.setattr(_files.os, "write", write)
+    monkeypatch.setattr(outputs.os, "write", write)
     with pytest.raises(OutputPathError, match="No space left"):
         list(rv.run([small], jobs=1, report=report))
     assert report.read_bytes() == b'{"old": true}\n'
@@ -416,24 +416,57 @@ def _workers(proc: subprocess.Popen[bytes]) -> list[psutil.Process]:
     return out
 
 
+_HOLD = textwrap.dedent("""
+    # In pool workers only: the first worker to meet the held Episode writes its pid to
+    # CANONKIT_TEST_HOLD_FILE (created exclusively: only one worker ever holds) and waits
+    # there until it is killed; the worker that takes the unit over goes on.
+    import os, sys, time
+    HOLD = os.environ.get("CANONKIT_TEST_HOLD", "").encode()
+    MARK = os.environ.get("CANONKIT_TEST_HOLD_FILE", "")
+    if HOLD and MARK and "multiprocessing" in " ".join(getattr(sys, "orig_argv", [])):
+        import canonkit.reverify.units as _units
+        _real = _units.verify_one
+
+        def verify_one(kind, payload, *args, **kwargs):
+            if HOLD in payload:
+                try:
+                    fd = os.open(MARK, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+                except FileExistsError:
+                    pass
+                else:
+                    os.write(fd, str(os.getpid()).encode())
+                    os.close(fd)
+                    time.sleep(600)
+            return _real(kind, payload, *args, **kwargs)
+
+        _units.verify_one = verify_one
+""")
+
+
 @pytest.mark.slow
 def test_worker_killed_mid_run_report_is_identical(big: Path, tmp_path: Path) -> None:
     expected = _clean_report(big, tmp_path)
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(_HOLD)
+    held = orjson.loads(big.read_bytes().splitlines()[700])["episode_id"]
+    mark = tmp_path / "held-by"
+    env = dict(os.environ, CANONKIT_TEST_HOLD=held, CANONKIT_TEST_HOLD_FILE=str(mark),
+               PYTHONPATH=os.pathsep.join([str(hooks), os.environ.get("PYTHONPATH", "")]))
     report = tmp_path / "report.jsonl"
     with subprocess.Popen(
         [sys.executable, "-m", "canonkit", "reverify", str(big), "--jobs", "2",
          "--report", str(report), "--no-progress"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
     ) as proc:
-        deadline = time.monotonic() + 30
-        victims: list[psutil.Process] = []
-        while time.monotonic() < deadline and proc.poll() is None:
-            victims = [w for w in _workers(proc) if w.cpu_times().user > 0.3]
-            if victims:
-                break
-            time.sleep(0.05)
-        assert victims, "no busy worker found to kill"
-        victims[0].send_signal(signal.SIGKILL)
+        deadline = time.monotonic() + 120
+        while not (mark.exists() and mark.read_text()) and proc.poll() is None:
+            assert time.monotonic() < deadline, "no worker reached the held Episode"
+            time.sleep(0.02)
+        assert proc.poll() is None, proc.communicate()[1].decode()
+        victim = psutil.Process(int(mark.read_text()))
+        assert victim.pid in {w.pid for w in _workers(proc)}  # one of this run's workers
+        victim.send_signal(signal.SIGKILL)
         out, err = proc.communicate(timeout=300)
     assert proc.returncode == 1, err.decode()
     assert b"Traceback" not in err

@@ -64,6 +64,9 @@ FROZEN = {
     "file_too_large": "FileTooLargeError",
     "invalid_json_input": "JSONInputError",
     "duplicate_json_key": "DuplicateJSONKeyError",
+    "input_changed": "FileChangedError",
+    "broken_stream": "BrokenStreamError",
+    "path_outside": "PathOutsideError",
 }
 
 

@@ -1,5 +1,6 @@
-"""canonkit._files: regular-file inputs that never block, strict JSON with located errors,
-the JSON-lines reader, and outputs written completely or not at all."""
+"""canonkit._files, the input and output doors: regular-file inputs that never block, file
+identities, confined paths, compressed streams whose ends are checked, strict JSON with
+located errors, the JSON-lines reader, and outputs written completely or not at all."""
 from __future__ import annotations
 
 import errno
@@ -21,13 +22,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from canonkit import _files
+from canonkit._files import streams
 from canonkit.errors import (
+    BrokenStreamError,
     CanonkitError,
     DuplicateJSONKeyError,
+    FileChangedError,
     FileTooLargeError,
     JSONInputError,
     NotRegularFileError,
     OutputPathError,
+    PathOutsideError,
 )
 
 # --- inputs ------------------------------------------------------------------------
@@ -95,7 +100,7 @@ def test_a_swapped_path_is_checked_again_after_opening(tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     fifo = tmp_path / "p"
     os.mkfifo(fifo)
-    monkeypatch.setattr(_files, "check_regular", lambda path: None)  # lose the stat race
+    monkeypatch.setattr(_files.inputs, "check_regular", lambda path: None)  # lose the race
     with pytest.raises(NotRegularFileError):
         finishes(lambda: _files.open_regular(fifo), fifo)
 
@@ -120,6 +125,186 @@ def test_read_regular_limit(tmp_path: Path) -> None:
     assert info.value.code == "file_too_large" and info.value.detail == str(path)
     with pytest.raises(FileNotFoundError):
         _files.read_regular(tmp_path / "missing")
+
+
+def test_a_nul_byte_in_a_path_is_an_os_error(tmp_path: Path) -> None:
+    for call in (_files.check_regular, _files.open_regular, _files.read_regular,
+                 _files.read_json, _files.open_stream):
+        with pytest.raises(OSError) as info:
+            call(f"{tmp_path}/a\x00b")  # type: ignore[operator]
+        assert info.value.errno == errno.EINVAL and "NUL" in str(info.value)
+
+
+def test_identity_refuses_a_replaced_or_rewritten_file(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b"[1]\n[2]\n")
+    first = _files.Identity.of(path.stat())
+    assert _files.read_regular(path, expect=first) == b"[1]\n[2]\n"
+    (tmp_path / "new").write_bytes(b"[3]\n[4]\n")
+    os.replace(tmp_path / "new", path)
+    with pytest.raises(FileChangedError, match="replaced by another file") as info:
+        _files.open_regular(path, expect=first)
+    assert info.value.code == "input_changed" and isinstance(info.value, OSError)
+    assert info.value.detail == str(path)
+    second = _files.Identity.of(path.stat())
+    with _files.open_regular(path, expect=second) as handle:
+        handle.read(1)
+        with open(path, "r+b") as other:  # rewritten in place while being read
+            other.write(b"[5]")
+        os.utime(path, ns=(second.mtime_ns + 10**9, second.mtime_ns + 10**9))
+        with pytest.raises(FileChangedError, match="rewritten: modified"):
+            _files.check_unchanged(handle, path, second)
+        _files.check_unchanged(handle, path, None)  # nothing expected, nothing checked
+    path.write_bytes(b"[6]")
+    assert "size 8 -> 3 bytes" in (second.change(_files.Identity.of(path.stat())) or "")
+
+
+def test_resolve_within_keeps_a_name_under_its_directory(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "x.json").write_bytes(b"{}")
+    (tmp_path / "out.json").symlink_to("/etc/hostname")
+    (tmp_path / "in.json").symlink_to(tmp_path / "sub" / "x.json")
+    assert _files.resolve_within(tmp_path, "sub/x.json") == str(tmp_path / "sub" / "x.json")
+    assert _files.resolve_within(tmp_path, "in.json") == str(tmp_path / "sub" / "x.json")
+    assert _files.resolve_within(tmp_path, "sub/../sub/x.json").endswith("x.json")
+    for name in ("../x.json", "/etc/passwd", "out.json", "sub/../../x", "a\x00b"):
+        with pytest.raises(PathOutsideError) as info:
+            _files.resolve_within(tmp_path, name)
+        assert info.value.code == "path_outside" and info.value.detail == name
+
+
+def test_read_regular_reads_what_the_file_held_when_opened(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"abc")
+    with pytest.raises(NotRegularFileError):
+        finishes(lambda: _files.read_regular("/dev/zero"))
+    with pytest.raises(FileTooLargeError):  # refused on fstat, before reading
+        _files.read_regular(path, max_bytes=2)
+
+
+# --- compressed streams ------------------------------------------------------------
+
+zstandard = pytest.importorskip("zstandard")
+
+
+def _zstd(data: bytes, pieces: int, checksum: bool, sized: bool, skippable: bool
+          ) -> tuple[bytes, set[int]]:
+    """``data`` in ``pieces`` zstd frames (streamed ones, without a content size, unless
+    ``sized``), and the offsets where a frame ends."""
+    compressor = zstandard.ZstdCompressor(level=1, write_checksum=checksum,
+                                          write_content_size=sized)
+    step = max(1, -(-len(data) // max(1, pieces)))
+    frames = []
+    for i in range(0, len(data), step):
+        out = io.BytesIO()
+        if sized:
+            out.write(compressor.compress(data[i:i + step]))
+        else:
+            with compressor.stream_writer(out, closefd=False) as writer:
+                writer.write(data[i:i + step])
+        frames.append(out.getvalue())
+    if skippable:
+        frames.insert(len(frames) // 2, b"\x50\x2a\x4d\x18" + (5).to_bytes(4, "little") + b"skip!")
+    frames = frames or [compressor.compress(b"")]
+    return b"".join(frames), {sum(map(len, frames[:k + 1])) for k in range(len(frames))}
+
+
+def _gzip(data: bytes, pieces: int) -> tuple[bytes, set[int]]:
+    """``data`` in ``pieces`` gzip members, and the offsets where a member ends."""
+    import gzip
+
+    step = max(1, -(-len(data) // max(1, pieces)))
+    members = [gzip.compress(data[i:i + step], compresslevel=1)
+               for i in range(0, len(data), step)] or [gzip.compress(b"")]
+    return b"".join(members), {sum(map(len, members[:k + 1])) for k in range(len(members))}
+
+
+def _decode(kind: str, blob: bytes) -> tuple[bytes, BrokenStreamError | None]:
+    """Everything decoded, and the error that ended the stream (None: clean)."""
+    source = io.BytesIO(blob)
+    chunks = (streams.zstd_chunks(source.read, "f", zstandard) if kind == "zst"
+              else streams.gzip_chunks(source.read, "f"))
+    out = bytearray()
+    try:
+        for chunk in chunks:
+            out += chunk
+    except BrokenStreamError as exc:
+        return bytes(out), exc
+    return bytes(out), None
+
+
+_DATA = st.one_of(st.binary(max_size=3000),
+                  st.lists(st.sampled_from([b'{"a":1}\n', b"x" * 700, b"\x00" * 5000]),
+                           max_size=80).map(b"".join))
+
+
+@settings(max_examples=120, deadline=None)
+@given(data=_DATA, pieces=st.integers(1, 6), checksum=st.booleans(), sized=st.booleans(),
+       skippable=st.booleans(), kind=st.sampled_from(["zst", "gz"]), cut=st.floats(0, 1),
+       trailer=st.sampled_from([b"", b"\x00", b"junk", b"\x1f\x8b", b"(\xb5/\xfd"]))
+def test_compressed_streams_decode_whole_or_say_where_they_break(
+        data: bytes, pieces: int, checksum: bool, sized: bool, skippable: bool, kind: str,
+        cut: float, trailer: bytes) -> None:
+    blob, ends = (_zstd(data, pieces, checksum, sized, skippable) if kind == "zst"
+                  else _gzip(data, pieces))
+    assert _decode(kind, blob) == (data, None)
+    if trailer:  # bytes after the last frame: all of the data first, then the error
+        got, error = _decode(kind, blob + trailer)
+        assert got == data and error is not None and error.offset == len(blob)
+        assert error.code == "broken_stream"
+        if trailer not in (b"\x1f\x8b", b"(\xb5/\xfd"):  # those start a (cut) frame
+            assert "after the last" in str(error)
+    end = int(len(blob) * cut)
+    if 0 < end < len(blob):  # a cut: a prefix of the data, then the error
+        got, error = _decode(kind, blob[:end])
+        assert data.startswith(got)
+        if end in ends:  # between two frames: a shorter stream, as the format allows
+            assert error is None
+        else:
+            assert error is not None and error.offset is not None and error.offset < end
+            assert max([0, *(e for e in ends if e <= end)]) == error.offset
+
+
+def test_a_corrupt_or_empty_stream_is_a_broken_stream() -> None:
+    data = b"a line of text\n" * 5000
+    for kind, (blob, _) in (("zst", _zstd(data, 1, True, True, False)), ("gz", _gzip(data, 1))):
+        got, error = _decode(kind, b"")
+        assert got == b"" and error is not None and "empty" in str(error)
+        middle = len(blob) // 2
+        broken = blob[:middle] + bytes([blob[middle] ^ 0xFF]) + blob[middle + 1:]
+        got, error = _decode(kind, broken)  # found where the format can (gzip: its CRC)
+        assert error is not None and error.offset == 0
+        assert _decode(kind, b"not compressed at all")[1] is not None
+
+
+def test_decoded_output_is_bounded_by_blocks_not_by_declared_sizes() -> None:
+    zeros = b"\x00" * (64 << 20)  # compresses to a few KiB: a bomb in miniature
+    for kind, blob in (("zst", zstandard.ZstdCompressor(level=1).compress(zeros)),
+                       ("gz", _gzip(zeros, 1)[0])):
+        assert len(blob) < 1 << 20
+        source = io.BytesIO(blob)
+        chunks = (streams.zstd_chunks(source.read, "f", zstandard) if kind == "zst"
+                  else streams.gzip_chunks(source.read, "f"))
+        sizes = [len(chunk) for chunk in chunks]
+        assert sum(sizes) == len(zeros) and max(sizes) <= 1 << 20, kind
+
+
+def test_open_stream_reads_plain_gzip_and_zstd_files(tmp_path: Path) -> None:
+    data = b'{"n": 1}\n' * 1000
+    (tmp_path / "c.jsonl").write_bytes(data)
+    (tmp_path / "c.jsonl.gz").write_bytes(_gzip(data, 3)[0])
+    (tmp_path / "c.jsonl.zst").write_bytes(_zstd(data, 3, True, True, True)[0])
+    (tmp_path / "cut.jsonl.zst").write_bytes(_zstd(data, 3, True, True, False)[0][:-3])
+    for name in ("c.jsonl", "c.jsonl.gz", "c.jsonl.zst"):
+        with _files.open_stream(tmp_path / name) as opened:
+            assert opened.stream.read() == data
+            assert opened.disk_bytes == (tmp_path / name).stat().st_size
+    with _files.open_stream(tmp_path / "cut.jsonl.zst") as opened:
+        with pytest.raises(BrokenStreamError, match="does not end"):
+            opened.stream.read()
+    os.mkfifo(tmp_path / "p.jsonl.gz")
+    with pytest.raises(NotRegularFileError):
+        finishes(lambda: _files.open_stream(tmp_path / "p.jsonl.gz"))
 
 
 # --- strict JSON -------------------------------------------------------------------
@@ -209,6 +394,35 @@ def test_deep_nesting_is_an_invalid_json_error() -> None:
     assert info.value.offset == deep.rindex(b'"k"')
 
 
+@pytest.mark.parametrize(("text", "offset", "detail"), [
+    ('{"a": 1e400}', 6, "number"), ("[0, -2E+999]", 4, "number"),
+    ('["\\ud800"]', 2, "surrogate"), ('{"k\\udfff": 1}', 3, "surrogate"),
+    ('["ok", "\\ud83d\\ude00", "\\ud83dx"]', 24, "surrogate"),
+    ('["\\ud800\\ud800\\udc00"]', 2, "surrogate"),
+])
+def test_unrepresentable_numbers_and_lone_surrogates_are_refused(text: str, offset: int,
+                                                                 detail: str) -> None:
+    with pytest.raises(JSONInputError) as info:
+        _files.loads_json(text.encode())
+    assert (info.value.offset, info.value.detail) == (offset, detail)
+    assert _files.loads_json(b'["\\ud83d\\ude00", "\\\\ud800", 1e308]') == [
+        "\U0001f600", "\\ud800", 1e308]  # a pair, an escaped backslash, a finite float
+
+
+def test_the_first_problem_in_the_text_is_the_one_reported() -> None:
+    # the hooks see a repeated key when its object closes, a huge number at once: the
+    # report still names what comes first in the text
+    text = b'[{"a": 1, "a": 2, "n": 1e400}]'
+    with pytest.raises(DuplicateJSONKeyError) as info:
+        _files.loads_json(text)
+    assert info.value.offset == text.index(b'"a"', 5)
+    value, repeats = _files.loads_json_noting_duplicates(b'{"a": 1, "a": 2, "n": ' +
+                                                         b"9" * 5000 + b', "a": 3}')
+    assert [key for key, _ in repeats] == ["a", "a"] and value["a"] == 3
+    with pytest.raises(JSONInputError, match="too large for a float"):
+        _files.loads_json_noting_duplicates(b'{"a": 1, "a": 2, "n": 1e400}')
+
+
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=8),
@@ -264,6 +478,55 @@ def test_json_lines_stop_after_a_byte_budget() -> None:
     stream.seek(4)
     reader = _files.JSONLines(stream, max_line=100, stop_after=5)
     assert list(reader) == [(1, b""), (2, b"[2]\n")] and reader.consumed == 5
+
+
+class _Unseekable(io.RawIOBase):
+    """A stream that cannot seek (a decoded .gz/.zst stream, a pipe)."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = io.BytesIO(data)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        return self._data.readinto(buffer)
+
+
+@pytest.mark.parametrize("seekable", [True, False])
+def test_json_lines_longer_than_a_piece_are_read_whole_or_skipped(
+        monkeypatch: pytest.MonkeyPatch, seekable: bool) -> None:
+    monkeypatch.setattr(_files.JSONLines, "_PIECE", 8)
+    monkeypatch.setattr(_files.JSONLines, "_SKIP", 5)
+    raw = (b"[1]\n" + b"[" + b"7," * 20 + b"7]\n" + b"x" * 60 + b"\n" + b" " * 30 + b"\n"
+           + b"[" + b"2," * 9 + b"2]")
+    stream: Any = io.BytesIO(raw) if seekable else io.BufferedReader(_Unseekable(raw), 4)
+    reader = _files.JSONLines(stream, max_line=50)
+    assert list(reader) == [(1, b"[1]\n"), (2, b"[" + b"7," * 20 + b"7]\n"), (3, None),
+                            (4, b""), (5, b"[" + b"2," * 9 + b"2]")]
+    assert reader.lines == 5 and reader.consumed == len(raw)
+
+
+def test_an_over_long_line_of_a_seekable_file_is_never_held(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    reads: list[int] = []
+
+    class Watched(io.BytesIO):
+        def read(self, size: int | None = -1) -> bytes:
+            data = super().read(size)
+            reads.append(len(data))
+            return data
+
+        def readline(self, size: int | None = -1) -> bytes:
+            data = super().readline(size)
+            reads.append(len(data))
+            return data
+
+    monkeypatch.setattr(_files.JSONLines, "_SKIP", 1000)
+    raw = b"z" * 100_000 + b"\n{}\n"
+    reader = _files.JSONLines(Watched(raw), max_line=10_000)
+    assert list(reader) == [(1, None), (2, b"{}\n")] and reader.consumed == len(raw)
+    assert max(reads) <= 10_001  # blocks and the first piece: the line was never held
 
 
 # --- outputs -----------------------------------------------------------------------
@@ -426,6 +689,52 @@ def test_output_paths_are_validated_before_work(tmp_path: Path,
     monkeypatch.setattr(os, "access", lambda path, mode: False)
     with pytest.raises(OutputPathError, match="not writable"):
         _files.validate_output_path(tmp_path / "new")
+
+
+def test_devices_are_never_replaced_and_inputs_dirs_are_refused(tmp_path: Path) -> None:
+    for device in ("/dev/null", "/dev/zero"):
+        with pytest.raises(OutputPathError, match="is a character device"):
+            _files.AtomicWriter(device)
+    (tmp_path / "store" / "objects").mkdir(parents=True)
+    for path in (tmp_path / "store" / "x", tmp_path / "store" / "objects" / "y",
+                 tmp_path / "store"):
+        with pytest.raises(OutputPathError):
+            _files.validate_output_path(path, input_dirs=[tmp_path / "store"])
+    (tmp_path / "into").symlink_to(tmp_path / "store" / "z")  # through a link, too
+    with pytest.raises(OutputPathError, match="inside"):
+        _files.validate_output_path(tmp_path / "into", input_dirs=[tmp_path / "store"])
+    assert _files.validate_output_path(tmp_path / "beside", input_dirs=[tmp_path / "store"])
+
+
+def test_replace_false_never_overwrites_even_a_file_that_appears_meanwhile(
+        tmp_path: Path) -> None:
+    target = tmp_path / "corpus.jsonl"
+    target.write_bytes(b"old")
+    with pytest.raises(OutputPathError, match="exists"):
+        _files.AtomicWriter(target, replace=False)
+    fresh = tmp_path / "fresh.jsonl"
+    writer = _files.AtomicWriter(fresh, replace=False)
+    writer.write(b"new")
+    fresh.write_bytes(b"someone else's")  # appears between the check and the commit
+    with pytest.raises(OutputPathError, match="exists"):
+        writer.commit()
+    assert fresh.read_bytes() == b"someone else's" and writer.closed
+    _files.write_atomic(tmp_path / "third.jsonl", b"3", replace=False)
+    assert (tmp_path / "third.jsonl").read_bytes() == b"3"
+    assert _names(tmp_path) == ["corpus.jsonl", "fresh.jsonl", "third.jsonl"]
+
+
+def test_a_target_swapped_for_a_fifo_or_directory_before_commit_is_left(tmp_path: Path
+                                                                         ) -> None:
+    for swap in (os.mkfifo, os.mkdir):
+        target = tmp_path / f"out-{swap.__name__}"
+        writer = _files.AtomicWriter(target)
+        writer.write(b"data")
+        swap(target)
+        with pytest.raises(OutputPathError, match="became"):
+            writer.commit()
+        assert not target.is_file() and writer.closed
+    assert sorted(_names(tmp_path)) == ["out-mkdir", "out-mkfifo"]
 
 
 def test_concurrent_writers_never_collide(tmp_path: Path) -> None:

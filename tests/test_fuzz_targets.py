@@ -4,6 +4,7 @@ smoke run in CI (.ci/fuzz-smoke) is a check that can fail."""
 from __future__ import annotations
 
 import importlib
+import json
 import sys
 from types import ModuleType
 from typing import Any
@@ -139,6 +140,18 @@ def test_the_astp_target_compares_two_different_kernels() -> None:
     compiled = module.COMPILED.read_episode.__globals__["reader"].__name__
     twin = module.TWIN.read_episode.__globals__["reader"].__name__
     assert twin == "canonkit._astp_segments_py" and compiled != twin
+
+
+def test_the_episode_readers_target_catches_a_lenient_reader(monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    module = target("episode_readers")
+    worker = importlib.import_module("canonkit.reverify.worker")
+    seed = seeds.seeds("episode_readers")[0]
+    forged = bytes([1, 0, 0]) + seed[1 + seed[0] % 9 * 2:]  # plan: repeat the first member
+    module.one_input(forged)
+    monkeypatch.setattr(worker, "loads_json", lambda data, source: json.loads(data))
+    with pytest.raises(harness.Mismatch):
+        module.one_input(forged)
 
 
 def test_shape_tells_apart_what_equality_does_not() -> None:

@@ -111,22 +111,45 @@ def test_export_by_path_beside_the_episode(tmp_path: Path, monkeypatch: pytest.M
                                            ) -> None:
     docs = _episodes(2, 9)
     corpus = tmp_path / "corpus"  # a directory corpus reads every .json under it: the
-    corpus.mkdir()                  # exports live in a sibling directory
-    (tmp_path / "exports").mkdir()
+    lines = tmp_path / "lines"      # exports below it carry another suffix
+    for directory in (corpus / "l3", lines / "l3"):
+        directory.mkdir(parents=True)
     for i, doc in enumerate(docs):
         export, _ = _export(doc, None if i == 0 else "EX-003", seed=i)
-        (tmp_path / "exports" / f"{i}.json").write_bytes(orjson.dumps(export))
-        doc["layer3"] = f"../exports/{i}.json"
+        for directory in (corpus / "l3", lines / "l3"):
+            (directory / f"{i}.export").write_bytes(orjson.dumps(export))
+        doc["layer3"] = f"l3/{i}.export"
         (corpus / f"{i}.json").write_bytes(orjson.dumps(doc))
-    lines = tmp_path / "lines"
-    lines.mkdir()
     _write_jsonl(lines / "all.jsonl", docs)
-    monkeypatch.chdir(corpus)  # the names resolve beside the Episode's file, not here
-    for path in (Path("../corpus"), Path("../lines/all.jsonl")):
+    monkeypatch.chdir(lines / "l3")  # the names resolve beside the Episode's file, not here
+    for path in (Path("../../corpus"), Path("../all.jsonl")):
         for jobs in (1, 2):
             records = _lines(path, jobs=jobs)
             assert [r["components"]["layer3"] for r in records] == ["ok", "failed"], path
             assert "EX-003" in {f["vector"] for f in records[1]["layer3_findings"]}
+
+
+def test_export_paths_leaving_the_episodes_directory_are_refused(tmp_path: Path) -> None:
+    doc = _episodes(1, 9)[0]
+    export, _ = _export(doc)
+    outside = tmp_path / "outside.json"
+    outside.write_bytes(orjson.dumps(export))  # a valid export: only the path is wrong
+    corpus = tmp_path / "corpus"
+    (corpus / "sub").mkdir(parents=True)
+    (corpus / "sub" / "ok.json").write_bytes(orjson.dumps(export))
+    (corpus / "link.json").symlink_to(outside)
+    (corpus / "sub" / "up").symlink_to(tmp_path)
+    names = ["../outside.json", str(outside), "/etc/passwd", "link.json",
+             "sub/../../outside.json", "sub/up/outside.json", "bad\x00name.json"]
+    docs = [dict(doc, layer3=name) for name in [*names, "sub/ok.json", "sub/../sub/ok.json"]]
+    records = _lines(_write_jsonl(corpus / "c.jsonl", docs))
+    states = [r["components"]["layer3"] for r in records]
+    assert states == ["failed"] * len(names) + ["ok", "ok"]
+    for name, record in zip(names, records):
+        (finding,) = record["layer3_findings"]
+        assert finding["vector"] == "L3-003" and finding["field"] == "layer3"
+        assert finding["detail"].startswith(f"refused the Layer 3 export path {name!r}")
+        assert "path_outside" in finding["detail"]
 
 
 @pytest.mark.parametrize("name,content", [

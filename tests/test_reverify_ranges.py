@@ -9,6 +9,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -178,8 +179,8 @@ def test_local_pool_ranges_match_shipped_bytes(mixed: Path,
     planned: list[tuple[int, int]] = []
     plan = ranges.plan_ranges
 
-    def spy(path: str, chunk: int) -> Iterator[tuple[int, int]]:
-        for span in plan(path, chunk):
+    def spy(path: str, chunk: int, expect: Any = None) -> Iterator[tuple[int, int]]:
+        for span in plan(path, chunk, expect):
             planned.append(span)
             yield span
 

@@ -10,14 +10,13 @@ import struct
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-import orjson
-
 from canonkit._astp_common import U64, uuid_bytes
 from canonkit._astp_fields_py import hash_fields
 from canonkit._astp_hash_py import hash_bytes, sha3_256
-from canonkit.errors import InvalidFieldError
+from canonkit._files.strict_json import loads_json
+from canonkit.errors import InvalidFieldError, JSONInputError
 
-__all__ = ["leaf_hash_v1", "leaf_hash_v2", "read_segments", "scan_episode"]
+__all__ = ["leaf_hash_v1", "leaf_hash_v2", "plain_json", "read_segments", "scan_episode"]
 
 
 # --- §4 leaf hashes ----------------------------------------------------------------------
@@ -197,13 +196,14 @@ def scan_episode(data: Any, segment_type: Any, signal_type: Any) -> Any:
     top-level members without ``segments`` (and ``stored`` without its ``segments``), and
     for ``canonkit-episode/1`` without ``signals`` when every signal is canonical: then
     ``signals`` is ``(SPINE signals in stored order, latest_received_us, repeated)``,
-    else None. The compiled scanner reads the text itself and may also return None where
-    this one reads the document (docs/astp-kernel-api.md)."""
+    else None. The text is read by the strict reader (``canonkit._files.loads_json``); the
+    compiled scanner reads it itself and may also return None where this one reads the
+    document (docs/astp-kernel-api.md)."""
     if type(data) is not bytes:
         return None
-    try:
-        doc = orjson.loads(data)
-    except orjson.JSONDecodeError:
+    try:  # the strict reader: what it refuses, the general reader refuses too
+        doc = loads_json(data)
+    except JSONInputError:
         return None
     if type(doc) is not dict:
         return None
@@ -232,3 +232,35 @@ def scan_episode(data: Any, segment_type: Any, signal_type: Any) -> Any:
         if signals is not None:
             del members["signals"]
     return members, segments, excluded, None if por else _latest_created(items), signals
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values of equal types at every depth (``1 == 1.0 == True`` is not enough)."""
+    if type(a) is not type(b):
+        return False
+    if type(a) is dict:
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if type(a) is list:
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return bool(a == b) or (a != a and b != b)
+
+
+def plain_json(data: Any) -> bool:
+    """Whether orjson may read ``data`` (``bytes``) for the strict reader
+    (``canonkit._files.loads_json``): ``orjson.loads`` either refuses it (the strict
+    reader then decides and words the refusal) or gives exactly the strict reader's value,
+    types included. The compiled kernel decides from one pass over the text and may say
+    False where this says True, never the other way (docs/astp-kernel-api.md)."""
+    import orjson
+
+    if type(data) is not bytes:
+        return False
+    try:
+        fast = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return True
+    try:
+        strict = loads_json(data)
+    except (JSONInputError, RecursionError):
+        return False
+    return _same(strict, fast)

@@ -464,7 +464,7 @@ class ManifestError(CanonkitError, ValueError):
 
 @_register
 class CorpusExistsError(CanonkitError, FileExistsError):
-    """Recording refused: the corpus version directory already exists."""
+    """A corpus exists where one would be written (a recorded version; synth without force)."""
     code = "corpus_exists"
 
 
@@ -515,8 +515,26 @@ class DuplicateJSONKeyError(JSONInputError):
     code = "duplicate_json_key"
 
 
+@_register
+class FileChangedError(CanonkitError, OSError):
+    """An input file is not the one the run started on (another inode, size or mtime); ``detail`` is the path."""
+    code = "input_changed"
+
+
+@_register
+class BrokenStreamError(CanonkitError, ValueError):
+    """A compressed input does not end cleanly (a cut gzip member or zstd frame, bytes after the last); ``offset`` is in the file."""
+    code = "broken_stream"
+
+
+@_register
+class PathOutsideError(CanonkitError, ValueError):
+    """A path named inside an input leads out of the directory it must stay in; ``detail`` is the path."""
+    code = "path_outside"
+
+
 _export(NotRegularFileError, OutputPathError, FileTooLargeError, JSONInputError,
-        DuplicateJSONKeyError)
+        DuplicateJSONKeyError, FileChangedError, BrokenStreamError, PathOutsideError)
 
 
 # --- Object store (STORE.md) ---------------------------------------------------------

@@ -450,8 +450,8 @@ def _read_episode_doc(doc: Mapping[str, Any], scanned: Scanned | None = None) ->
 def read_episode_bytes(data: bytes) -> Episode | None:
     """Read an Episode document from its JSON text on the fast path (the compiled scanner:
     no Python object per stored segment); None when the text is outside that path — then
-    ``read_episode(orjson.loads(data))`` reads it, with the same result for every document
-    this one reads. Raises ``InvalidRecordError`` exactly as ``read_episode`` would."""
+    ``read_episode(canonkit._files.loads_json(data))`` (the strict reader) reads it, with
+    the same result for every document this one reads. Raises ``InvalidRecordError`` exactly as ``read_episode`` would."""
     scanned = reader.scan_episode(data, Segment, Signal)
     if scanned is None:
         return None

@@ -117,9 +117,14 @@ def read_json(path: Path | str) -> Any:
     blocked on."""
     from .._files import loads_json
     from .._files import read_json as read_file
+    from ..errors import FileTooLargeError
 
-    if str(path) == "-":
-        return loads_json(sys.stdin.read(MAX_DOCUMENT + 1), source="<stdin>")
+    if str(path) == "-":  # bounded as a file is: never more than the limit held
+        data = sys.stdin.buffer.read(MAX_DOCUMENT + 1)
+        if len(data) > MAX_DOCUMENT:
+            raise FileTooLargeError(f"<stdin>: larger than the {MAX_DOCUMENT}-byte limit",
+                                    detail="<stdin>")
+        return loads_json(data, source="<stdin>")
     return read_file(path, max_bytes=MAX_DOCUMENT)
 
 

@@ -67,6 +67,9 @@ def _register_synth(subparsers: Any) -> None:
                    help="corpus file: .jsonl, .jsonl.gz, .jsonl.zst, .cborseq, or DIR/ "
                         "(one .json per Episode)")
     p.add_argument("--answers", help="answer file (JSON lines, one per Episode, same order)")
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing corpus file and answer file (never refused "
+                        "otherwise: an existing corpus is left as it is)")
     p.add_argument("--median-segments", type=_positive, default=200,
                    help="median number of segments per Episode (default 200)")
     p.add_argument("--por-fraction", type=_fraction, default=0.3,
@@ -173,7 +176,7 @@ def _reverify(args: argparse.Namespace) -> int:
 
 def _synth(args: argparse.Namespace) -> int:
     from .. import engines
-    from ..errors import OutputPathError
+    from ..errors import CorpusExistsError, OutputPathError
     from ..reverify.outcomes import EXIT_USAGE, TABLE_ORDER
     from ..reverify.synth import write_corpus
 
@@ -184,9 +187,9 @@ def _synth(args: argparse.Namespace) -> int:
                 seed=args.seed, median_segments=args.median_segments,
                 por_fraction=args.por_fraction, search_cap=args.search_cap,
                 progress=False if args.no_progress else None, layer3=args.layer3,
-                layer3_violating=args.layer3_violating,
+                layer3_violating=args.layer3_violating, force=args.force,
             )
-        except OutputPathError as exc:
+        except (OutputPathError, CorpusExistsError) as exc:
             print(f"canonkit synth: {exc}", file=sys.stderr)
             return EXIT_USAGE
         except OSError as exc:

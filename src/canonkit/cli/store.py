@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -169,13 +168,13 @@ def _init(args: argparse.Namespace) -> int:
 
 def _put(args: argparse.Namespace) -> int:
     def body() -> int:
+        from .._files import read_regular
+
         store = _open(args)
         for name in args.files or ["-"]:
-            if name == "-":
-                data = sys.stdin.buffer.read()
-            else:
-                with open(name, "rb") as fh:
-                    data = fh.read()
+            # a named file through the input door: a FIFO or a device is refused at once,
+            # never read until it ends (or memory does)
+            data = sys.stdin.buffer.read() if name == "-" else read_regular(name)
             address = store.put(data, form=args.form)
             if args.json:
                 _print_json({"file": name, "address": address, "bytes": len(data)})
@@ -186,30 +185,16 @@ def _put(args: argparse.Namespace) -> int:
     return _run(args, body)
 
 
-def _write_atomically(path: str, data: bytes | memoryview) -> None:
-    """``path`` gets all of ``data`` or is left as it was."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".canonkit-", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def _get(args: argparse.Namespace) -> int:
     def body() -> int:
+        from .._files import validate_output_path, write_atomic
+
+        if args.output:  # before the read: a device, a directory or the store is refused
+            validate_output_path(args.output, input_dirs=[args.store])
         store = _open(args)
         data = store.get(args.address, verify=not args.no_verify, copy=False)
-        if args.output:
-            _write_atomically(args.output, data)
+        if args.output:  # the output door: complete or not at all, links written through
+            write_atomic(args.output, data, input_dirs=[args.store])
         else:
             sys.stdout.buffer.write(data)
             sys.stdout.buffer.flush()

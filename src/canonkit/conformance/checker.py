@@ -383,7 +383,7 @@ class _Run:
 
     def listed_file(self, rel: str, size: str, sha256: str) -> None:
         parts = rel.split("/")
-        if (not rel or rel.startswith("/") or "\\" in rel or rel == MANIFEST
+        if (not rel or rel.startswith("/") or "\\" in rel or "\x00" in rel or rel == MANIFEST
                 or any(p in ("", ".", "..") for p in parts)):
             self.fail(rel or "<empty>", "bad_path", "must be a relative path inside the corpus "
                                                     "(and not the manifest itself)")

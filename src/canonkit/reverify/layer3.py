@@ -2,7 +2,8 @@
 
 An Episode document may carry a ``layer3`` member: a ``canonkit-layer3/1`` export, or the
 name of a file holding one, resolved against the directory of the file the Episode was
-read from. The export is verified against its Episode (``canonkit.astp.layer3.verify`` with
+read from — only a file there or below it is read; a name leading anywhere else (``..``,
+an absolute path, a symlink pointing out) is refused as an L3-003 finding naming it. The export is verified against its Episode (``canonkit.astp.layer3.verify`` with
 the Episode, so spine isolation is checked too) and the result becomes the report line's
 ``components["layer3"]``: ``"ok"``, ``"failed"`` (the line then lists ``layer3_findings``)
 or ``"absent"``. The Episode's outcome never depends on it (Layer 3 is kept apart from the
@@ -14,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import Any, NamedTuple
 
-from ..errors import CanonkitError
+from ..errors import CanonkitError, PathOutsideError
 
 OK = "ok"
 FAILED = "failed"
@@ -46,12 +47,14 @@ def _failure(detail: str, field: str | None = "layer3") -> Layer3Result:
 
 
 def _load(name: str, origin: str | None) -> Any:
-    """The export named by a ``layer3`` path, read as a regular file of strict JSON."""
-    from .._files import read_json
+    """The export named by a ``layer3`` path, read as a regular file of strict JSON; only
+    a file beside the Episode's file or below its directory may be named
+    (``PathOutsideError`` for ``..``, an absolute path, a symlink leading elsewhere)."""
+    from .._files import read_json, resolve_within
     from .sources import MAX_DOCUMENT_BYTES
 
     base = os.path.dirname(origin) if origin else ""
-    return read_json(os.path.join(base, name), max_bytes=MAX_DOCUMENT_BYTES)
+    return read_json(resolve_within(base, name), max_bytes=MAX_DOCUMENT_BYTES)
 
 
 def check(member: Any, episode: Any, origin: str | None) -> Layer3Result:
@@ -67,6 +70,8 @@ def check(member: Any, episode: Any, origin: str | None) -> Layer3Result:
             return _failure("the layer3 member names no file")
         try:
             member = _load(member, origin)
+        except PathOutsideError as exc:  # never read: outside the Episode's directory
+            return _failure(f"refused the Layer 3 export path {member!r} ({exc.code}): {exc}")
         except CanonkitError as exc:  # not a regular file, too large, not strict JSON
             return _failure(f"cannot read the Layer 3 export {member!r} ({exc.code}): {exc}")
         except OSError as exc:

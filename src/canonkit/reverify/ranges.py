@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from .._files import JSONLines, open_regular
+from .._files import Identity, JSONLines, check_unchanged, open_regular
 
 _SCAN = 1 << 16
 # A range is at least this long (so a tiny corpus is not cut into one-line tasks) ...
@@ -50,13 +50,15 @@ def _next_boundary(f: BinaryIO, pos: int, size: int) -> int:
         at += len(block)
 
 
-def plan_ranges(path: str, chunk_bytes: int) -> Iterator[tuple[int, int]]:
-    """Consecutive ``[start, end)`` byte ranges of whole lines covering the file, each at
-    least ``chunk_bytes`` long (the last may be shorter; one may be longer, to finish a
-    line). Lazy: a range is planned when the consumer asks for it."""
+def plan_ranges(path: str, chunk_bytes: int, expect: Identity | None = None
+                ) -> Iterator[tuple[int, int]]:
+    """Consecutive ``[start, end)`` byte ranges of whole lines covering the file (the one
+    ``expect`` describes), each at least ``chunk_bytes`` long (the last may be shorter;
+    one may be longer, to finish a line). Lazy: a range is planned when the consumer asks
+    for it."""
     if chunk_bytes < 1:
         raise ValueError("chunk_bytes must be at least 1")
-    with open_regular(path) as f:
+    with open_regular(path, expect=expect) as f:
         size = os.fstat(f.fileno()).st_size
         start = 0
         while start < size:
@@ -72,15 +74,17 @@ def chunk_bytes_for(size: int, workers: int, batch_bytes: int) -> int:
     return max(1, min(batch_bytes, max(MIN_RANGE_BYTES, share)))
 
 
-def read_lines(path: str, start: int, end: int, max_line: int
-               ) -> Iterator[tuple[int, int, bytes | None]]:
+def read_lines(path: str, start: int, end: int, max_line: int,
+               expect: Identity | None = None) -> Iterator[tuple[int, int, bytes | None]]:
     """``(line number within the range, offset of the line, line)`` for every line of
     ``[start, end)`` (``canonkit._files.JSONLines``: ``b""`` for a blank line, ``None``
-    for one longer than ``max_line``, skipped to its newline)."""
-    with open_regular(path) as raw:
+    for one longer than ``max_line``, skipped to its newline). FileChangedError (an
+    OSError) when the file is not the one ``expect`` describes, at open or at the end."""
+    with open_regular(path, expect=expect) as raw:
         raw.seek(start)
         reader = JSONLines(raw, max_line=max_line, stop_after=end - start)
         at = start
         for number, line in reader:
             yield number, at, line
             at = start + reader.consumed
+        check_unchanged(raw, path, expect)

@@ -26,7 +26,18 @@ from . import ranges
 from .ranges import chunk_bytes_for, seekable_kind
 from .sources import UNREADABLE, Input, expand_paths, iter_items, total_disk_bytes
 from .summary import Summary
-from .units import Documents, JsonFiles, LineRange, Unit, UnitResult, lost, split, verify_unit
+from .units import (
+    CHANGED,
+    Documents,
+    JsonFiles,
+    LineRange,
+    Unit,
+    UnitResult,
+    lost,
+    refused_range,
+    split,
+    verify_unit,
+)
 
 DEFAULT_SEARCH_CAP = 40320  # 8!: one full tied group of the largest size the spec names
 DEFAULT_BATCH_SIZE = 64
@@ -36,6 +47,8 @@ DEFAULT_BATCH_BYTES = 8 * 1024 * 1024
 SEEKABLE_RANGES = True
 
 PathArg = str | os.PathLike[str]
+_AFTER_CHANGE = ("not read: the file is not the one the run started on (an earlier range of "
+                 "it was refused)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +182,8 @@ class Run:
         path = item.path
         try:
             size = os.path.getsize(path)
-            plan = ranges.plan_ranges(path, chunk_bytes_for(size, workers, self._batch_bytes))
+            plan = ranges.plan_ranges(path, chunk_bytes_for(size, workers, self._batch_bytes),
+                                      item.identity)
             span = next(plan, None)
         except OSError:
             yield from self._documents([item])
@@ -177,15 +191,15 @@ class Run:
         opened = os.path.abspath(path)  # a worker's working directory may differ
         first = True
         while span is not None:
-            yield LineRange(path, opened, span[0], span[1], first)
+            yield LineRange(path, opened, span[0], span[1], first, identity=item.identity)
             first = False
             span = next(plan, None)
 
     def _json_groups(self, inputs: Sequence[Input]) -> Iterator[Unit]:
-        group: list[tuple[str, str]] = []
+        group: list[tuple[str, str, Any]] = []
         size = 0
         for item in inputs:
-            group.append((item.path, os.path.abspath(item.path)))
+            group.append((item.path, os.path.abspath(item.path), item.identity))
             try:
                 size += os.path.getsize(item.path)
             except OSError:  # reported by the worker
@@ -247,7 +261,12 @@ class Run:
         """A unit whose worker died twice: run its Episodes one by one, so that only the
         Episode that kills its worker is lost (reported ``invalid_record``,
         ``worker_lost``)."""
-        singles, lines = split(unit)
+        try:
+            singles, lines = split(unit)
+        except OSError as exc:  # the file changed or vanished meanwhile
+            if not isinstance(unit, LineRange):  # the only kind split reads
+                raise
+            return refused_range(unit, f"cannot read the file: {type(exc).__name__}: {exc}")
         verdicts = []
         doc_bytes = 0
         for single, result in engine.map(verify_unit, singles, self.search_cap,
@@ -283,13 +302,18 @@ class Run:
                                      scheduler=self._scheduler) as engine:
                 units = self._units(self._workers_read_files(engine), engine.jobs)
                 base = 0
+                changed = False  # a range of this file was refused: its file changed
                 for unit, result in engine.map(verify_unit, units, self.search_cap,
                                                      self.require_layer3):
                     if isinstance(result, engines.Lost):
                         result = self._recover(engine, unit)
                     if isinstance(unit, LineRange):
-                        base = 0 if unit.first else base
-                        lines_before, base = base, base + result.lines
+                        if unit.first:
+                            base, changed = 0, False
+                        if changed:  # line numbers are unknown from here: nothing counts
+                            result = refused_range(unit, _AFTER_CHANGE)
+                        changed = changed or result.lines == CHANGED
+                        lines_before, base = base, base + max(result.lines, 0)
                     else:
                         lines_before = 0
                     summary.document_bytes += result.doc_bytes

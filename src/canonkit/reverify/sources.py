@@ -14,17 +14,15 @@ length cannot be read) becomes an ``error`` item with its location and the reaso
 """
 from __future__ import annotations
 
-import gzip
-import io
 import os
 import stat
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any
 
-from .._files import JSONLines, open_regular
-from .._files import _kind as _what  # "a FIFO", "a socket", ...: one wording
-from .._optional import require
+from .._files import Identity, JSONLines, check_unchanged, open_regular, open_stream
+from .._files import describe_kind as _what  # "a FIFO", "a socket", ...: one wording
+from ..errors import CanonkitError
 from ..errors import InputError as InputError  # re-exported: reverify.InputError
 from .lines import Source
 
@@ -42,11 +40,13 @@ UNREADABLE = "unreadable"
 @dataclass(frozen=True, slots=True)
 class Input:
     """An input file (``kind`` "json", "jsonl" or "cbor"), or a path found but not
-    readable (``kind`` "unreadable", ``reason`` says why)."""
+    readable (``kind`` "unreadable", ``reason`` says why). ``identity`` is the file the
+    path named when the run was planned: every reader refuses any other."""
 
     path: str
     kind: str
     reason: str = ""
+    identity: Identity | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,14 +107,14 @@ def _walk(directory: str, out: list[Input], seen: set[tuple[int, int]]) -> None:
         if kind is None:
             continue
         try:
-            mode = os.stat(entry.path).st_mode
+            st = os.stat(entry.path)
         except OSError as exc:  # a dangling link, a file that vanished
             out.append(Input(entry.path, UNREADABLE, _cannot("file", exc)))
             continue
-        if stat.S_ISREG(mode):
-            out.append(Input(entry.path, kind))
+        if stat.S_ISREG(st.st_mode):
+            out.append(Input(entry.path, kind, identity=Identity.of(st)))
         else:
-            out.append(Input(entry.path, UNREADABLE, f"{_what(mode)}, not a regular file"))
+            out.append(Input(entry.path, UNREADABLE, f"{_what(st.st_mode)}, not a regular file"))
     for sub in subdirectories:
         _walk(sub, out, seen)
 
@@ -129,11 +129,14 @@ def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> list[Input]:
     for raw in paths:
         path = os.fspath(raw)
         try:
-            mode = os.stat(path).st_mode
+            if "\x00" in path:
+                raise OSError(f"a path cannot hold a NUL byte: {path!r}")
+            st = os.stat(path)
         except FileNotFoundError:
             raise InputError(f"{path}: no such file or directory", detail=path) from None
         except OSError as exc:
             raise InputError(f"{path}: {_cannot('path', exc)}", detail=path) from None
+        mode = st.st_mode
         if stat.S_ISDIR(mode):
             found: list[Input] = []
             _walk(path, found, set())
@@ -149,7 +152,7 @@ def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> list[Input]:
             if kind is None:
                 raise InputError(f"{path}: unknown input type (expected one of "
                                  f"{', '.join(ALL_SUFFIXES)})", detail=path)
-            inputs.append(Input(path, kind))
+            inputs.append(Input(path, kind, identity=Identity.of(st)))
     return inputs
 
 
@@ -164,26 +167,6 @@ def total_disk_bytes(inputs: Sequence[Input]) -> int:
     return total
 
 
-class _CountingReader(io.RawIOBase):
-    """Counts the bytes read from the file, so compressed inputs report disk progress."""
-
-    def __init__(self, raw: BinaryIO) -> None:
-        self._raw = raw
-        self.count = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
-        n = self._raw.readinto(buffer)  # type: ignore[attr-defined]
-        self.count += n or 0
-        return n or 0
-
-    def close(self) -> None:
-        self._raw.close()
-        super().close()
-
-
 def iter_items(inputs: Sequence[Input]) -> Iterator[Item]:
     """Every document of every input, in order; an unreadable input is one ``error``."""
     for item in inputs:
@@ -191,96 +174,67 @@ def iter_items(inputs: Sequence[Input]) -> Iterator[Item]:
         if item.kind == UNREADABLE:
             yield Item("error", item.reason.encode(), Source(path), 0)
             continue
-        reader = (read_json_file if item.kind == "json" else _read_jsonl
-                  if item.kind == "jsonl" else _read_cbor_sequence)
         try:
-            yield from reader(path)
+            if item.kind == "json":
+                yield from read_json_file(path, expect=item.identity)
+            elif item.kind == "jsonl":
+                yield from _read_jsonl(path, item.identity)
+            else:
+                yield from _read_cbor_sequence(path, item.identity)
         except OSError as exc:  # unreadable file (vanished, replaced, I/O error)
             yield Item("error", _cannot("file", exc).encode(), Source(path), 0)
 
 
-def read_json_file(path: str, source_name: str | None = None) -> Iterator[Item]:
+def read_json_file(path: str, source_name: str | None = None, *,
+                   expect: Identity | None = None) -> Iterator[Item]:
     """One ``.json`` document; ``source_name`` is the name reported (a worker may open
-    the file under an absolute path)."""
+    the file under an absolute path); ``expect`` the file the run started on."""
     source = Source(path if source_name is None else source_name)
-    with open_regular(path) as f:
+    with open_regular(path, expect=expect) as f:
         size = os.fstat(f.fileno()).st_size
         if size > MAX_DOCUMENT_BYTES:
             reason = f"document of {size} bytes exceeds the {MAX_DOCUMENT_BYTES}-byte limit"
             yield Item("error", reason.encode(), source, size)
             return
-        data = f.read()
+        data = f.read(size)
+        check_unchanged(f, path, expect)
     yield Item("json", data, source, size)
 
 
-def _open_lines(path: str) -> tuple[BinaryIO, _CountingReader]:
-    name = path.lower()
-    if name.endswith(".zst"):  # before opening: a missing package must not leak the file
-        zstandard = require("zstandard", f"reading {path}")
-    counter = _CountingReader(open_regular(path))  # closed by the caller
-    stream: BinaryIO
-    if name.endswith(".gz"):
-        stream = gzip.GzipFile(fileobj=io.BufferedReader(counter, _CHUNK), mode="rb")  # type: ignore[assignment]
-    elif name.endswith(".zst"):
-        reader = zstandard.ZstdDecompressor().stream_reader(
-            io.BufferedReader(counter, _CHUNK), read_across_frames=True
-        )
-        stream = io.BufferedReader(reader, _CHUNK)
-    else:
-        stream = io.BufferedReader(counter, _CHUNK)
-    return stream, counter
-
-
-def _stream_errors() -> tuple[type[BaseException], ...]:
-    errors: list[type[BaseException]] = [EOFError, OSError, gzip.BadGzipFile]
-    try:
-        import zstandard
-
-        errors.append(zstandard.ZstdError)
-    except ImportError:  # optional (the zstd extra): no .zst input can be open then
-        pass
-    import zlib
-
-    errors.append(zlib.error)
-    return tuple(errors)
-
-
-def _read_jsonl(path: str) -> Iterator[Item]:
+def _read_jsonl(path: str, expect: Identity | None = None) -> Iterator[Item]:
     """One document per line (``canonkit._files.JSONLines``: blank lines are counted and
     skipped). A line longer than the limit is reported and skipped up to its newline; a
-    broken compressed stream ends the file with one ``error`` item at the line where it
-    broke."""
-    stream, counter = _open_lines(path)
-    broken = _stream_errors()
-    reader = JSONLines(stream, max_line=MAX_DOCUMENT_BYTES)
-    lines = iter(reader)
-    last = 0
-    try:
+    broken compressed stream (``canonkit._files.open_stream``: cut, corrupt, or followed
+    by bytes that are no member or frame) or a file changed under the run ends the file
+    with one ``error`` item at the line where it broke, after every line read before."""
+    with open_stream(path, expect=expect) as opened:
+        reader = JSONLines(opened.stream, max_line=MAX_DOCUMENT_BYTES)
+        lines = iter(reader)
+        last = 0
         while True:
             try:
                 got = next(lines, None)
-            except broken as exc:
+                if got is None:
+                    check_unchanged(opened, path, expect)
+            except (CanonkitError, OSError, EOFError) as exc:
                 reason = f"input stream broken: {type(exc).__name__}: {exc}"
                 yield Item("error", reason.encode(), Source(path, "line", reader.lines + 1),
-                           counter.count - last)
+                           opened.disk_bytes - last)
                 return
             if got is None:
                 return
             line_no, line = got
             source = Source(path, "line", line_no)
+            now = opened.disk_bytes
             if line is None:
                 reason = f"line exceeds the {MAX_DOCUMENT_BYTES}-byte document limit"
-                yield Item("error", reason.encode(), source, counter.count - last)
-                last = counter.count
+                yield Item("error", reason.encode(), source, now - last)
+                last = now
                 continue
             if not line:
                 continue
-            now = counter.count
             yield Item("json", line, source, now - last)
             last = now
-    finally:
-        stream.close()
-        counter.close()
 
 
 def plain(value: Any) -> Any:
@@ -292,7 +246,7 @@ def plain(value: Any) -> Any:
     return value
 
 
-def _read_cbor_sequence(path: str) -> Iterator[Item]:
+def _read_cbor_sequence(path: str, expect: Identity | None = None) -> Iterator[Item]:
     """RFC 8742: concatenated CBOR data items, each one document, located by byte offset.
 
     The parent only delimits and validates: ``canonkit.cbor.check_prefix`` (core profile)
@@ -302,7 +256,7 @@ def _read_cbor_sequence(path: str) -> Iterator[Item]:
     """
     from .. import cbor, errors
 
-    with open_regular(path) as f:
+    with open_regular(path, expect=expect) as f:
         buf = b""
         pos = 0  # start of the next item in buf
         base = 0  # file offset of buf[pos]
@@ -310,9 +264,11 @@ def _read_cbor_sequence(path: str) -> Iterator[Item]:
         while True:
             if pos == len(buf):
                 if eof:
+                    check_unchanged(f, path, expect)
                     return
                 buf, pos = f.read(_CHUNK), 0
                 if not buf:
+                    check_unchanged(f, path, expect)
                     return
             view = memoryview(buf)[pos:]  # offsets in messages count from the item
             try:

@@ -43,8 +43,9 @@ from typing import Any
 
 import orjson
 
-from .._files import AtomicWriter, validate_output_path
+from .._files import AtomicWriter, validate_output_path, write_exclusive
 from .._optional import require
+from ..errors import CorpusExistsError, OutputPathError
 from .runner import DEFAULT_SEARCH_CAP
 
 # outcome recipes per mix, with integer weights (seed-table: the seed's 62-Episode table)
@@ -518,15 +519,16 @@ class _Sink:
     (compressed on the way for .gz/.zst), or a directory built under a temporary name
     beside the target and renamed into place at the end."""
 
-    def __init__(self, out: str) -> None:
+    def __init__(self, out: str, replace: bool) -> None:
         self.out = out
         self.directory = out.endswith(os.sep) or os.path.isdir(out)
         self._file: Any = None
         self._stream: Any = None
-        if self.directory:
+        if self.directory:  # never replaced, even with force: only an empty one is taken
             target = os.path.normpath(out)
             if os.path.isdir(target) and os.listdir(target):
-                raise ValueError(f"{out}: the directory exists and is not empty")
+                raise CorpusExistsError(f"{out}: the directory exists and is not empty",
+                                        detail=out)
             validate_output_path(target)
             parent, base = os.path.split(os.path.abspath(target))
             self._target = target
@@ -535,7 +537,10 @@ class _Sink:
         name = out.lower()
         if name.endswith(".zst"):  # before the temporary exists: a missing package leaves none
             zstandard = require("zstandard", f"writing {out}")
-        self._file = AtomicWriter(out)
+        if not replace and os.path.lexists(out):
+            raise CorpusExistsError(f"{out}: a corpus exists there (force, --force, "
+                                    "replaces it)", detail=out)
+        self._file = AtomicWriter(out, replace=replace)
         if name.endswith(".gz"):
             self._stream = gzip.GzipFile(fileobj=self._file, mode="wb", compresslevel=6)
         elif name.endswith(".zst"):
@@ -545,9 +550,8 @@ class _Sink:
             self._stream = self._file
 
     def write(self, index: int, data: bytes) -> None:
-        if self.directory:
-            with open(os.path.join(self._tmp, f"{index:07d}.json"), "wb") as f:
-                f.write(data)
+        if self.directory:  # inside a directory of its own, renamed into place at the end
+            write_exclusive(os.path.join(self._tmp, f"{index:07d}.json"), data)
         else:
             self._stream.write(data)
 
@@ -568,15 +572,31 @@ class _Sink:
             self._file.abort()
 
 
+def _check_answers(out: str, answers: str, as_dir: bool, force: bool) -> None:
+    """Refuse, before any work, an answer file that would destroy the corpus or that
+    exists (without ``force``)."""
+    target = validate_output_path(answers, input_dirs=[out] if as_dir else ())
+    if os.path.realpath(out) == target:
+        raise OutputPathError(f"{answers}: is the corpus ({out}) too; the corpus and its "
+                              "answers need two files", detail=answers)
+    if not force and os.path.lexists(answers):
+        raise CorpusExistsError(f"{answers}: an answer file exists there (force, --force, "
+                                "replaces it)", detail=answers)
+
+
 def write_corpus(episodes: int, *, out: str, answers: str | None = None,
                  mix: str = "seed-table", seed: int = 0, median_segments: int = 200,
                  por_fraction: float = 0.3, search_cap: int = DEFAULT_SEARCH_CAP,
                  progress: bool | None = False, layer3: float = 0.0,
-                 layer3_violating: float = 0.5) -> dict[str, int]:
+                 layer3_violating: float = 0.5, force: bool = False) -> dict[str, int]:
     """Write a corpus to ``out`` (``.jsonl``, ``.jsonl.gz``, ``.jsonl.zst``, a CBOR
     sequence ``.cborseq``/``.cbor``, or a directory — one ``.json`` per Episode — when
     ``out`` ends with a path separator or is an existing empty directory) and its answers
-    as JSON lines. Both appear complete or not at all. ``progress`` None = on a terminal;
+    as JSON lines. Both appear complete or not at all, through the output door
+    (``canonkit._files.outputs``). An existing corpus or answer file is replaced only
+    with ``force`` (CorpusExistsError otherwise; a directory must be empty, whatever
+    ``force`` says); the answers must be another file than the corpus, and not inside a
+    directory corpus (OutputPathError). ``progress`` None = on a terminal;
     ``layer3``/``layer3_violating`` as for :func:`generate`. Returns the count per
     outcome."""
     from .outcomes import OUTCOMES
@@ -594,17 +614,17 @@ def write_corpus(episodes: int, *, out: str, answers: str | None = None,
         raise ValueError(f"{out}: Layer 3 exports need a JSON corpus (.jsonl[.gz|.zst] or "
                          "a directory): a CBOR sequence sorts their keys")
     if answers is not None:
-        validate_output_path(answers)
+        _check_answers(out, answers, as_dir, force)
     encode = None
     if as_cbor:
         from .. import cbor
 
         encode = cbor.encode
-    sink = _Sink(out)
+    sink = _Sink(out, force)
     ans = None
     shown = Progress(episodes, progress, unit="Episodes", desc="synth")
     try:
-        ans = AtomicWriter(answers) if answers else None
+        ans = AtomicWriter(answers, replace=force) if answers else None
         for ep in generate(episodes, mix=mix, seed=seed, median_segments=median_segments,
                            por_fraction=por_fraction, search_cap=search_cap,
                            layer3=layer3, layer3_violating=layer3_violating):

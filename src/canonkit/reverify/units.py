@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple, Union
 
+from .._files import Identity
+from ..errors import FileChangedError
 from .lines import Source, Verdict, invalid, source_head
 from .sources import MAX_DOCUMENT_BYTES, Item, read_json_file
 from .worker import verify_one
@@ -28,7 +30,8 @@ from .worker import verify_one
 @dataclass(frozen=True, slots=True)
 class LineRange:
     """Lines ``[start, end)`` of the JSON-lines file ``path`` (reported as ``source``),
-    numbered from ``line0 + 1`` within the file's ranges; ``first`` starts a file."""
+    numbered from ``line0 + 1`` within the file's ranges; ``first`` starts a file;
+    ``identity`` is the file the run started on (a worker reads no other)."""
 
     source: str
     path: str
@@ -36,13 +39,15 @@ class LineRange:
     end: int
     first: bool = False
     line0: int = 0
+    identity: Identity | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class JsonFiles:
-    """``.json`` documents as ``(reported name, name to open)`` pairs."""
+    """``.json`` documents as ``(reported name, name to open, identity)`` triples: the
+    identity is the file the run started on (a worker reads no other)."""
 
-    files: tuple[tuple[str, str], ...]
+    files: tuple[tuple[str, str, Identity | None], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,12 +62,26 @@ Unit = Union[LineRange, JsonFiles, Documents]
 
 class UnitResult(NamedTuple):
     """The verdicts of a unit in input order; ``lines`` is the number of physical lines
-    a ``LineRange`` held (the parent's line count), the byte counts feed the progress."""
+    a ``LineRange`` held (the parent's line count; ``CHANGED`` when the range was refused
+    because its file changed: its lines cannot be counted), the byte counts feed the
+    progress."""
 
     verdicts: list[Verdict]
     lines: int
     doc_bytes: int
     disk_bytes: int
+
+
+CHANGED = -1  # UnitResult.lines of a range refused because its file changed
+
+
+def refused_range(unit: LineRange, reason: str) -> UnitResult:
+    """The result of a range that is not read because its file is not the one the run
+    started on: one ``invalid_record`` located by the range's byte offset (its line
+    numbers cannot be known) naming the change."""
+    verdict = invalid(Source(unit.source, "offset", unit.start), reason)
+    located = verdict._replace(head=verdict.line(), number=None, tail=b"")  # no line base
+    return UnitResult([located], CHANGED, 0, unit.end - unit.start)
 
 
 def too_long() -> str:
@@ -82,7 +101,8 @@ def _verify_range(unit: LineRange, search_cap: int, require_layer3: bool) -> Uni
     verdicts: list[Verdict] = []
     lines = doc_bytes = 0
     try:
-        for number, _, line in read_lines(unit.path, unit.start, unit.end, MAX_DOCUMENT_BYTES):
+        for number, _, line in read_lines(unit.path, unit.start, unit.end, MAX_DOCUMENT_BYTES,
+                                          unit.identity):
             lines = number
             source = Source(unit.source, "line", unit.line0 + number)
             if line is None:
@@ -91,7 +111,9 @@ def _verify_range(unit: LineRange, search_cap: int, require_layer3: bool) -> Uni
                 verdicts.append(verify_one("json", line, source, search_cap, head,
                                            unit.path, require_layer3))
                 doc_bytes += len(line)
-    except OSError as exc:  # the file vanished or changed under the run
+    except FileChangedError as exc:  # not the file the run started on: none of it counts
+        return refused_range(unit, _cannot_read(exc, unit.path, unit.source))
+    except OSError as exc:  # the file vanished or could not be read
         source = Source(unit.source, "line", unit.line0 + lines + 1)
         verdicts.append(invalid(source, _cannot_read(exc, unit.path, unit.source), None, head))
     return UnitResult(verdicts, lines, doc_bytes, unit.end - unit.start)
@@ -101,9 +123,9 @@ def _verify_json_files(unit: JsonFiles, search_cap: int, require_layer3: bool
                        ) -> UnitResult:
     verdicts: list[Verdict] = []
     doc_bytes = disk = 0
-    for reported, opened in unit.files:
+    for reported, opened, identity in unit.files:
         try:
-            items = list(read_json_file(opened, reported))
+            items = list(read_json_file(opened, reported, expect=identity))
         except OSError as exc:
             items = [Item("error", _cannot_read(exc, opened, reported).encode(),
                           Source(reported), 0)]
@@ -145,14 +167,15 @@ def split(unit: Unit) -> tuple[list[Unit], int]:
         return [JsonFiles((pair,)) for pair in unit.files], 0
     singles: list[Unit] = []
     lines = 0
-    for number, at, line in read_lines(unit.path, unit.start, unit.end, MAX_DOCUMENT_BYTES):
+    for number, at, line in read_lines(unit.path, unit.start, unit.end, MAX_DOCUMENT_BYTES,
+                                       unit.identity):
         lines = number
         where = Source(unit.source, "line", unit.line0 + number)
         if line is None:
             singles.append(Documents((Item("error", too_long().encode(), where, 0),)))
         elif line:
             singles.append(LineRange(unit.source, unit.path, at, at + len(line),
-                                     line0=unit.line0 + number - 1))
+                                     line0=unit.line0 + number - 1, identity=unit.identity))
     return singles, lines
 
 

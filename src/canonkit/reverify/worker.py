@@ -10,7 +10,8 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from ..errors import CanonkitError
+from .._files import loads_json
+from ..errors import CanonkitError, JSONInputError
 from .layer3 import Layer3Result, check
 from .lines import Source, Verdict, invalid, render
 from .sources import plain
@@ -46,6 +47,20 @@ def _as_json(item: bytes, value: Any) -> bytes | None:
         return orjson.dumps(value)
     except (TypeError, orjson.JSONEncodeError):
         return None
+
+
+def _strict_json(payload: bytes) -> Any:
+    """The document as the strict reader (``canonkit._files.loads_json``) reads it: by
+    orjson where the reader kernel finds the text plain (then both read it alike), else
+    by the strict reader itself, which also words every refusal."""
+    from ..astp._kernel import reader
+
+    if reader.plain_json(payload):
+        try:
+            return orjson.loads(payload)
+        except orjson.JSONDecodeError:  # NaN, a lone surrogate...: the strict reader says
+            pass
+    return loads_json(payload, source="document")
 
 
 class Options(NamedTuple):
@@ -115,11 +130,11 @@ def verify_one(kind: str, payload: bytes, source: Source, search_cap: int,
         verdict = _fast(payload, source, options, head, origin) if FAST_PATH else None
     if verdict is not None:
         return verdict
-    if doc is _UNREAD:
+    if doc is _UNREAD:  # strict JSON, as every reader of canonkit (the input door)
         try:
-            doc = orjson.loads(payload)
-        except orjson.JSONDecodeError as exc:
-            return invalid(source, f"not JSON: {exc}", None, head)
+            doc = _strict_json(payload)
+        except JSONInputError as exc:
+            return invalid(source, f"{exc.code}: {exc}", None, head)
     episode_id = _readable_episode_id(doc)
     if not isinstance(doc, dict):
         return invalid(source, f"document is a JSON {type(doc).__name__}, not an object",

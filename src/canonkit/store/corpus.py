@@ -1,13 +1,13 @@
 """Putting a conformance corpus into a store (``canonkit store import``)."""
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ..errors import ManifestError
+from .._files import loads_json, read_regular
+from ..errors import JSONInputError, ManifestError
 from .progress import bar
 
 if TYPE_CHECKING:
@@ -24,14 +24,13 @@ def read_vectors(corpus: str | os.PathLike[str]) -> list[tuple[str, str, bytes]]
     """``(name, address, bytes)`` of every vector of ``corpus/vectors.json``;
     ``ManifestError`` if it is not a vectors file."""
     path = os.path.join(corpus, "vectors.json")
-    with open(path, "rb") as fh:
-        raw = fh.read(MAX_BYTES + 1)
-    if len(raw) > MAX_BYTES:
-        raise ManifestError(f"{path} is larger than {MAX_BYTES} bytes", detail=path)
+    # the input door: a regular file (a FIFO or device refused at once), its size bounded
+    # before it is read, strict JSON (a repeated key refused, located)
+    raw = read_regular(path, max_bytes=MAX_BYTES)
     try:
-        doc = json.loads(raw)
-    except ValueError as exc:
-        raise ManifestError(f"{path} is not JSON: {exc}", detail=path) from None
+        doc = loads_json(raw, source=path)
+    except JSONInputError as exc:
+        raise ManifestError(f"not strict JSON ({exc.code}): {exc}", detail=path) from None
     if not isinstance(doc, dict) or doc.get("schema") != VECTORS_SCHEMA or not isinstance(
             doc.get("vectors"), list):
         raise ManifestError(f"{path} is not a {VECTORS_SCHEMA} file", detail=path)

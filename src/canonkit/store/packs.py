@@ -92,13 +92,15 @@ class PackFile:
     def closed(self) -> bool:
         return not self._maps
 
-    def check_intact(self) -> None:
-        """``CorruptObjectError`` (detail ``truncated``) if the pack or its index shrank
-        since they were mapped."""
+    def check_intact(self, *, index: bool = True, pack: bool = True) -> None:
+        """``CorruptObjectError`` (detail ``truncated``) if the index or the pack (or
+        either) shrank since they were mapped."""
         if not self._maps:
             return
-        for rel, reader, mapped in ((self.idx_rel, self.index, self._maps[0]),
-                                    (self.pack_rel, self.pack, self._maps[1])):
+        for rel, reader, mapped, asked in ((self.idx_rel, self.index, self._maps[0], index),
+                                           (self.pack_rel, self.pack, self._maps[1], pack)):
+            if not asked:
+                continue
             if self.guarded:
                 if not reader.intact():
                     raise CorruptObjectError(f"{rel}: truncated: the file shrank while it "

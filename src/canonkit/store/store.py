@@ -61,6 +61,14 @@ _DIRS = (OBJECTS, PACKS, REFS, TMP)
 MARKER_LIMIT = 4096  # bytes: the marker is one line of JSON
 
 
+def _intact(pf: PackFile) -> bool:
+    try:
+        pf.check_intact()
+    except CorruptObjectError:
+        return False
+    return True
+
+
 class Store:
     """A version-1 canonkit store at ``path``.
 
@@ -198,7 +206,7 @@ class Store:
             return -1
         try:
             if not pf.guarded:
-                pf.check_intact()
+                pf.check_intact(pack=False)
             offset: int = pf.index.lookup(digest)
             return offset
         except CorruptObjectError as exc:
@@ -211,10 +219,10 @@ class Store:
             self._broken[pf.hex] = exc if exc.path else located(exc, pf.idx_rel)
             pf.close()
 
-    def _usable(self, pf: PackFile) -> bool:
+    def _usable(self, pf: PackFile, *, pack: bool = True) -> bool:
         """False (the pack dropped) if ``pf``'s files shrank under their mappings."""
         try:
-            pf.check_intact()
+            pf.check_intact(pack=pack)
         except CorruptObjectError as exc:
             self._drop(pf, exc)
             return False
@@ -269,11 +277,11 @@ class Store:
             offset = self._offset(pf, digest)
             if offset >= 0:
                 try:
+                    if not pf.guarded:
+                        pf.check_intact(index=False)
                     return pf.pack.entry(offset, want, inflate, copy), problem
                 except CorruptObjectError as exc:
                     problem = problem or located(exc, pf.pack_rel, address)
-                    if exc.detail == "truncated":
-                        self._usable(pf)
         return None, problem
 
     def _get_slow(self, digest: bytes, address: str, want: bytes | None, copy: bool,
@@ -342,8 +350,8 @@ class Store:
             for pf in list(self._packs):
                 if not left:
                     break
-                if not pf.guarded and not self._usable(pf):
-                    continue
+                if not pf.guarded and not _intact(pf):
+                    continue  # read one by one below: the error names what is wrong
                 try:
                     left -= pf.pack.read_many(pf.index, digests, out, verify, inflate, copy)
                 except CorruptObjectError:  # find which one, and try its other forms
@@ -432,7 +440,7 @@ class Store:
         self._refresh_packs()
         seen: set[bytes] = set()
         for pf in list(self._packs):
-            if not pf.guarded and not self._usable(pf):
+            if not pf.guarded and not self._usable(pf, pack=False):
                 continue
             for digest in pf.index.entries()[0]:
                 if digest not in seen:

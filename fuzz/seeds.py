@@ -9,7 +9,9 @@
 - astp_documents: tests/vectors/astp/proof-of-record-5.0.0.json and the Episodes of
   examples/seed-table;
 - manifests: the manifests of conformance/amduat;
-- conformance: each file of conformance/v1, behind the byte that selects it.
+- conformance: each file of conformance/v1, behind the byte that selects it;
+- store: each file of ``store_cases``' small store behind its selector, and the hostile
+  cases kept in fuzz/corpus/store/.
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from _harness import REPO
 from fps_cases import LEVELS, build
 
 CBOR_TARGETS = ("cbor_core", "cbor_dcbor", "cbor_dag_cbor")
-TARGETS = (*CBOR_TARGETS, "fps", "astp_documents", "manifests", "conformance")
+TARGETS = (*CBOR_TARGETS, "fps", "astp_documents", "manifests", "conformance", "store")
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})+")
 
 
@@ -93,10 +95,18 @@ def conformance_seeds() -> Iterator[bytes]:
         yield bytes([selector]) + (REPO / "conformance" / "v1" / name).read_bytes()
 
 
+def store_seeds() -> Iterator[bytes]:
+    import store_cases
+
+    yield from store_cases.seeds()
+    for path in sorted((REPO / "fuzz" / "corpus" / "store").iterdir()):
+        yield path.read_bytes()
+
+
 def seeds(target: str) -> list[bytes]:
     """The distinct seeds of ``target``, in a stable order."""
     source = {"fps": fps_seeds, "astp_documents": astp_seeds, "manifests": manifest_seeds,
-              "conformance": conformance_seeds}.get(target, cbor_seeds)
+              "conformance": conformance_seeds, "store": store_seeds}.get(target, cbor_seeds)
     return list(dict.fromkeys(source()))
 
 

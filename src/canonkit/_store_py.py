@@ -98,9 +98,9 @@ def _verify(data: Any, digest: bytes | None, at: int) -> None:
 
 
 def read_loose(data: Any, digest: bytes | None, inflate: Inflate, copy: bool = True
-               ) -> bytes | memoryview:
-    """The logical bytes of a loose file (raw or DEFLATE form); ``copy=False``: a raw
-    payload is a memoryview of ``data``."""
+               ) -> Any:
+    """The logical bytes of a loose file (raw or DEFLATE form: what ``inflate``
+    returns); ``copy=False``: a raw payload is a memoryview of ``data``."""
     view = memoryview(data).cast("B")
     if len(view) < LOOSE_HEADER:
         raise _corrupt("truncated", len(view), f"loose header needs {LOOSE_HEADER} bytes, "
@@ -293,9 +293,10 @@ class Pack(_Reader):
         return form, stored, logical
 
     def entry(self, offset: int, digest: bytes | None, inflate: Inflate,
-              copy: bool = True) -> bytes | memoryview:
-        """The logical bytes of the entry at ``offset``; with ``copy=False`` a raw entry is
-        a memoryview into the pack (verified first unless ``digest`` is None)."""
+              copy: bool = True) -> Any:
+        """The logical bytes of the entry at ``offset`` (of a DEFLATE entry: what
+        ``inflate`` returns); with ``copy=False`` a raw entry is a memoryview into the
+        pack (verified first unless ``digest`` is None)."""
         form, stored, logical = self.frame(offset)
         start = offset + ENTRY_HEADER
         payload = self._view[start:start + stored]

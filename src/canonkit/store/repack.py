@@ -5,8 +5,8 @@ Under the store lock:
 1. remove leftovers older than the grace period;
 2. write the new pack and its index into ``tmp/`` (every object read and verified from
    its current form first; a corrupt one is skipped and left where it is), fsync both;
-3. rename the ``.pack`` into ``packs/``, then the ``.idx`` — the publication — and fsync
-   ``packs/``;
+3. rename the ``.pack`` into ``packs/``, fsync ``packs/``, then rename the ``.idx`` —
+   the publication — and fsync ``packs/`` again;
 4. only then delete the loose files the new pack holds, and the old packs whose every
    object it holds: every old ``.idx`` first, then ``packs/`` is fsynced, then the
    ``.pack`` files — so that no power loss can keep an index whose pack is gone.
@@ -124,8 +124,10 @@ def write_pack(store: Store, items: Iterable[tuple[bytes, Source]], mode: str,
 
 def publish(store: Store, writer: PackWriter, trailer: bytes,
             sources: Iterable[PackFile] = ()) -> tuple[str, str]:
-    """Rename the pack, then its index, into ``packs/`` and fsync it: from the second
-    rename on, the new pack is what readers see. Returns the store-relative paths.
+    """Rename the pack into ``packs/``, fsync it, then rename the index (the
+    publication) and fsync again: from the second rename on, the new pack is what readers
+    see, and no power loss can keep the index without its pack (two renames into one
+    directory may otherwise persist in either order). Returns the store-relative paths.
     ``CorruptObjectError`` (nothing published) if a pack read for it shrank meanwhile."""
     try:
         for pf in sources:
@@ -136,6 +138,8 @@ def publish(store: Store, writer: PackWriter, trailer: bytes,
     pack_rel, idx_rel = pack_paths(trailer)
     try:
         fs.rename(writer.pack_tmp, f"{store.root}/{pack_rel}")
+        if store.durable:
+            fs.fsync_dir(f"{store.root}/{PACKS}")
         fs.rename(writer.idx_tmp, f"{store.root}/{idx_rel}")
     finally:
         writer.close()

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import CorruptObjectError, MissingObjectError, StoreError
 from . import refs as _refs
-from .findings import Finding, FsckReport, finding
+from .findings import CODES, Finding, FsckReport, finding
 from .layout import address_of, loose_path
 from .mark import references, root_path
 
@@ -84,7 +84,8 @@ def _recheck(store: Store, digests: list[bytes], graph: Graph, out: list[Finding
              ) -> list[bytes]:
     """Look for objects the units did not find, as they are now; returns those found
     (added to ``graph``, with their references). One that is now found corrupt in every
-    form is a finding."""
+    form is corrupt (not missing), and a finding unless its file's problem is one
+    already."""
     found: list[bytes] = []
     for digest in digests:
         address = address_of(digest)
@@ -92,10 +93,12 @@ def _recheck(store: Store, digests: list[bytes], graph: Graph, out: list[Finding
             data = store.get(address)
         except MissingObjectError:
             continue
-        except CorruptObjectError as exc:
+        except CorruptObjectError as exc:  # reported already, unless it is news
             graph.corrupt.add(digest)
-            out.append(finding(exc.path or loose_path(digest), exc.offset, str(exc.detail),
-                               address, str(exc)))
+            path = exc.path or loose_path(digest)
+            code = str(exc.detail) if exc.detail in CODES else "unreadable"
+            if not any(f.path == path and f.code == code for f in out):
+                out.append(finding(path, exc.offset, code, address, str(exc)))
             continue
         rel = _located(store, digest)
         graph.where.add(digest, rel)

@@ -5,7 +5,9 @@ Under the store lock:
 1. remove leftovers older than the grace period;
 2. mark from every ref and every root the caller names — a reachable object that is
    missing (or unreadable) stops gc before it deletes anything (``MissingReachableError``
-   names the path from the root);
+   names the path from the root), and so does anything under refs/ that fsck would flag
+   (the refs are read by fsck's enumeration, ``refs.scan``): a ref gc cannot read may be
+   the only root of objects it would otherwise collect;
 3. mark also from every object younger than the grace period — so a writer that put a
    new commit over old trees keeps those trees, as git does — and again from any ref that
    changed while marking;

@@ -2,9 +2,11 @@
 built and checked (the method of ALICE, "All File Systems Are Not Created Equal",
 OSDI 2014). docs/robustness.md ("Crash states") states the model and the promise.
 
-    python tests/crash_states.py --full          # every state of every operation
-    python tests/crash_states.py --op repack     # one operation
-    python tests/crash_states.py --stride 25     # every 25th state (the test suite's run)
+    python tests/crash_states.py --full --jobs 2  # every state of every operation
+    python tests/crash_states.py --op repack      # one operation, every 25th state
+    python tests/crash_states.py --stride 97      # every 97th state (the test suite's run)
+
+(with canonkit importable: the virtualenv ``make test`` makes, ``.venv/bin/python``).
 
 1. **Record.** The operation runs once, in a fresh process, on a copy of a prepared store
    (``durable=True``), with a recorder on the store's I/O layer (``mutations.record``):
@@ -48,8 +50,10 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent / "src")]
+if str(HERE) not in sys.path:  # run as a script: store_helpers sits beside it
+    sys.path.insert(0, str(HERE))
 
+import canonkit  # noqa: E402
 from store_helpers import populate  # noqa: E402
 
 from canonkit import objects  # noqa: E402
@@ -255,8 +259,12 @@ def record(scenario: str, work: Path) -> Recording:
     out = work / "trace.pickle"
     with open(f"{out}.ctx", "wb") as fh:
         pickle.dump(ctx, fh)
+    # the child imports the canonkit this process runs (an installed one, or a checkout's)
+    where = str(Path(canonkit.__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [where, str(HERE), os.environ.get("PYTHONPATH", "")])}
     subprocess.run([sys.executable, __file__, "--record", scenario, str(target), str(out)],
-                   check=True)
+                   check=True, env=env)
     with open(out, "rb") as fh:
         events = pickle.load(fh)
     return Recording(before, _translate(events, str(target), before), ctx)

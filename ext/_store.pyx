@@ -8,6 +8,12 @@
 # one call. Every bounds check happens before the read it guards. BLAKE3 is the blake3
 # package's (its SIMD kernels, the GIL released on large inputs), handed views of the
 # mapping rather than copies.
+#
+# A mapped file that shrinks underneath (another process truncates it) would raise SIGBUS
+# on the next read past its new end: store_guard.h turns that into zeros and a mark, and
+# every reader checks the mark after reading, so it is a "truncated" CorruptObjectError.
+# A reader calls back into Python (inflate); while it does, it cannot be released, and no
+# reader can be initialised twice: the buffer it reads never goes away underneath it.
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_GET_LENGTH
@@ -16,11 +22,16 @@ cdef extern from "Python.h":
     int PyUnicode_KIND(object o)
     void *PyUnicode_DATA(object o)
     int PyUnicode_1BYTE_KIND
+cdef extern from "store_guard.h":
+    Py_ssize_t ck_guard_register(const void *p, Py_ssize_t n)
+    void ck_guard_release(Py_ssize_t slot)
+    int ck_guard_shrunk(Py_ssize_t slot)
 from libc.stdint cimport uint8_t, uint64_t
 from libc.stdlib cimport qsort
 from libc.string cimport memcmp
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
+import mmap as _mmap
 import threading
 
 from blake3 import blake3
@@ -30,7 +41,8 @@ from canonkit.errors import CorruptObjectError, SchemaViolationError
 __all__ = [
     "DIGEST", "ENTRY_HEADER", "FANOUT", "FORM_DEFLATE", "FORM_RAW", "INDEX_HEADER",
     "INDEX_MAGIC", "LOOSE_HEADER", "LOOSE_MAGIC", "PACK_HEADER", "PACK_MAGIC", "TRAILER",
-    "VERSION", "Index", "Pack", "parse_address", "parse_addresses", "read_loose",
+    "GUARDS_MAPPINGS", "VERSION", "Index", "Pack", "parse_address", "parse_addresses",
+    "read_loose",
 ]
 
 LOOSE_MAGIC = b"CKL1"
@@ -46,6 +58,7 @@ INDEX_HEADER = 16
 FANOUT = 256 * 8
 DIGEST = 32
 TRAILER = 32
+GUARDS_MAPPINGS = True
 
 cdef enum:
     C_LOOSE_HEADER = 13
@@ -126,9 +139,13 @@ cdef const uint8_t *_digest_ptr(object digest) except? NULL:
 
 
 cdef class _Buffer:
-    """Holds one buffer (an mmap or bytes) until ``release``."""
+    """Holds one buffer (an mmap or bytes) until ``release``; a mapped one is guarded
+    against its file shrinking (store_guard.h)."""
     cdef Py_buffer view
     cdef bint held
+    cdef bint started      # __init__ has run: a reader is initialised once
+    cdef int busy          # calls running that call back into Python (inflate)
+    cdef Py_ssize_t slot   # the guard's slot for a mapped buffer, or -1
     cdef const uint8_t *p
     cdef Py_ssize_t n
     cdef object obj
@@ -136,27 +153,61 @@ cdef class _Buffer:
     def __cinit__(self, buffer, *args, **kwargs):
         PyObject_GetBuffer(buffer, &self.view, PyBUF_SIMPLE)
         self.held = True
+        self.slot = -1
         self.obj = buffer
         self.p = <const uint8_t *>self.view.buf
         self.n = self.view.len
+        if isinstance(buffer, _mmap.mmap):
+            self.slot = ck_guard_register(self.p, self.n)
 
     def __dealloc__(self):
         if self.held:
+            ck_guard_release(self.slot)
             PyBuffer_Release(&self.view)
 
     def release(self):
-        """Let go of the buffer (an mmap can then be closed); the object is unusable."""
+        """Let go of the buffer (an mmap can then be closed); the object is unusable.
+        ``RuntimeError`` from inside one of its own calls (its ``inflate``)."""
+        if self.busy:
+            raise RuntimeError(f"this {type(self).__name__} is reading; it cannot be "
+                               f"released from inside its own call")
         if self.held:
             self.held = False
+            ck_guard_release(self.slot)
+            self.slot = -1
             self.p = NULL
             self.n = 0
             PyBuffer_Release(&self.view)
             self.obj = None
 
+    cdef int _begin(self) except -1:
+        if self.started:
+            raise RuntimeError(f"this {type(self).__name__} is initialised already")
+        self.started = True
+        return 0
+
     cdef int _live(self) except -1:
         if not self.held:
             raise ValueError("the buffer was released")
         return 0
+
+    cdef object _shrunk(self, object offset):
+        """The error to raise when the mapped file has shrunk since it was mapped, else
+        None: what was read may be zeros put there by the guard, never data."""
+        if self.slot >= 0 and ck_guard_shrunk(self.slot):
+            return _corrupt("truncated", offset, f"the file shrank below the {self.n} "
+                                                 f"bytes it had when it was mapped")
+        return None
+
+    cdef int _intact(self, object offset) except -1:
+        problem = self._shrunk(offset)
+        if problem is not None:
+            raise problem
+        return 0
+
+    def intact(self):
+        """False once the mapped file is known to have shrunk (every read then fails)."""
+        return self._shrunk(0) is None
 
 
 def read_loose(data, digest, inflate, copy=True):
@@ -190,11 +241,12 @@ def read_loose(data, digest, inflate, copy=True):
                                                 <Py_ssize_t>have)
             else:
                 out = memoryview(data).cast("B")[C_LOOSE_HEADER:]
-        else:
-            out = inflate(memoryview(data).cast("B")[C_LOOSE_HEADER:], logical, C_LOOSE_HEADER)
-        if want != NULL:
-            _verify(out, want, C_LOOSE_HEADER)
-        return out
+            if want != NULL:
+                _verify(out, want, C_LOOSE_HEADER)
+            return out
+        # inflate checks the digest itself: it may stream the output into the hash
+        return inflate(memoryview(data).cast("B")[C_LOOSE_HEADER:], logical, C_LOOSE_HEADER,
+                       digest)
     finally:
         PyBuffer_Release(&view)
 
@@ -225,6 +277,7 @@ cdef class Index(_Buffer):
     cdef const uint8_t *off
 
     def __init__(self, buffer):
+        self._begin()
         cdef const uint8_t *p = self.p
         cdef Py_ssize_t n = self.n
         cdef uint64_t count
@@ -242,24 +295,31 @@ cdef class Index(_Buffer):
         self.pack_trailer = PyBytes_FromStringAndSize(<const char *>self.off + count * 8,
                                                       C_TRAILER)
         self.checksum = PyBytes_FromStringAndSize(<const char *>p + n - C_TRAILER, C_TRAILER)
+        self._intact(n)
 
     def fanout(self, int b):
         self._live()
         if not 0 <= b < 256:
             raise IndexError(b)
-        return _be64(self.fan + 8 * b)
+        value = _be64(self.fan + 8 * b)
+        self._intact(self.n)
+        return value
 
     def digest(self, uint64_t i):
         self._live()
         if i >= self.n_entries:
             raise IndexError(i)
-        return PyBytes_FromStringAndSize(<const char *>self.dig + i * C_DIGEST, C_DIGEST)
+        value = PyBytes_FromStringAndSize(<const char *>self.dig + i * C_DIGEST, C_DIGEST)
+        self._intact(self.n)
+        return value
 
     def offset(self, uint64_t i):
         self._live()
         if i >= self.n_entries:
             raise IndexError(i)
-        return _be64(self.off + 8 * i)
+        value = _be64(self.off + 8 * i)
+        self._intact(self.n)
+        return value
 
     def entries(self):
         """``(digests, offsets)``: every digest (a list of 32-byte ``bytes``) and its
@@ -272,6 +332,7 @@ cdef class Index(_Buffer):
             digests[i] = PyBytes_FromStringAndSize(<const char *>self.dig + i * C_DIGEST,
                                                    C_DIGEST)
             offsets[i] = _be64(self.off + 8 * i)
+        self._intact(self.n)
         return digests, offsets
 
     cdef inline long long _find(self, const uint8_t *d) noexcept nogil:
@@ -303,7 +364,9 @@ cdef class Index(_Buffer):
         if d == NULL:
             raise ValueError("a digest is 32 bytes")
         cdef long long i = self._find(d)
-        return -1 if i < 0 else _be64(self.off + 8 * i)
+        cdef object value = -1 if i < 0 else <object>_be64(self.off + 8 * i)
+        self._intact(self.n)
+        return value
 
     def lookup_many(self, digests):
         """``[lookup(d) for d in digests]`` for concatenated 32-byte digests."""
@@ -317,6 +380,7 @@ cdef class Index(_Buffer):
         for k in range(m):
             i = self._find(d + k * C_DIGEST)
             out[k] = -1 if i < 0 else _be64(self.off + 8 * i)
+        self._intact(self.n)
         return out
 
     def check(self):
@@ -367,6 +431,7 @@ cdef class Index(_Buffer):
             found.append(("index_checksum", self.n - C_TRAILER,
                           "the index checksum is not BLAKE3 of the preceding bytes"))
         body.release()
+        self._intact(self.n)
         return found
 
 
@@ -379,6 +444,7 @@ cdef class Pack(_Buffer):
     cdef uint64_t c_end
 
     def __init__(self, buffer):
+        self._begin()
         cdef const uint8_t *p = self.p
         cdef Py_ssize_t n = self.n
         self.count = _header(p, n, b"CKPK", "pack", C_PACK_HEADER + C_TRAILER,
@@ -386,6 +452,18 @@ cdef class Pack(_Buffer):
         self.c_end = <uint64_t>(n - C_TRAILER)
         self.end = self.c_end
         self.trailer = PyBytes_FromStringAndSize(<const char *>p + self.c_end, C_TRAILER)
+        self._intact(n)
+
+    def body_digest(self):
+        """BLAKE3 of every byte before the trailer (what the trailer must be)."""
+        self._live()
+        body = memoryview(self.obj).cast("B")[:self.c_end]
+        try:
+            got = blake3(body).digest()
+        finally:
+            body.release()
+        self._intact(self.c_end)
+        return got
 
     cdef int _frame(self, uint64_t offset, int *form, uint64_t *stored,
                     uint64_t *logical) except -1:
@@ -414,10 +492,27 @@ cdef class Pack(_Buffer):
         cdef uint64_t stored, logical
         if offset < 0:
             raise _corrupt("bad_offset", offset, "entry offset outside the pack's entries")
-        self._frame(offset, &form, &stored, &logical)
+        try:
+            self._frame(offset, &form, &stored, &logical)
+        except CorruptObjectError:
+            self._intact(offset)
+            raise
+        self._intact(offset)
         return form, stored, logical
 
     cdef object _entry(self, uint64_t offset, const uint8_t *want, object inflate, bint copy):
+        """One entry, verified; a shrunk file is reported as such (whatever the zeros it
+        left read as). The caller holds ``busy`` (inflate is Python)."""
+        try:
+            out = self._entry_bytes(offset, want, inflate, copy)
+        except CorruptObjectError:
+            self._intact(offset)
+            raise
+        self._intact(offset)
+        return out
+
+    cdef object _entry_bytes(self, uint64_t offset, const uint8_t *want, object inflate,
+                             bint copy):
         cdef int form
         cdef uint64_t stored, logical
         self._frame(offset, &form, &stored, &logical)
@@ -428,11 +523,14 @@ cdef class Pack(_Buffer):
                                                 <Py_ssize_t>stored)
             else:
                 out = memoryview(self.obj).cast("B")[start:start + stored]
-        else:
-            out = inflate(memoryview(self.obj).cast("B")[start:start + stored], logical, start)
-        if want != NULL:
-            _verify(out, want, start)
-        return out
+            if want != NULL:
+                _verify(out, want, start)
+            return out
+        # inflate checks the digest itself: it may stream the output into the hash
+        digest = None if want == NULL else PyBytes_FromStringAndSize(<const char *>want,
+                                                                      C_DIGEST)
+        return inflate(memoryview(self.obj).cast("B")[start:start + stored], logical, start,
+                       digest)
 
     def entry(self, offset, digest, inflate, copy=True):
         """The logical bytes of the entry at ``offset``; with ``copy=False`` a raw entry is
@@ -440,7 +538,12 @@ cdef class Pack(_Buffer):
         self._live()
         if offset < 0:
             raise _corrupt("bad_offset", offset, "entry offset outside the pack's entries")
-        return self._entry(offset, _digest_ptr(digest), inflate, copy)
+        cdef const uint8_t *want = _digest_ptr(digest)
+        self.busy += 1
+        try:
+            return self._entry(offset, want, inflate, copy)
+        finally:
+            self.busy -= 1
 
     def read_many(self, Index index, digests, list out, bint verify, inflate, copy=True):
         """Fill every ``None`` slot ``i`` of ``out`` whose digest (``digests[32i:32i+32]``)
@@ -466,6 +569,8 @@ cdef class Pack(_Buffer):
         cdef _Want *wants = <_Want *>PyMem_Malloc(max(m, 1) * sizeof(_Want))
         if wants == NULL:
             raise MemoryError()
+        self.busy += 1
+        index.busy += 1
         try:
             for k in range(m):
                 if out[k] is None:
@@ -487,7 +592,10 @@ cdef class Pack(_Buffer):
                 except CorruptObjectError as exc:
                     got[k] = _detached(exc)
                     first_bad = min(first_bad, k)
+            index._intact(index.n)
         finally:
+            self.busy -= 1
+            index.busy -= 1
             PyMem_Free(wants)
         for k in range(m):
             value = got[k]
@@ -510,16 +618,20 @@ cdef class Pack(_Buffer):
         cdef const uint8_t *d = <const uint8_t *>PyBytes_AS_STRING(digests)
         cdef Py_ssize_t k, m = len(offsets)
         cdef list out = [None] * m
-        for k in range(m):
-            offset = offsets[k]
-            if offset < 0:
-                out[k] = _corrupt("bad_offset", offset, "entry offset outside the pack's "
-                                  "entries")
-                continue
-            try:
-                out[k] = self._entry(offset, d + k * C_DIGEST, inflate, copy)
-            except CorruptObjectError as exc:
-                out[k] = _detached(exc)
+        self.busy += 1
+        try:
+            for k in range(m):
+                offset = offsets[k]
+                if offset < 0:
+                    out[k] = _corrupt("bad_offset", offset, "entry offset outside the pack's "
+                                      "entries")
+                    continue
+                try:
+                    out[k] = self._entry(offset, d + k * C_DIGEST, inflate, copy)
+                except CorruptObjectError as exc:
+                    out[k] = _detached(exc)
+        finally:
+            self.busy -= 1
         return out
 
     def scan(self):
@@ -533,9 +645,12 @@ cdef class Pack(_Buffer):
         while at < self.c_end:
             try:
                 self._frame(at, &form, &stored, &logical)
+                self._intact(at)
             except CorruptObjectError as exc:
-                return offsets, (str(exc.detail), exc.offset if exc.offset is not None else at,
-                                 str(exc))
+                problem = self._shrunk(at) or exc
+                return offsets, (str(problem.detail),
+                                 problem.offset if problem.offset is not None else at,
+                                 str(problem))
             offsets.append(at)
             at += C_ENTRY_HEADER + stored
         if len(offsets) != self.count:

@@ -11,7 +11,9 @@
 - episode_readers: the small kept corpus of fuzz/corpus/episode_readers (a plan of
   mutations, then an Episode: every outcome, both formats) and the proof-of-record vector;
 - manifests: the manifests of conformance/amduat;
-- conformance: each file of conformance/v1, behind the byte that selects it.
+- conformance: each file of conformance/v1, behind the byte that selects it;
+- store: each file of ``store_cases``' small store behind its selector, and the hostile
+  cases kept in fuzz/corpus/store/.
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ from fps_cases import LEVELS, build
 
 CBOR_TARGETS = ("cbor_core", "cbor_dcbor", "cbor_dag_cbor")
 TARGETS = (*CBOR_TARGETS, "fps", "astp_documents", "episode_readers", "manifests",
-           "conformance")
+           "conformance", "store")
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})+")
 
 
@@ -103,11 +105,19 @@ def conformance_seeds() -> Iterator[bytes]:
         yield bytes([selector]) + (REPO / "conformance" / "v1" / name).read_bytes()
 
 
+def store_seeds() -> Iterator[bytes]:
+    import store_cases
+
+    yield from store_cases.seeds()
+    for path in sorted((REPO / "fuzz" / "corpus" / "store").iterdir()):
+        yield path.read_bytes()
+
+
 def seeds(target: str) -> list[bytes]:
     """The distinct seeds of ``target``, in a stable order."""
     source = {"fps": fps_seeds, "astp_documents": astp_seeds,
               "episode_readers": episode_reader_seeds, "manifests": manifest_seeds,
-              "conformance": conformance_seeds}.get(target, cbor_seeds)
+              "conformance": conformance_seeds, "store": store_seeds}.get(target, cbor_seeds)
     return list(dict.fromkeys(source()))
 
 

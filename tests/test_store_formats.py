@@ -117,7 +117,7 @@ def test_inflate_is_strict_with_every_implementation(implementation: str) -> Non
     module, _ = deflate.load(implementation)
     data = b"abc" * 200
     stream = zlib.compress(data)
-    assert inflate(stream, len(data), 0, module) == data
+    assert inflate(stream, len(data), 0, module=module) == data
     cases = {
         "trailing_bytes": (stream + b"\x00", len(data)),
         "deflate_invalid": (stream[:-5], len(data)),
@@ -130,7 +130,7 @@ def test_inflate_is_strict_with_every_implementation(implementation: str) -> Non
     cases["deflate_invalid   "] = (b"\x00\x00" + stream[2:], len(data))
     for code, (payload, logical) in cases.items():
         with pytest.raises(CorruptObjectError) as info:
-            inflate(payload, logical, 100, module)
+            inflate(payload, logical, 100, module=module)
         assert info.value.detail == code.strip()
         assert info.value.offset is not None and info.value.offset >= 100
 

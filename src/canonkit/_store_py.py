@@ -11,10 +11,18 @@ only the compiled side is optimised.
 - ``parse_addresses(addresses)``: ``"blake3:<hex>"`` strings to concatenated digests.
 
 ``digest`` arguments are the 32 expected BLAKE3 bytes, or None to skip verification.
-``inflate(payload, logical_length, base)`` is the strict zlib decoder of ``store.deflate``
-(``base``: the payload's offset in its buffer, so its errors carry buffer offsets).
-Every corruption raises ``CorruptObjectError`` with ``detail`` = the fsck finding code
-and ``offset`` = the byte offset in the buffer given.
+``inflate(payload, logical_length, base, digest)`` is the strict zlib decoder of
+``store.deflate``: it checks the stream and the BLAKE3 of its output against ``digest``
+itself (so it may stream the output into the hash), and what it returns is the entry's
+result. ``base`` is the payload's offset in its buffer, so its errors carry buffer
+offsets. Every corruption raises ``CorruptObjectError`` with ``detail`` = the fsck finding
+code and ``offset`` = the byte offset in the buffer given.
+
+A reader is initialised once, and cannot be released while one of its calls is running
+(from inside its own ``inflate``): both raise ``RuntimeError``, as in the compiled
+readers, where the buffer they read would otherwise go away underneath them.
+``GUARDS_MAPPINGS`` says whether a reader survives its file shrinking under a mapping
+(the compiled readers do; for these, ``store.packs`` checks the file's size instead).
 """
 from __future__ import annotations
 
@@ -29,7 +37,8 @@ from .errors import CorruptObjectError, SchemaViolationError
 __all__ = [
     "DIGEST", "ENTRY_HEADER", "FANOUT", "FORM_DEFLATE", "FORM_RAW", "INDEX_HEADER",
     "INDEX_MAGIC", "LOOSE_HEADER", "LOOSE_MAGIC", "PACK_HEADER", "PACK_MAGIC", "TRAILER",
-    "VERSION", "Index", "Pack", "parse_address", "parse_addresses", "read_loose",
+    "GUARDS_MAPPINGS", "VERSION", "Index", "Pack", "parse_address", "parse_addresses",
+    "read_loose",
 ]
 
 LOOSE_MAGIC = b"CKL1"
@@ -45,8 +54,9 @@ INDEX_HEADER = 16    # magic 4 | version 4 | count 8
 FANOUT = 256 * 8
 DIGEST = 32
 TRAILER = 32
+GUARDS_MAPPINGS = False
 
-Inflate = Callable[[Any, int, int], bytes]
+Inflate = Callable[[Any, int, int, "bytes | None"], Any]
 _PREFIX = "blake3:"
 _HEX = frozenset("0123456789abcdef")
 
@@ -71,11 +81,14 @@ def _header(view: memoryview, magic: bytes, what: str, minimum: int, short: str)
     return _u64(view, 8)
 
 
-def _decode(form: int, payload: Any, logical: int, at: int, inflate: Inflate) -> bytes:
-    """The logical bytes of a payload that starts at ``at`` in its buffer."""
+def _decode(form: int, payload: Any, logical: int, at: int, digest: bytes | None,
+            inflate: Inflate) -> Any:
+    """The logical bytes of a payload that starts at ``at`` in its buffer, verified."""
     if form == FORM_RAW:
-        return bytes(payload)
-    return inflate(payload, logical, at)
+        out = bytes(payload)
+        _verify(out, digest, at)
+        return out
+    return inflate(payload, logical, at, digest)
 
 
 def _verify(data: Any, digest: bytes | None, at: int) -> None:
@@ -85,9 +98,9 @@ def _verify(data: Any, digest: bytes | None, at: int) -> None:
 
 
 def read_loose(data: Any, digest: bytes | None, inflate: Inflate, copy: bool = True
-               ) -> bytes | memoryview:
-    """The logical bytes of a loose file (raw or DEFLATE form); ``copy=False``: a raw
-    payload is a memoryview of ``data``."""
+               ) -> Any:
+    """The logical bytes of a loose file (raw or DEFLATE form: what ``inflate``
+    returns); ``copy=False``: a raw payload is a memoryview of ``data``."""
     view = memoryview(data).cast("B")
     if len(view) < LOOSE_HEADER:
         raise _corrupt("truncated", len(view), f"loose header needs {LOOSE_HEADER} bytes, "
@@ -106,18 +119,40 @@ def read_loose(data: Any, digest: bytes | None, inflate: Inflate, copy: bool = T
     if form == FORM_RAW and not copy:
         _verify(payload, digest, LOOSE_HEADER)
         return payload
-    out = _decode(form, payload, logical, LOOSE_HEADER, inflate)
-    _verify(out, digest, LOOSE_HEADER)
-    return out
+    return _decode(form, payload, logical, LOOSE_HEADER, digest, inflate)
 
 
-class Index:
+class _Reader:
+    """What Index and Pack share: the buffer, held until ``release``, and the rules that
+    keep it there while a call runs."""
+
+    _view: memoryview
+    _busy = 0
+
+    def _hold(self, buffer: Any) -> memoryview:
+        if hasattr(self, "_view"):
+            raise RuntimeError(f"this {type(self).__name__} is initialised already")
+        self._view = memoryview(buffer).cast("B")
+        return self._view
+
+    def release(self) -> None:
+        """Let go of the buffer (an mmap can then be closed); the object is unusable."""
+        if self._busy:
+            raise RuntimeError(f"this {type(self).__name__} is reading; it cannot be "
+                               f"released from inside its own call")
+        self._view.release()
+
+    def intact(self) -> bool:
+        """False once the mapped file is known to have shrunk (never, here)."""
+        return True
+
+
+class Index(_Reader):
     """A ``.idx`` file held as a buffer. The constructor checks the header and the exact
     size; ``check`` does the rest of fsck's index checks."""
 
     def __init__(self, buffer: Any) -> None:
-        self._view = memoryview(buffer).cast("B")
-        view = self._view
+        view = self._hold(buffer)
         count = _header(view, INDEX_MAGIC, "index", INDEX_HEADER + FANOUT + 2 * TRAILER,
                         "index shorter than its fixed parts")
         expected = INDEX_HEADER + FANOUT + count * (DIGEST + 8) + 2 * TRAILER
@@ -130,9 +165,6 @@ class Index:
         self._offsets = self._digests + count * DIGEST
         self.pack_trailer = bytes(view[self._offsets + count * 8:][:TRAILER])
         self.checksum = bytes(view[-TRAILER:])
-
-    def release(self) -> None:
-        self._view.release()
 
     def fanout(self, b: int) -> int:
         return _u64(self._view, INDEX_HEADER + 8 * b)
@@ -224,20 +256,20 @@ class _DigestSeq(Sequence[bytes]):
         return self._index.digest(i)
 
 
-class Pack:
+class Pack(_Reader):
     """A ``.pack`` file held as a buffer. The constructor checks the header; ``entry``
     checks each entry's framing as it reads it; ``scan`` walks all of them."""
 
     def __init__(self, buffer: Any) -> None:
-        self._view = memoryview(buffer).cast("B")
-        view = self._view
+        view = self._hold(buffer)
         self.count = _header(view, PACK_MAGIC, "pack", PACK_HEADER + TRAILER,
                              "pack shorter than header and trailer")
         self.end = len(view) - TRAILER  # entries end here
         self.trailer = bytes(view[self.end:])
 
-    def release(self) -> None:
-        self._view.release()
+    def body_digest(self) -> bytes:
+        """BLAKE3 of every byte before the trailer (what the trailer must be)."""
+        return blake3(self._view[:self.end]).digest()
 
     def frame(self, offset: int) -> tuple[int, int, int]:
         """``(form, stored, logical)`` of the entry at ``offset``, framing checked."""
@@ -261,18 +293,21 @@ class Pack:
         return form, stored, logical
 
     def entry(self, offset: int, digest: bytes | None, inflate: Inflate,
-              copy: bool = True) -> bytes | memoryview:
-        """The logical bytes of the entry at ``offset``; with ``copy=False`` a raw entry is
-        a memoryview into the pack (verified first unless ``digest`` is None)."""
+              copy: bool = True) -> Any:
+        """The logical bytes of the entry at ``offset`` (of a DEFLATE entry: what
+        ``inflate`` returns); with ``copy=False`` a raw entry is a memoryview into the
+        pack (verified first unless ``digest`` is None)."""
         form, stored, logical = self.frame(offset)
         start = offset + ENTRY_HEADER
         payload = self._view[start:start + stored]
         if form == FORM_RAW and not copy:
             _verify(payload, digest, start)
             return payload
-        out = _decode(form, payload, logical, start, inflate)
-        _verify(out, digest, start)
-        return out
+        self._busy += 1
+        try:
+            return _decode(form, payload, logical, start, digest, inflate)
+        finally:
+            self._busy -= 1
 
     def read_many(self, index: Index, digests: bytes, out: list[Any], verify: bool,
                   inflate: Inflate, copy: bool = True) -> int:
@@ -280,11 +315,15 @@ class Pack:
         this pack holds, in order; return how many were filled. ``copy=False``: raw
         entries are memoryviews into the pack, as ``entry`` gives them."""
         filled = 0
-        for i, offset in enumerate(index.lookup_many(digests)):
-            if out[i] is None and offset >= 0:
-                digest = digests[i * DIGEST:(i + 1) * DIGEST]
-                out[i] = self.entry(offset, digest if verify else None, inflate, copy)
-                filled += 1
+        index._busy += 1
+        try:
+            for i, offset in enumerate(index.lookup_many(digests)):
+                if out[i] is None and offset >= 0:
+                    digest = digests[i * DIGEST:(i + 1) * DIGEST]
+                    out[i] = self.entry(offset, digest if verify else None, inflate, copy)
+                    filled += 1
+        finally:
+            index._busy -= 1
         return filled
 
     def check_entries(self, offsets: Sequence[int], digests: bytes, inflate: Inflate,

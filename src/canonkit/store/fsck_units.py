@@ -10,6 +10,13 @@ a process pool worker, a Dask worker) and returns plain data (STORE.md §4).
 A unit reports what it verified (digest, where), what it found corrupt, the references
 of every intact structured object (for the reachability pass, which runs once, in the
 parent, after every unit) and its findings.
+
+Memory follows the files, never the lengths they declare: a DEFLATE object is checked by
+streaming its output into BLAKE3 a small buffer at a time (``deflate.stream``), and only
+what may be a structured object (its first byte starts a CBOR map) is kept, to follow its
+references. A pack that is gone when its unit runs (a concurrent repack published its
+objects elsewhere and removed it) is reported back as ``vanished``, for the parent to
+judge.
 """
 from __future__ import annotations
 
@@ -19,15 +26,13 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from blake3 import blake3
-
 from ..errors import CorruptObjectError, UnsafePathError
-from .deflate import inflate
+from .deflate import Inflated, stream
 from .findings import Finding, finding
 from .inventory import loose_in
 from .layout import OBJECTS, address_of, parse_loose_name
 from .loose import read_into
-from .mark import references
+from .mark import may_be_structured, references
 from .packs import map_file
 
 __all__ = ["UnitResult", "run_unit"]
@@ -48,15 +53,28 @@ class UnitResult:
     logical_bytes: int = 0
     disk_bytes: int = 0
     files: int = 0  # loose files examined
+    vanished: bool = False  # the unit's pack was gone (see fsck)
 
     def intact(self, digest: bytes, data: Any) -> None:
         self.verified += digest
-        self.logical_bytes += len(data)
+        if isinstance(data, Inflated):  # streamed: its bytes kept only if they may matter
+            self.logical_bytes += data.size
+            if data.data is None:
+                return
+            data = data.data
+        else:
+            self.logical_bytes += len(data)
         children, why = references(data)
         if children:
             self.edges[digest] = children
         if why is not None:
             self.unfollowed.append((digest, why))
+
+
+def _inflate(payload: Any, logical: int, base: int, digest: bytes | None) -> Inflated:
+    """fsck's inflater (the kernels' ``inflate``): checked and hashed a small buffer at a
+    time, the bytes kept only when they may be a structured object."""
+    return stream(payload, logical, base, digest, keep=may_be_structured)
 
 
 def _kernel(backend: str) -> ModuleType:
@@ -75,7 +93,11 @@ def check_loose(root: str, fanout: str, backend: str) -> UnitResult:
     base = f"{root}/{OBJECTS}/{fanout}"
     listed = {item.rel for item in loose_in(root, fanout, with_stat=False)}
     buffer = bytearray()
-    for entry in sorted(os.scandir(base), key=lambda e: e.name):
+    try:
+        entries = sorted(os.scandir(base), key=lambda e: e.name)
+    except FileNotFoundError:
+        return result
+    for entry in entries:
         rel = f"{OBJECTS}/{fanout}/{entry.name}"
         if entry.is_symlink():
             result.findings.append(finding(rel, None, "symlink", None,
@@ -100,7 +122,7 @@ def check_loose(root: str, fanout: str, backend: str) -> UnitResult:
         result.files += 1
         result.disk_bytes += len(content)
         try:  # a raw payload is hashed where it lies in the file's bytes, not copied
-            data = kernel.read_loose(content, digest, inflate, False)
+            data = kernel.read_loose(content, digest, _inflate, False)
         except CorruptObjectError as exc:
             exc.__traceback__ = exc.__context__ = None  # its frames hold views of buffer
             _bad(result, exc, rel, digest)
@@ -116,11 +138,20 @@ def check_entries(root: str, pack_rel: str, offsets: list[int], digests: bytes,
                   backend: str) -> UnitResult:
     kernel = _kernel(backend)
     result = UnitResult(rel=pack_rel)
-    mapped, _ = map_file(f"{root}/{pack_rel}", pack_rel, whole=True)
-    pack = kernel.Pack(mapped)
+    try:
+        mapped, _ = map_file(f"{root}/{pack_rel}", pack_rel, whole=True)
+    except FileNotFoundError:
+        result.vanished = True
+        return result
+    try:
+        pack = kernel.Pack(mapped)
+    except CorruptObjectError as exc:  # shrank since the plan looked at it
+        _close(mapped)
+        result.findings.append(finding(pack_rel, exc.offset, str(exc.detail), None, str(exc)))
+        return result
     try:
         # raw entries come back as views of the mapping: hashed where they lie, not copied
-        checked = pack.check_entries(offsets, digests, inflate, False)
+        checked = pack.check_entries(offsets, digests, _inflate, False)
         got: Any = None
         for i, got in enumerate(checked):
             digest = digests[32 * i:32 * i + 32]
@@ -132,22 +163,40 @@ def check_entries(root: str, pack_rel: str, offsets: list[int], digests: bytes,
         del checked, got  # the views, before the mapping closes
     finally:
         pack.release()
-        if hasattr(mapped, "close"):
-            mapped.close()
+        _close(mapped)
     return result
 
 
+def _close(mapped: Any) -> None:
+    if hasattr(mapped, "close"):
+        mapped.close()
+
+
 def check_trailer(root: str, pack_rel: str, backend: str) -> UnitResult:
+    kernel = _kernel(backend)
     result = UnitResult()
-    mapped, _ = map_file(f"{root}/{pack_rel}", pack_rel, whole=True)
+    try:
+        mapped, _ = map_file(f"{root}/{pack_rel}", pack_rel, whole=True)
+    except FileNotFoundError:
+        result.vanished = True
+        return result
     size = len(mapped)
     try:
-        with memoryview(mapped) as view, view[:size - 32] as body:
-            got = blake3(body).digest()
-            trailer = bytes(view[size - 32:])
+        try:
+            pack = kernel.Pack(mapped)
+        except CorruptObjectError:  # the plan reported the header; it shrank since, maybe
+            return result
+        try:
+            got = pack.body_digest()
+            trailer = pack.trailer
+        except CorruptObjectError as exc:  # the file shrank while it was read
+            result.findings.append(finding(pack_rel, exc.offset, str(exc.detail), None,
+                                           str(exc)))
+            return result
+        finally:
+            pack.release()
     finally:
-        if hasattr(mapped, "close"):
-            mapped.close()
+        _close(mapped)
     result.disk_bytes = size
     if got != trailer:
         result.findings.append(finding(pack_rel, size - 32, "pack_trailer", None,

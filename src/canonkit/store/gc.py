@@ -5,7 +5,9 @@ Under the store lock:
 1. remove leftovers older than the grace period;
 2. mark from every ref and every root the caller names — a reachable object that is
    missing (or unreadable) stops gc before it deletes anything (``MissingReachableError``
-   names the path from the root);
+   names the path from the root), and so does anything under refs/ that fsck would flag
+   (the refs are read by fsck's enumeration, ``refs.scan``): a ref gc cannot read may be
+   the only root of objects it would otherwise collect;
 3. mark also from every object younger than the grace period — so a writer that put a
    new commit over old trees keeps those trees, as git does — and again from any ref that
    changed while marking;
@@ -26,12 +28,13 @@ from typing import TYPE_CHECKING
 
 from ..errors import MissingObjectError, MissingReachableError
 from . import mutations as fs
+from . import refs
 from .inventory import loose_objects, sweep_leftovers
 from .layout import address_of, digest_of_address
 from .lock import StoreLock
 from .mark import Marker
 from .packs import PackFile
-from .repack import Source, publish, remove_pack, write_pack
+from .repack import Source, publish, remove_packs, write_pack
 from .stats import GCStats
 
 if TYPE_CHECKING:
@@ -52,6 +55,13 @@ def _reader(store: Store) -> Marker:
         return data
 
     return Marker(read)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.lstat(path).st_size
+    except FileNotFoundError:
+        return 0
 
 
 def _mtime(path: str) -> float | None:
@@ -77,8 +87,9 @@ def gc(store: Store, *, roots: Iterable[str] = (), grace_seconds: float = 3600.0
         def young(mtime: float) -> bool:
             return now - mtime < grace_seconds
 
-        # 2. the real roots: a missing object stops everything
-        ref_roots = {name: address for name, address in store.refs().items()}
+        # 2. the real roots: a missing object stops everything, and so does any entry
+        # under refs/ that is not a valid ref (it may be the only root of something)
+        ref_roots = _ref_roots(store)
         marker = _reader(store)
         root_list = [(f"ref {n}", digest_of_address(a)) for n, a in ref_roots.items()] + named
         stats.roots = len(root_list)
@@ -93,11 +104,12 @@ def gc(store: Store, *, roots: Iterable[str] = (), grace_seconds: float = 3600.0
         stats.young_roots = len(fresh)
         marker.mark(fresh, strict=False)
         for _ in range(REF_RECHECKS):
-            moved = [(f"ref {n}", digest_of_address(a)) for n, a in store.refs().items()
+            now_roots = _ref_roots(store)
+            moved = [(f"ref {n}", digest_of_address(a)) for n, a in now_roots.items()
                      if ref_roots.get(n) != a]
             if not moved:
                 break
-            ref_roots.update(store.refs())
+            ref_roots.update(now_roots)
             _strict(marker, moved)
         keep = marker.marked
         stats.reachable = len(reachable)
@@ -127,7 +139,7 @@ def gc(store: Store, *, roots: Iterable[str] = (), grace_seconds: float = 3600.0
                     writer.abort()
                 doomed = []
             else:
-                publish(store, writer, writer.trailer)
+                publish(store, writer, writer.trailer, doomed)
                 new_hex = writer.trailer.hex()
                 stats.packs_written = 1
                 stats.freed_bytes -= writer.size
@@ -143,23 +155,35 @@ def gc(store: Store, *, roots: Iterable[str] = (), grace_seconds: float = 3600.0
             fs.unlink(path)
             stats.deleted_loose += 1
             stats.freed_bytes += item.size
+        superseded = []
         for pf in doomed:
             if pf.hex == new_hex:
                 continue
             mtime = _mtime(pf.path(store.root))
             if mtime is None or young(mtime):  # freshened by a put meanwhile: keep it
                 continue
-            size = os.path.getsize(pf.path(store.root)) + os.path.getsize(
+            superseded.append(pf)
+            stats.freed_bytes += _size(pf.path(store.root)) + _size(
                 f"{store.root}/{pf.idx_rel}")
-            remove_pack(store, pf)
-            stats.packs_removed += 1
-            stats.freed_bytes += size
             stats.deleted += dropped.get(pf.hex, 0)
+        remove_packs(store, superseded)
+        stats.packs_removed += len(superseded)
         store._refresh_packs()
         stats.deleted += stats.deleted_loose
         stats.kept_young = len(keep - reachable)
     stats.seconds = time.perf_counter() - started
     return stats
+
+
+def _ref_roots(store: Store) -> dict[str, str]:
+    """``{name: address}`` of every ref, read by the enumeration fsck uses; any entry fsck
+    would flag stops gc before it deletes anything, naming it."""
+    found = refs.scan(store.root)
+    problem = found.first_problem()
+    if problem is not None:
+        problem.args = (f"gc stopped before deleting anything: {problem}",)
+        raise problem
+    return {name: address for name, _, address in found.refs}
 
 
 def _strict(marker: Marker, roots: list[tuple[str, bytes]]) -> None:

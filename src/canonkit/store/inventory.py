@@ -2,6 +2,11 @@
 
 Listing never follows a symlink (``os.scandir`` entries are judged without following);
 fsck reports what listing skips.
+
+Sweeping leftovers never removes a live writer's file: every file in ``tmp/`` is held
+with ``flock`` by its writer for as long as it is in use (``mutations.Temporary``, and
+the ref locks), so a sweep removes only files it can lock itself — and removes them while
+holding them, which a writer that created its file a moment before notices.
 """
 from __future__ import annotations
 
@@ -123,10 +128,10 @@ def sweep_leftovers(root: str, grace_seconds: float, *, keep: frozenset[str] = f
             info = os.lstat(path)
             if stat.S_ISDIR(info.st_mode):  # nothing canonkit writes; still a leftover
                 fs.rmtree(path)
-            elif _is_ref_lock(item.rel):
-                if not _unlink_unheld_lock(path):
-                    continue
-            else:
+            elif stat.S_ISREG(info.st_mode) and item.what == "tmp":
+                if not _unlink_unheld(path):
+                    continue  # a live writer's
+            else:  # an unpublished pack (its writer renamed it: done with it), a symlink
                 fs.unlink(path)
         except FileNotFoundError:
             continue
@@ -134,15 +139,18 @@ def sweep_leftovers(root: str, grace_seconds: float, *, keep: frozenset[str] = f
     return removed
 
 
-def _is_ref_lock(rel: str) -> bool:
-    name = rel[len(TMP) + 1:]
-    return name.startswith("ref-") and name.endswith(".lock")
-
-
-def _unlink_unheld_lock(path: str) -> bool:
-    """Remove a ref lock file nobody holds (holding it while removing, so a ref update
-    that opened it meanwhile notices and starts over); False if it is held."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+def _unlink_unheld(path: str) -> bool:
+    """Remove a file of tmp/ that nobody holds (holding it while removing, so a writer
+    that created or opened it a moment before notices and starts over); False if it is
+    held."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise
+        fs.unlink(path)  # cannot be opened (a symlink, no permission): nobody's file
+        return True
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -12,6 +12,7 @@ Every path handed out here is relative to the store root; nothing here touches t
 from __future__ import annotations
 
 import json
+import os
 import re
 
 from ..errors import InvalidRefNameError, SchemaViolationError
@@ -19,7 +20,7 @@ from ..errors import InvalidRefNameError, SchemaViolationError
 __all__ = [
     "LOCK", "MARKER", "MARKER_BYTES", "OBJECTS", "PACKS", "REFS", "TMP", "address_of",
     "check_ref_name", "digest_of_address", "loose_path", "pack_paths", "parse_loose_name",
-    "parse_pack_name",
+    "parse_pack_name", "printable",
 ]
 
 MARKER = "canonkit-store"
@@ -38,6 +39,7 @@ _REST = re.compile(r"[0-9a-f]{62}")
 _PACK = re.compile(r"pack-([0-9a-f]{64})\.(pack|idx)")
 _SEGMENT = re.compile(r"[A-Za-z0-9._-]+")
 MAX_REF_NAME = 1024  # bytes; far beyond any real name, well inside PATH_MAX
+MAX_REF_SEGMENT = 255  # bytes: each segment is a file or directory name (NAME_MAX)
 
 
 def digest_of_address(address: str) -> bytes:
@@ -79,15 +81,32 @@ def parse_pack_name(name: str) -> tuple[str, str] | None:
 
 def check_ref_name(name: str) -> list[str]:
     """The segments of a valid ref name; ``InvalidRefNameError`` otherwise. A name is
-    ``[A-Za-z0-9._-]+`` segments joined by "/", none of them "." or "..", given without
-    the ``refs/`` prefix — so it can never name a path outside ``refs/``."""
+    ``[A-Za-z0-9._-]+`` segments joined by "/", none of them "." or "..", at most
+    ``MAX_REF_NAME`` bytes in all and ``MAX_REF_SEGMENT`` per segment, given without the
+    ``refs/`` prefix — so it can never name a path outside ``refs/``, and every valid
+    name can be stored."""
     if type(name) is not str:
         raise InvalidRefNameError(f"a ref name is text, got {type(name).__name__}",
                                   detail=repr(name))
     segments = name.split("/")
-    if (not name or len(name.encode("utf-8")) > MAX_REF_NAME
+    if (not name or len(name) > MAX_REF_NAME
             or any(not _SEGMENT.fullmatch(s) or s in (".", "..") for s in segments)):
         raise InvalidRefNameError(
-            f"invalid ref name {name!r}: [A-Za-z0-9._-] segments joined by '/', no empty, "
-            f"'.' or '..' segment", detail=name)
+            f"invalid ref name {printable(name)!r}: [A-Za-z0-9._-] segments joined by '/', "
+            f"no empty, '.' or '..' segment, at most {MAX_REF_NAME} bytes",
+            detail=printable(name))
+    if any(len(s) > MAX_REF_SEGMENT for s in segments):  # ASCII: characters are bytes
+        raise InvalidRefNameError(
+            f"invalid ref name {name[:40]!r}...: a segment is longer than "
+            f"{MAX_REF_SEGMENT} bytes (a file name's limit)", detail=name)
     return segments
+
+
+def printable(name: str) -> str:
+    """A file name as text that can always be printed and written as JSON: bytes that are
+    not UTF-8 (kept by the filesystem encoding as lone surrogates) become ``\\xNN``."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(name).decode("utf-8", "backslashreplace")
+    return name

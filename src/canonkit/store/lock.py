@@ -1,24 +1,30 @@
 """The store lock: one repack or gc at a time (STORE.md §1, §6).
 
 ``lock`` holds JSON ``{"pid", "host", "started"}`` and is created exclusively, content
-and all (see ``StoreLock._create``). A second repack/gc fails at once: ``LockHeldError`` while the holder lives,
-``StaleLockError`` when its pid is gone on this host. A stale lock is never broken
-silently — ``Store.break_lock()`` (``canonkit store unlock``) removes it. A lock whose
-content cannot be read (its holder died between creating and writing it) counts as stale
-once it is older than ``UNREADABLE_GRACE`` seconds.
+and all (see ``StoreLock._create``). A second repack/gc fails at once: ``LockHeldError``
+while the holder lives, ``StaleLockError`` when its pid is gone on this host. A stale
+lock is never broken silently — ``Store.break_lock()`` (``canonkit store unlock``)
+removes it; ``force=True`` removes any lock file, whatever it holds.
+
+The content is checked before it is believed: strict JSON of at most ``LOCK_LIMIT``
+bytes, a ``pid`` that can be a process (1 to ``MAX_PID``: never 0 or -1, which
+``kill()`` reads as a whole process group or every process), a ``host`` of at most 255
+characters, a finite ``started`` time. A lock that fails the check (its holder died
+between creating and writing it, or something else wrote it) counts as stale once it is
+older than ``UNREADABLE_GRACE`` seconds.
 """
 from __future__ import annotations
 
 import errno
 import json
 import os
-import secrets
 import socket
 import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import LockHeldError, StaleLockError
+from .._files import loads_json
+from ..errors import LockHeldError, StaleLockError, StoreError, UnsafePathError
 from . import mutations as fs
 from .layout import LOCK, TMP
 from .loose import read_file
@@ -26,6 +32,10 @@ from .loose import read_file
 __all__ = ["LockInfo", "StoreLock", "break_lock", "read_lock"]
 
 UNREADABLE_GRACE = 10.0
+LOCK_LIMIT = 4096     # bytes: a lock is one short line of JSON
+MAX_PID = 2**22       # Linux's pid_max cannot exceed it; other systems stay far below
+MAX_HOST = 255        # characters (a host name's limit)
+LATEST_START = 1e11   # seconds since the epoch (year 5138): anything later is not a time
 
 
 @dataclass(frozen=True)
@@ -60,47 +70,72 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def parse_lock(data: bytes) -> tuple[int, str, float]:
+    """``(pid, host, started)`` of a lock file's content; ``ValueError`` saying what is
+    wrong unless it is a lock canonkit could have written."""
+    if len(data) > LOCK_LIMIT:
+        raise ValueError(f"larger than {LOCK_LIMIT} bytes")
+    doc = loads_json(data, source=LOCK)  # strict: UTF-8, no repeated key, bounded ints
+    if not isinstance(doc, dict) or set(doc) != {"pid", "host", "started"}:
+        raise ValueError('not {"pid", "host", "started"}')
+    pid, host, started = doc["pid"], doc["host"], doc["started"]
+    if type(pid) is not int or not 1 <= pid <= MAX_PID:
+        raise ValueError(f"pid {pid!r} cannot be a process")
+    if type(host) is not str or not 0 < len(host) <= MAX_HOST:
+        raise ValueError("host is not a host name")
+    if type(started) not in (int, float) or not 0 <= started <= LATEST_START:
+        raise ValueError(f"started {started!r} is not a time")
+    return pid, host, float(started)
+
+
 def read_lock(root: str) -> LockInfo | None:
     """The current lock's holder, or None when the store is not locked."""
     path = f"{root}/{LOCK}"
-    data = read_file(path, LOCK)
+    data = read_file(path, LOCK, limit=LOCK_LIMIT)
     if data is None:
         return None
     try:
-        doc = json.loads(data)
-        pid, host, started = doc["pid"], doc["host"], doc["started"]
-        if type(pid) is not int or type(host) is not str or not isinstance(started, (int,
-                                                                                    float)):
-            raise ValueError("bad field types")
-    except (ValueError, KeyError, TypeError):
+        pid, host, started = parse_lock(data)
+    except ValueError as exc:
         try:
             age = time.time() - os.lstat(path).st_mtime
         except FileNotFoundError:
             return None
         stale = age > UNREADABLE_GRACE
         return LockInfo(None, None, None, stale,
-                        f"unreadable lock file, {age:.0f} s old"
-                        + ("; its holder died before writing it" if stale else ""))
+                        f"unreadable lock file ({exc}), {age:.0f} s old"
+                        + ("; its holder died before writing it, or it is not canonkit's"
+                           if stale else ""))
     if host != socket.gethostname():
-        return LockInfo(pid, host, float(started), False,
+        return LockInfo(pid, host, started, False,
                         "held on another host; cannot tell whether it is alive")
     if _pid_alive(pid):
-        return LockInfo(pid, host, float(started), False, "holder is running")
-    return LockInfo(pid, host, float(started), True, "holder is gone")
+        return LockInfo(pid, host, started, False, "holder is running")
+    return LockInfo(pid, host, started, True, "holder is gone")
 
 
 def break_lock(root: str, *, force: bool = False) -> LockInfo | None:
-    """Remove a stale lock (any lock with ``force``); returns what was removed."""
-    info = read_lock(root)
+    """Remove a stale lock (any lock with ``force``); returns what was removed. With
+    ``force`` nothing about the lock file is believed first: whatever it holds — or if it
+    is a symlink — it is removed (a directory in its place is ``StoreError``)."""
+    path = f"{root}/{LOCK}"
+    try:
+        info = read_lock(root)
+    except (UnsafePathError, OSError) as exc:  # a symlink, a directory, unreadable
+        if not force:
+            raise
+        info = LockInfo(None, None, None, False, f"not a readable lock file ({exc})")
     if info is None:
         return None
     if not info.stale and not force:
         raise LockHeldError(f"the store lock is held by {info.describe()}; not breaking it "
                             f"(force=True breaks it anyway)", path=LOCK, detail=info.to_dict())
     try:
-        fs.unlink(f"{root}/{LOCK}")
+        fs.unlink(path)
     except FileNotFoundError:
         return None
+    except IsADirectoryError:
+        raise StoreError(f"{LOCK} is a directory; remove it by hand", path=LOCK) from None
     return info
 
 
@@ -139,8 +174,9 @@ class StoreLock:
         to ``lock`` — as exclusive as ``O_CREAT | O_EXCL`` (EEXIST if held), but no
         reader ever sees it empty. Where hard links are unsupported, ``O_CREAT | O_EXCL``
         and a write (an empty lock left by a crash is then judged by its age)."""
-        tmp = f"{self.root}/{TMP}/lock-{os.getpid()}-{secrets.token_hex(8)}"
-        fs.write_file(tmp, content, durable=self.durable)
+        temporary = fs.write_temporary(f"{self.root}/{TMP}", "lock", content,
+                                       durable=self.durable)
+        tmp = temporary.path
         try:
             fs.link(tmp, self.path)
         except FileExistsError:
@@ -159,7 +195,10 @@ class StoreLock:
         else:
             self.held = True
         finally:
-            fs.unlink(tmp)
+            try:
+                fs.unlink(tmp)
+            finally:
+                temporary.close()
 
     def release(self) -> None:
         if self.held:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Callable
 from typing import Any
@@ -79,19 +78,24 @@ def _regular_size(fd: int, rel: str) -> int:
     return info.st_size
 
 
-def read_file(path: str, rel: str) -> bytes | None:
+def read_file(path: str, rel: str, *, limit: int | None = None) -> bytes | None:
     """The whole content of the regular file ``path`` (None if it does not exist); a
-    symlink or anything but a regular file is ``UnsafePathError`` — never followed."""
+    symlink or anything but a regular file is ``UnsafePathError`` — never followed.
+    With ``limit``, at most ``limit + 1`` bytes are read (whatever the file's size says):
+    a result longer than ``limit`` means the file is too large for its kind."""
     fd = _open(path, rel)
     if fd is None:
         return None
     try:
         size = _regular_size(fd, rel)
-        data = os.read(fd, size)  # store files never change in place: fstat's size holds
-        if len(data) < size:  # a short read (or a file shrunk underneath): read on to EOF
+        want = size if limit is None else min(size, limit + 1)
+        data = os.read(fd, want)  # store files never change in place: fstat's size holds
+        if len(data) < want:  # a short read (or a file shrunk underneath): read on to EOF
             chunks = [data]
-            while block := os.read(fd, 1 << 20):
+            got = len(data)
+            while got < want and (block := os.read(fd, min(1 << 20, want - got))):
                 chunks.append(block)
+                got += len(block)
             data = b"".join(chunks)
         return data
     finally:
@@ -111,17 +115,18 @@ def write(root: str, rel: str, content: bytes, *, durable: bool,
     if _exists(target, rel):
         fs.utime(target)
         return False
-    tmp = f"{root}/{TMP}/obj-{os.getpid()}-{secrets.token_hex(8)}"
-    fs.write_file(tmp, content, durable=durable)
+    tmp = fs.write_temporary(f"{root}/{TMP}", "obj", content, durable=durable)
     try:
         if _exists(target, rel):  # another writer won meanwhile: keep theirs
-            fs.unlink(tmp)
+            tmp.discard()
             fs.utime(target)
             return False
-        fs.rename(tmp, target)
+        fs.rename(tmp.path, target)
     except BaseException:
-        fs.discard(tmp)
+        tmp.discard()
         raise
+    finally:
+        tmp.close()
     if durable:
         fs.fsync_dir(f"{root}/{fanout}")
     return True

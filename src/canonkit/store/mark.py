@@ -22,9 +22,15 @@ from ..objects import REF, decode_object, get_kind
 from ..objects.schema import Array, FieldType, Nullable, Record, Tuple
 from .layout import address_of
 
-__all__ = ["Marker", "references", "root_path"]
+__all__ = ["Marker", "may_be_structured", "references", "root_path"]
 
 _MAP_HEADS = frozenset(range(0xA0, 0xBC))  # CBOR major type 5 with a definite length
+
+
+def may_be_structured(first: int) -> bool:
+    """Whether bytes starting with ``first`` may be a structured object (a CBOR map):
+    only those can have references, so only those need to be kept to be followed."""
+    return first in _MAP_HEADS
 
 
 def _walk(ftype: FieldType, value: Any) -> Iterator[bytes]:

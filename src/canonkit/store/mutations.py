@@ -1,25 +1,47 @@
 """Every change a store makes to the filesystem goes through this module.
 
 One place for create, write, fsync, rename, link, unlink, mkdir and utime makes the crash
-rules of STORE.md §3 testable: with ``CANONKIT_STORE_CRASH_AT=N`` in the environment the
-process ends with ``os._exit(137)`` (as a SIGKILL would) right before its N-th mutation,
-and the tests drive N over every mutation point of put, set_ref, repack and gc. The count
-is per process; ``count()`` reports it and ``arm(n)`` resets it (for forked test children).
+rules of STORE.md §3 testable, two ways:
+
+- with ``CANONKIT_STORE_CRASH_AT=N`` in the environment the process ends with
+  ``os._exit(137)`` (as a SIGKILL would) right before its N-th mutation, and the tests
+  drive N over every mutation point of put, set_ref, repack and gc. The count is per
+  process; ``count()`` reports it and ``arm(n)`` resets it (for forked test children);
+- ``record(recorder)`` hands every mutation, once it has happened, to a recorder (the
+  crash-state harness of the test suite rebuilds from that trace every state a power loss
+  may leave: docs/robustness.md).
 
 Files are created with ``O_EXCL | O_NOFOLLOW``: a store never writes through a symlink.
+A file in ``tmp/`` is a ``Temporary``: its writer holds an ``flock`` on it from the moment
+it exists until it is renamed or dropped, so a sweep of leftovers (``inventory``) can tell
+a live writer's file from a dead one's without asking the writer anything.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+import secrets
 import shutil
+from collections.abc import Iterator
+from typing import Any, Protocol
 
-__all__ = ["arm", "count", "create", "discard", "fsync", "fsync_dir", "link", "mkdir", "open_lock", "pwrite",
-           "rename", "rmtree", "unlink", "utime", "write", "write_file"]
+__all__ = ["Recorder", "Temporary", "arm", "count", "create", "discard", "fsync", "fsync_dir",
+           "link", "mkdir", "open_lock", "pwrite", "record", "rename", "rmtree", "unlink",
+           "utime", "write", "write_temporary"]
 
 _O_CREATE = (os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
              | getattr(os, "O_CLOEXEC", 0))
 _O_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 CRASH_EXIT = 137  # what a shell reports for SIGKILL (128 + 9)
+
+
+class Recorder(Protocol):
+    """Receives each mutation after it happened: ``op`` is the function's name, ``args``
+    its arguments (paths absolute as given; ``fd`` for the file operations; the bytes
+    written, copied)."""
+
+    def __call__(self, op: str, *args: Any) -> None: ...
 
 
 def _from_env() -> int:
@@ -29,6 +51,7 @@ def _from_env() -> int:
 
 _count = 0
 _crash_at = _from_env()
+_recorder: Recorder | None = None
 
 
 def _tick() -> None:
@@ -50,35 +73,60 @@ def count() -> int:
     return _count
 
 
+@contextlib.contextmanager
+def record(recorder: Recorder) -> Iterator[None]:
+    """Hand every mutation made inside the block to ``recorder``."""
+    global _recorder
+    previous, _recorder = _recorder, recorder
+    try:
+        yield
+    finally:
+        _recorder = previous
+
+
+def _note(op: str, *args: Any) -> None:
+    if _recorder is not None:
+        _recorder(op, *args)
+
+
 def create(path: str) -> int:
     """A new file for writing (fails if anything exists at ``path``, symlinks included)."""
     _tick()
-    return os.open(path, _O_CREATE, 0o644)
+    fd = os.open(path, _O_CREATE, 0o644)
+    _note("create", path, fd)
+    return fd
 
 
 def open_lock(path: str) -> int:
     """Open (creating if needed) a lock file for ``flock``."""
     _tick()
-    return os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-                   | getattr(os, "O_CLOEXEC", 0), 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_CLOEXEC", 0), 0o644)
+    _note("open_lock", path, fd)
+    return fd
 
 
 def write(fd: int, data: bytes | bytearray | memoryview) -> None:
     _tick()
     view = memoryview(data).cast("B")
+    whole = view
     while view:
         view = view[os.write(fd, view):]
+    if _recorder is not None:
+        _recorder("write", fd, bytes(whole))
 
 
 def pwrite(fd: int, data: bytes, offset: int) -> None:
     _tick()
     if os.pwrite(fd, data, offset) != len(data):
         raise OSError(f"short write of {len(data)} bytes at offset {offset}")
+    _note("pwrite", fd, bytes(data), offset)
 
 
 def fsync(fd: int) -> None:
     _tick()
     os.fsync(fd)
+    _note("fsync", fd)
 
 
 def fsync_dir(path: str) -> None:
@@ -88,38 +136,45 @@ def fsync_dir(path: str) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+    _note("fsync_dir", path)
 
 
 def rename(src: str, dst: str) -> None:
     _tick()
     os.rename(src, dst)
+    _note("rename", src, dst)
 
 
 def link(src: str, dst: str) -> None:
     _tick()
     os.link(src, dst, follow_symlinks=False)
+    _note("link", src, dst)
 
 
 def unlink(path: str) -> None:
     _tick()
     os.unlink(path)
+    _note("unlink", path)
 
 
 def rmtree(path: str) -> None:
     """Remove a directory tree (only leftovers in tmp/ are ever trees)."""
     _tick()
     shutil.rmtree(path)
+    _note("rmtree", path)
 
 
 def mkdir(path: str) -> None:
     _tick()
     os.mkdir(path, 0o755)
+    _note("mkdir", path)
 
 
 def utime(path: str) -> None:
     """Set ``path``'s mtime to now (freshens an object for the grace period)."""
     _tick()
     os.utime(path, follow_symlinks=False)
+    _note("utime", path)
 
 
 def discard(path: str) -> None:
@@ -131,15 +186,65 @@ def discard(path: str) -> None:
         pass
 
 
-def write_file(path: str, data: bytes | bytearray | memoryview, *, durable: bool) -> None:
-    """Create ``path`` with ``data`` (fsynced when ``durable``); on failure nothing is left."""
-    fd = create(path)
+class Temporary:
+    """A new file in ``directory`` (``tmp/``) named ``<prefix>-<pid>-<random><suffix>``,
+    held with ``flock`` by this process until ``close``.
+
+    The hold is the writer's liveness mark: the kernel drops it when the writer dies, and
+    a sweep of leftovers removes only files it can lock itself (``inventory``). A sweep
+    can come between the ``create`` and the ``flock``; it then removes the file while
+    holding it, which the writer notices (the path no longer names the file it locked)
+    and it starts over under a new name — so a live writer's temporary is never removed
+    from under it. Keep it open until it is renamed into place or discarded."""
+
+    ATTEMPTS = 16
+
+    def __init__(self, directory: str, prefix: str, suffix: str = "") -> None:
+        for _ in range(self.ATTEMPTS):
+            path = f"{directory}/{prefix}-{os.getpid()}-{secrets.token_hex(8)}{suffix}"
+            fd = create(path)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                held = os.fstat(fd).st_ino == os.lstat(path).st_ino
+            except (BlockingIOError, FileNotFoundError):  # a sweep is removing it
+                held = False
+            if held:
+                self.path = path
+                self.fd: int | None = fd
+                return
+            os.close(fd)
+        raise OSError(f"could not hold a temporary in {directory}: every new file was "
+                      f"removed at once (is something sweeping tmp/ without locking?)")
+
+    def close(self) -> None:
+        """Let go of the file (after it was renamed into place, or removed)."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def discard(self) -> None:
+        """Remove the file (best effort) and let go of it."""
+        discard(self.path)
+        self.close()
+
+    def __enter__(self) -> Temporary:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_temporary(directory: str, prefix: str, data: bytes | bytearray | memoryview, *,
+                    durable: bool) -> Temporary:
+    """A ``Temporary`` holding ``data`` (fsynced when ``durable``), still held: rename it
+    into place, then ``close`` it. On failure nothing is left."""
+    tmp = Temporary(directory, prefix)
+    assert tmp.fd is not None
     try:
-        write(fd, data)
+        write(tmp.fd, data)
         if durable:
-            fsync(fd)
+            fsync(tmp.fd)
     except BaseException:
-        os.close(fd)
-        discard(path)
+        tmp.discard()
         raise
-    os.close(fd)
+    return tmp

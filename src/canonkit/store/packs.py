@@ -5,6 +5,13 @@ what is cheap to check on every open: both headers, the index's exact size, and 
 index names the pack's trailer and count. The full checks (every checksum, every entry)
 are fsck's. A raw entry read with ``copy=False`` is a memoryview into the mapping; the
 mapping stays valid for as long as such a view lives, even after gc deletes the file.
+
+Store files never change in place, but a file can still shrink underneath a mapping
+(another process truncates it): a read past its new end would be SIGBUS. The compiled
+readers guard their mappings (``GUARDS_MAPPINGS``: the read gives zeros and the reader
+reports the file as truncated); with the pure-Python readers ``PackFile.check_intact``
+compares the file's size with the mapping's before every read instead (a truncation
+that races that very read can still fault there).
 """
 from __future__ import annotations
 
@@ -17,7 +24,7 @@ from typing import Any
 from ..errors import CorruptObjectError, UnsafePathError
 from .layout import PACKS, pack_paths, parse_pack_name
 
-__all__ = ["PackFile", "list_published", "located", "map_file"]
+__all__ = ["PackFile", "list_published", "located", "map_file", "size_problem"]
 
 _O_READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -49,19 +56,60 @@ def map_file(path: str, rel: str, *, whole: bool = False) -> tuple[Any, float]:
         os.close(fd)
 
 
+def size_problem(path: str, rel: str, mapped: int) -> CorruptObjectError | None:
+    """A "truncated" error if the file at ``path`` is now shorter than the ``mapped``
+    bytes of its mapping (reading them would fault), else None. A file that is gone is
+    no problem: its mapping stays valid."""
+    try:
+        size = os.lstat(path).st_size
+    except FileNotFoundError:
+        return None
+    if size >= mapped:
+        return None
+    return CorruptObjectError(f"{rel}: truncated: the file shrank from {mapped} to {size} "
+                              f"bytes while it was mapped", offset=size, detail="truncated",
+                              path=rel)
+
+
 class PackFile:
     """One published pack: ``pack`` and ``index`` are the kernel's readers."""
 
-    __slots__ = ("_maps", "hex", "idx_rel", "index", "mtime", "pack", "pack_rel")
+    __slots__ = ("_maps", "guarded", "hex", "idx_rel", "index", "mtime", "pack", "pack_rel",
+                 "root")
 
     def __init__(self, hex_name: str, pack: Any, index: Any, maps: list[Any],
-                 mtime: float) -> None:
+                 mtime: float, root: str = "", guarded: bool = True) -> None:
         self.hex = hex_name
         self.pack_rel, self.idx_rel = pack_paths(bytes.fromhex(hex_name))
         self.pack = pack
         self.index = index
         self._maps = maps
         self.mtime = mtime
+        self.root = root
+        self.guarded = guarded
+
+    @property
+    def closed(self) -> bool:
+        return not self._maps
+
+    def check_intact(self, *, index: bool = True, pack: bool = True) -> None:
+        """``CorruptObjectError`` (detail ``truncated``) if the index or the pack (or
+        either) shrank since they were mapped."""
+        if not self._maps:
+            return
+        for rel, reader, mapped, asked in ((self.idx_rel, self.index, self._maps[0], index),
+                                           (self.pack_rel, self.pack, self._maps[1], pack)):
+            if not asked:
+                continue
+            if self.guarded:
+                if not reader.intact():
+                    raise CorruptObjectError(f"{rel}: truncated: the file shrank while it "
+                                             f"was mapped", offset=len(mapped),
+                                             detail="truncated", path=rel)
+            else:
+                problem = size_problem(f"{self.root}/{rel}", rel, len(mapped))
+                if problem is not None:
+                    raise problem
 
     @classmethod
     def open(cls, root: str, hex_name: str, kernel: ModuleType) -> PackFile:
@@ -89,7 +137,8 @@ class PackFile:
             for m in maps:
                 _close_map(m)
             raise
-        return cls(hex_name, pack, index, maps, mtime)
+        return cls(hex_name, pack, index, maps, mtime, root,
+                   bool(getattr(kernel, "GUARDS_MAPPINGS", False)))
 
     def close(self) -> None:
         """Release the kernel's hold and unmap (a mapping still viewed by a ``copy=False``

@@ -4,15 +4,14 @@ Entries are appended in the order given (callers pass digest order, so the same 
 in the same forms always give the same pack) through a 1 MiB buffer, with the header's
 count left open: an object that turns out unreadable half way is skipped rather than
 ending the whole pack. ``finish`` fills in the count, appends the trailer (BLAKE3 of every
-preceding byte, hashed from the finished file's mapping), builds the index, and fsyncs
-both when durable. Publication (the renames into ``packs/``) is the caller's, so that the
-order of STORE.md §3 is visible in one place (``repack.py``).
+preceding byte, read back from the file), builds the index, and fsyncs both when durable.
+Publication (the renames into ``packs/``) is the caller's, so that the order of STORE.md
+§3 is visible in one place (``repack.py``); both files stay held (``Temporary``) until
+then, so no sweep of leftovers removes them meanwhile.
 """
 from __future__ import annotations
 
-import mmap
 import os
-import secrets
 from typing import Any
 
 from blake3 import blake3
@@ -33,6 +32,7 @@ from .layout import TMP
 __all__ = ["PackWriter", "build_index", "encode_pack", "entry_header", "pack_header"]
 
 _FLUSH = 1 << 20
+_READ = 1 << 20
 
 
 def pack_header(count: int) -> bytes:
@@ -82,13 +82,14 @@ class PackWriter:
     def __init__(self, root: str, *, durable: bool) -> None:
         self.root = root
         self.durable = durable
-        stem = f"{root}/{TMP}/pack-{os.getpid()}-{secrets.token_hex(8)}"
-        self.pack_tmp = stem + ".pack"
-        self.idx_tmp = stem + ".idx"
+        self._pack = fs.Temporary(f"{root}/{TMP}", "pack", ".pack")
+        self._idx: fs.Temporary | None = None
+        self.pack_tmp = self._pack.path
+        self.idx_tmp = ""
         self.entries: list[tuple[bytes, int]] = []
         self.logical_bytes = 0
         self.deflated = 0
-        self._fd: int | None = fs.create(self.pack_tmp)
+        self._fd: int | None = self._pack.fd
         self._buf = bytearray(pack_header(0))  # the count is filled in by finish
         self._offset = PACK_HEADER
         self.trailer = b""
@@ -121,22 +122,36 @@ class PackWriter:
         assert fd is not None
         self._flush()
         fs.pwrite(fd, len(self.entries).to_bytes(8, "big"), 8)
-        with mmap.mmap(fd, self._offset, access=mmap.ACCESS_READ) as mapped:
-            trailer: bytes = blake3(mapped).digest()
+        hasher = blake3()  # read back with pread, not mapped: nothing to fault on
+        at = 0
+        while at < self._offset:
+            block = os.pread(fd, min(_READ, self._offset - at), at)
+            if not block:
+                raise OSError(f"{self.pack_tmp} ends at {at} bytes, {self._offset} written")
+            hasher.update(block)
+            at += len(block)
+        trailer: bytes = hasher.digest()
         fs.write(fd, trailer)
         if self.durable:
             fs.fsync(fd)
-        os.close(fd)
         self._fd = None
-        fs.write_file(self.idx_tmp, build_index(self.entries, trailer), durable=self.durable)
+        self._idx = fs.write_temporary(f"{self.root}/{TMP}", "pack", build_index(
+            self.entries, trailer), durable=self.durable)
+        self.idx_tmp = self._idx.path
         self.trailer = trailer
         self.size = self._offset + len(trailer)
         return trailer, self.size
 
+    def close(self) -> None:
+        """Let go of both files (once they are published)."""
+        self._fd = None
+        self._pack.close()
+        if self._idx is not None:
+            self._idx.close()
+
     def abort(self) -> None:
         """Remove whatever was written (best effort; leftovers in tmp/ are harmless)."""
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-        for path in (self.pack_tmp, self.idx_tmp):
-            fs.discard(path)
+        self._fd = None
+        self._pack.discard()
+        if self._idx is not None:
+            self._idx.discard()

@@ -12,17 +12,25 @@ from __future__ import annotations
 
 import fcntl
 import os
-import secrets
 import stat
 import time
-from collections.abc import Iterator
 
-from ..errors import CorruptRefError, InvalidRefNameError, RefConflictError, UnsafePathError
+from typing import NamedTuple
+
+from blake3 import blake3
+
+from ..errors import (
+    CorruptRefError,
+    InvalidRefNameError,
+    RefConflictError,
+    StoreError,
+    UnsafePathError,
+)
 from . import mutations as fs
-from .layout import REFS, TMP, check_ref_name, digest_of_address
+from .layout import REFS, TMP, check_ref_name, digest_of_address, printable
 from .loose import read_file
 
-__all__ = ["ABSENT", "delete", "iter_refs", "parse_ref", "read", "write"]
+__all__ = ["ABSENT", "RefProblem", "RefScan", "delete", "parse_ref", "read", "scan", "write"]
 
 ABSENT = ""  # as ``expect``: the ref must not exist yet
 LOCK_WAIT = 1.0  # seconds an update waits for another updater of the same ref
@@ -67,34 +75,102 @@ def read(root: str, name: str) -> str | None:
     segments = check_ref_name(name)
     _check_dirs(root, segments)
     rel = f"{REFS}/{name}"
-    data = read_file(f"{root}/{rel}", rel)
+    data = read_file(f"{root}/{rel}", rel, limit=REF_BYTES)
     return None if data is None else parse_ref(data, rel)
 
 
-def iter_refs(root: str) -> Iterator[tuple[str, str]]:
-    """``(name, rel)`` of every file under refs/, sorted; symlinks and other non-regular
-    entries are skipped (fsck reports them)."""
-    base = f"{root}/{REFS}"
+class RefProblem(NamedTuple):
+    """Something under refs/ that is not a readable, valid ref: ``code`` is fsck's finding
+    code, ``rel`` the store-relative path (printable), ``detail`` what is wrong."""
 
-    def walk(path: str, prefix: str) -> Iterator[tuple[str, str]]:
+    rel: str
+    code: str  # ref_bad_name | ref_bad_content | symlink | unexpected_file | unreadable
+    detail: str
+
+    def error(self) -> StoreError:
+        """The error that stops an operation (gc) which cannot go on past this ref."""
+        what = f"{self.rel}: {self.detail} (fsck: {self.code})"
+        if self.code == "symlink":
+            return UnsafePathError(what, path=self.rel)
+        if self.code == "ref_bad_name":
+            return InvalidRefNameError(what, path=self.rel, detail=self.rel[len(REFS) + 1:])
+        return CorruptRefError(what, path=self.rel, detail=self.code)
+
+
+class RefScan(NamedTuple):
+    """Everything under refs/, read once: the valid refs ``(name, rel, address)`` sorted by
+    name, and every entry that is not one. fsck reports the problems; gc refuses to run
+    while there is any (a ref it cannot read might be the only root of some objects)."""
+
+    refs: list[tuple[str, str, str]]
+    problems: list[RefProblem]
+
+    def first_problem(self) -> StoreError | None:
+        if not self.problems:
+            return None
+        exc = self.problems[0].error()
+        if len(self.problems) > 1:
+            exc.args = (f"{exc} (and {len(self.problems) - 1} more; run fsck)",)
+        return exc
+
+
+def scan(root: str) -> RefScan:
+    """Read every entry under refs/ without following a symlink: the one enumeration of
+    the refs that fsck, gc and ``Store.refs`` share."""
+    found: list[tuple[str, str, str]] = []
+    problems: list[RefProblem] = []
+
+    def walk(rel: str, prefix: str) -> None:
         try:
-            entries = sorted(os.scandir(path), key=lambda e: e.name)
+            entries = sorted(os.scandir(f"{root}/{rel}"), key=lambda e: e.name)
         except FileNotFoundError:
             return
+        except OSError as exc:
+            problems.append(RefProblem(printable(rel), "unreadable", str(exc)))
+            return
         for entry in entries:
+            child = f"{rel}/{entry.name}"
+            shown = printable(child)
             name = prefix + entry.name
-            if entry.is_symlink():
+            try:
+                if entry.is_symlink():
+                    problems.append(RefProblem(shown, "symlink", "never followed"))
+                elif entry.is_dir(follow_symlinks=False):
+                    walk(child, name + "/")
+                elif not entry.is_file(follow_symlinks=False):
+                    problems.append(RefProblem(shown, "unexpected_file", "not a regular file"))
+                else:
+                    _one(name, child, shown)
+            except FileNotFoundError:  # removed meanwhile (delete_ref)
                 continue
-            if entry.is_dir(follow_symlinks=False):
-                yield from walk(entry.path, name + "/")
-            elif entry.is_file(follow_symlinks=False):
-                yield name, f"{REFS}/{name}"
 
-    yield from walk(base, "")
+    def _one(name: str, child: str, shown: str) -> None:
+        try:
+            check_ref_name(name)
+        except InvalidRefNameError as exc:
+            problems.append(RefProblem(shown, "ref_bad_name", str(exc)))
+            return
+        try:
+            data = read_file(f"{root}/{child}", child, limit=REF_BYTES)
+        except (OSError, UnsafePathError) as exc:
+            problems.append(RefProblem(shown, "unreadable", str(exc)))
+            return
+        if data is None:
+            return
+        try:
+            found.append((name, child, parse_ref(data, child)))
+        except CorruptRefError as exc:
+            problems.append(RefProblem(shown, "ref_bad_content", str(exc)))
+
+    walk(REFS, "")
+    found.sort()
+    return RefScan(found, problems)
 
 
 def _lock_path(root: str, name: str) -> str:
-    return f"{root}/{TMP}/ref-{name.replace('/', '%')}.lock"  # '%' is never in a name
+    """``tmp/ref-<BLAKE3 of the name, 32 hex>.lock``: fixed-length whatever the name's
+    length (a name may be 1024 bytes; a file name only 255)."""
+    return f"{root}/{TMP}/ref-{blake3(name.encode()).hexdigest()[:32]}.lock"
 
 
 class _RefLock:
@@ -176,17 +252,19 @@ def write(root: str, name: str, address: str, *, expect: str | None, durable: bo
     target = f"{root}/{REFS}/{name}"
     with _RefLock(root, name):
         _compare(root, name, expect)
-        tmp = f"{root}/{TMP}/ref-{os.getpid()}-{secrets.token_hex(8)}"
-        fs.write_file(tmp, (address + "\n").encode("ascii"), durable=durable)
+        tmp = fs.write_temporary(f"{root}/{TMP}", "ref", (address + "\n").encode("ascii"),
+                                 durable=durable)
         try:
             _make_dirs(root, segments, durable)
             if os.path.isdir(target) and not os.path.islink(target):
                 raise InvalidRefNameError(f"refs/{name} is a directory of other refs",
                                           path=f"{REFS}/{name}", detail=name)
-            fs.rename(tmp, target)
+            fs.rename(tmp.path, target)
         except BaseException:
-            fs.discard(tmp)
+            tmp.discard()
             raise
+        finally:
+            tmp.close()
         if durable:
             fs.fsync_dir(os.path.dirname(target))
 

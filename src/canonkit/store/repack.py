@@ -5,14 +5,17 @@ Under the store lock:
 1. remove leftovers older than the grace period;
 2. write the new pack and its index into ``tmp/`` (every object read and verified from
    its current form first; a corrupt one is skipped and left where it is), fsync both;
-3. rename the ``.pack`` into ``packs/``, then the ``.idx`` — the publication — and fsync
-   ``packs/``;
+3. rename the ``.pack`` into ``packs/``, fsync ``packs/``, then rename the ``.idx`` —
+   the publication — and fsync ``packs/`` again;
 4. only then delete the loose files the new pack holds, and the old packs whose every
-   object it holds (each pack's ``.idx`` before its ``.pack``).
+   object it holds: every old ``.idx`` first, then ``packs/`` is fsynced, then the
+   ``.pack`` files — so that no power loss can keep an index whose pack is gone.
 
 A crash anywhere leaves every object readable: before step 3's second rename the old
 forms are all in place (and the new files are leftovers); after it, both old and new are
-(duplicates, until the next repack). ``write_pack`` is shared with gc.
+(duplicates, until the next repack). ``write_pack`` is shared with gc. Before publishing,
+every pack read for the new one is checked to be intact: a pack that shrank under its
+mapping while being copied gave zeros, never data, and publishing them would lose it.
 """
 from __future__ import annotations
 
@@ -35,7 +38,8 @@ from .stats import RepackStats
 if TYPE_CHECKING:
     from .store import Store
 
-__all__ = ["DEFLATE_MODES", "Source", "publish", "read_for_pack", "repack", "write_pack"]
+__all__ = ["DEFLATE_MODES", "Source", "publish", "read_for_pack", "remove_packs", "repack",
+           "write_pack"]
 
 DEFLATE_MODES = ("auto", "always", "never")
 AUTO_MIN = 64  # bytes: smaller objects are stored raw by "auto" (a stream saves nothing)
@@ -118,22 +122,47 @@ def write_pack(store: Store, items: Iterable[tuple[bytes, Source]], mode: str,
     return writer, packed, skipped
 
 
-def publish(store: Store, writer: PackWriter, trailer: bytes) -> tuple[str, str]:
-    """Rename the pack, then its index, into ``packs/`` and fsync it: from the second
-    rename on, the new pack is what readers see. Returns the store-relative paths."""
+def publish(store: Store, writer: PackWriter, trailer: bytes,
+            sources: Iterable[PackFile] = ()) -> tuple[str, str]:
+    """Rename the pack into ``packs/``, fsync it, then rename the index (the
+    publication) and fsync again: from the second rename on, the new pack is what readers
+    see, and no power loss can keep the index without its pack (two renames into one
+    directory may otherwise persist in either order). Returns the store-relative paths.
+    ``CorruptObjectError`` (nothing published) if a pack read for it shrank meanwhile."""
+    try:
+        for pf in sources:
+            pf.check_intact()
+    except CorruptObjectError:
+        writer.abort()
+        raise
     pack_rel, idx_rel = pack_paths(trailer)
-    fs.rename(writer.pack_tmp, f"{store.root}/{pack_rel}")
-    fs.rename(writer.idx_tmp, f"{store.root}/{idx_rel}")
+    try:
+        fs.rename(writer.pack_tmp, f"{store.root}/{pack_rel}")
+        if store.durable:
+            fs.fsync_dir(f"{store.root}/{PACKS}")
+        fs.rename(writer.idx_tmp, f"{store.root}/{idx_rel}")
+    finally:
+        writer.close()
     if store.durable:
         fs.fsync_dir(f"{store.root}/{PACKS}")
     return pack_rel, idx_rel
 
 
-def remove_pack(store: Store, pf: PackFile) -> None:
-    """Unpublish (the ``.idx`` first), then remove the ``.pack``."""
-    for rel in (pf.idx_rel, pf.pack_rel):
+def remove_packs(store: Store, packs: list[PackFile]) -> None:
+    """Unpublish every pack (its ``.idx``), make that durable, then remove the ``.pack``
+    files: in every state a power loss may leave, a published index has its pack."""
+    if not packs:
+        return
+    for pf in packs:
         try:
-            fs.unlink(f"{store.root}/{rel}")
+            fs.unlink(f"{store.root}/{pf.idx_rel}")
+        except FileNotFoundError:
+            pass
+    if store.durable:
+        fs.fsync_dir(f"{store.root}/{PACKS}")
+    for pf in packs:
+        try:
+            fs.unlink(f"{store.root}/{pf.pack_rel}")
         except FileNotFoundError:
             pass
 
@@ -168,7 +197,7 @@ def repack(store: Store, *, deflate: str = "auto", merge: bool = True,
             stats.seconds = time.perf_counter() - started
             return stats
         trailer = writer.trailer
-        pack_rel, _ = publish(store, writer, trailer)
+        pack_rel, _ = publish(store, writer, trailer, old)
         stats.pack = pack_rel
         stats.objects = len(packed)
         stats.deflated = writer.deflated
@@ -181,12 +210,10 @@ def repack(store: Store, *, deflate: str = "auto", merge: bool = True,
                     stats.loose_removed += 1
                 except FileNotFoundError:
                     pass
-        for pf in old:
-            if pf.hex == trailer.hex():
-                continue  # the same objects in the same forms: the new pack is this one
-            if all(d in packed for d in pf.index.entries()[0]):
-                remove_pack(store, pf)
-                stats.packs_removed += 1
+        superseded = [pf for pf in old if pf.hex != trailer.hex()  # (else: the same pack)
+                      and all(d in packed for d in pf.index.entries()[0])]
+        remove_packs(store, superseded)
+        stats.packs_removed += len(superseded)
         store._refresh_packs()
     stats.seconds = time.perf_counter() - started
     return stats

@@ -9,7 +9,6 @@ whose BLAKE3 differs from the address (unless ``verify=False`` is asked for).
 """
 from __future__ import annotations
 
-import json
 import os
 import stat
 from collections.abc import Iterable, Iterator, Sequence
@@ -20,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 from blake3 import blake3
 
 from .. import objects as _objects
+from .._files import loads_json
 from ..errors import (
     CorruptObjectError,
     DecodeError,
-    InvalidRefNameError,
     MissingKindError,
     MissingObjectError,
     NotAStoreError,
@@ -59,6 +58,15 @@ __all__ = ["FORMS", "Store"]
 
 FORMS = ("loose", "deflate")
 _DIRS = (OBJECTS, PACKS, REFS, TMP)
+MARKER_LIMIT = 4096  # bytes: the marker is one line of JSON
+
+
+def _intact(pf: PackFile) -> bool:
+    try:
+        pf.check_intact()
+    except CorruptObjectError:
+        return False
+    return True
 
 
 class Store:
@@ -104,34 +112,38 @@ class Store:
             os.makedirs(root, 0o755)
         for name in _DIRS:
             fs.mkdir(f"{root}/{name}")
-        tmp = f"{root}/{TMP}/marker-{os.getpid()}"
-        fs.write_file(tmp, MARKER_BYTES, durable=durable)
-        fs.rename(tmp, f"{root}/{MARKER}")  # the marker last: a half-made store is not one
+        with fs.write_temporary(f"{root}/{TMP}", "marker", MARKER_BYTES,
+                                durable=durable) as tmp:
+            fs.rename(tmp.path, f"{root}/{MARKER}")  # last: a half-made store is not one
         if durable:
             fs.fsync_dir(root)
         return cls(root, durable=durable, backend=backend)
 
     def _check_layout(self) -> None:
         marker = f"{self.root}/{MARKER}"
-        try:
-            data = loose.read_file(marker, MARKER)
+        try:  # bounded: a marker is one short line, whatever the file's size says
+            data = loose.read_file(marker, MARKER, limit=MARKER_LIMIT)
         except (UnsafePathError, OSError) as exc:
             raise NotAStoreError(f"{self.root}: cannot read {MARKER}: {exc}",
                                  path=self.root) from None
         if data is None:
             raise NotAStoreError(f"{self.root} is not a canonkit store (no {MARKER} file)",
                                  path=self.root)
+        if len(data) > MARKER_LIMIT:
+            raise NotAStoreError(f"{self.root}/{MARKER} is larger than {MARKER_LIMIT} bytes: "
+                                 f"not a canonkit store marker", path=self.root)
         try:
-            doc = json.loads(data)
-        except ValueError:
+            doc = loads_json(data, source=marker)
+        except ValueError:  # not strict UTF-8 JSON, or a repeated key
             doc = None
         if (not isinstance(doc, dict) or doc.get("format") != MARKER_DOC["format"]
                 or doc.get("address") != MARKER_DOC["address"]):
             raise NotAStoreError(f"{self.root}/{MARKER} does not describe a canonkit store",
                                  path=self.root)
-        if doc.get("version") != MARKER_DOC["version"]:
+        version = doc.get("version")
+        if type(version) is not int or version != MARKER_DOC["version"]:  # not True, 1.0
             raise NotAStoreError(f"{self.root} is a canonkit store of version "
-                                 f"{doc.get('version')!r}; this canonkit reads version 1",
+                                 f"{version!r}; this canonkit reads version 1 (the integer)",
                                  path=self.root)
         for name in _DIRS:
             try:
@@ -187,6 +199,35 @@ class Store:
         self._broken = broken
         return True
 
+    def _offset(self, pf: PackFile, digest: bytes) -> int:
+        """``digest``'s entry offset in ``pf``, or -1. A pack whose file shrank under its
+        mapping is dropped from the packs read (and reported by reads that miss)."""
+        if pf.closed:  # dropped meanwhile
+            return -1
+        try:
+            if not pf.guarded:
+                pf.check_intact(pack=False)
+            offset: int = pf.index.lookup(digest)
+            return offset
+        except CorruptObjectError as exc:
+            self._drop(pf, exc)
+            return -1
+
+    def _drop(self, pf: PackFile, exc: CorruptObjectError) -> None:
+        if pf in self._packs:
+            self._packs.remove(pf)
+            self._broken[pf.hex] = exc if exc.path else located(exc, pf.idx_rel)
+            pf.close()
+
+    def _usable(self, pf: PackFile, *, pack: bool = True) -> bool:
+        """False (the pack dropped) if ``pf``'s files shrank under their mappings."""
+        try:
+            pf.check_intact(pack=pack)
+        except CorruptObjectError as exc:
+            self._drop(pf, exc)
+            return False
+        return True
+
     # -- objects ---------------------------------------------------------------------
 
     def put(self, data: bytes | bytearray | memoryview, *, form: str = "loose") -> str:
@@ -197,8 +238,8 @@ class Store:
             raise ValueError(f"form must be one of {FORMS}, got {form!r}")
         view = memoryview(data)
         digest: bytes = blake3(view).digest()
-        for pf in self._packs:
-            if pf.index.lookup(digest) >= 0:
+        for pf in list(self._packs):
+            if self._offset(pf, digest) >= 0:
                 try:
                     fs.utime(pf.path(self.root))
                 except FileNotFoundError:  # removed by a repack meanwhile
@@ -232,10 +273,12 @@ class Store:
                      ) -> tuple[bytes | memoryview | None, CorruptObjectError | None]:
         """The object from the first pack that holds an intact copy (or None), and the
         first corruption met on the way."""
-        for pf in self._packs:
-            offset = pf.index.lookup(digest)
+        for pf in list(self._packs):
+            offset = self._offset(pf, digest)
             if offset >= 0:
                 try:
+                    if not pf.guarded:
+                        pf.check_intact(index=False)
                     return pf.pack.entry(offset, want, inflate, copy), problem
                 except CorruptObjectError as exc:
                     problem = problem or located(exc, pf.pack_rel, address)
@@ -304,9 +347,11 @@ class Store:
         out: list[Any] = [None] * len(addresses)
         left = len(out)
         for attempt in range(2):
-            for pf in self._packs:
+            for pf in list(self._packs):
                 if not left:
                     break
+                if not pf.guarded and not _intact(pf):
+                    continue  # read one by one below: the error names what is wrong
                 try:
                     left -= pf.pack.read_many(pf.index, digests, out, verify, inflate, copy)
                 except CorruptObjectError:  # find which one, and try its other forms
@@ -326,7 +371,7 @@ class Store:
             if out[i] is not None:
                 continue
             digest = digests[32 * i:32 * i + 32]
-            offset = pf.index.lookup(digest)
+            offset = self._offset(pf, digest)
             if offset >= 0:
                 try:
                     out[i] = pf.pack.entry(offset, digest if verify else None, inflate,
@@ -352,7 +397,7 @@ class Store:
         """True if some physical form of ``address`` is stored (not verified: see fsck)."""
         digest = digest_of_address(address)
         for attempt in range(2):
-            if any(pf.index.lookup(digest) >= 0 for pf in self._packs):
+            if any(self._offset(pf, digest) >= 0 for pf in list(self._packs)):
                 return True
             rel = loose_path(digest)
             if self._fanout_ok(rel[:len(OBJECTS) + 3]) and os.path.lexists(
@@ -373,7 +418,7 @@ class Store:
         """``"packed"``, ``"loose"`` or ``"deflate"``: the form ``get`` reads first."""
         digest = digest_of_address(address)
         for attempt in range(2):
-            if any(pf.index.lookup(digest) >= 0 for pf in self._packs):
+            if any(self._offset(pf, digest) >= 0 for pf in list(self._packs)):
                 return "packed"
             rel = loose_path(digest)
             if self._fanout_ok(rel[:len(OBJECTS) + 3]):
@@ -395,6 +440,8 @@ class Store:
         self._refresh_packs()
         seen: set[bytes] = set()
         for pf in list(self._packs):
+            if not pf.guarded and not self._usable(pf, pack=False):
+                continue
             for digest in pf.index.entries()[0]:
                 if digest not in seen:
                     seen.add(digest)
@@ -421,8 +468,8 @@ class Store:
 
     def _freshen(self, digest: bytes, address: str) -> None:
         for attempt in range(2):
-            for pf in self._packs:
-                if pf.index.lookup(digest) >= 0:
+            for pf in list(self._packs):
+                if self._offset(pf, digest) >= 0:
                     try:
                         fs.utime(pf.path(self.root))
                         return
@@ -446,17 +493,10 @@ class Store:
         return refs.read(self.root, name)
 
     def refs(self) -> dict[str, str]:
-        """Every ref: ``{name: address}``, sorted by name."""
-        out: dict[str, str] = {}
-        for name, rel in refs.iter_refs(self.root):
-            try:
-                check_ref_name(name)
-            except InvalidRefNameError:
-                continue  # not a ref canonkit wrote; fsck reports it
-            data = loose.read_file(f"{self.root}/{rel}", rel)
-            if data is not None:
-                out[name] = refs.parse_ref(data, rel)
-        return out
+        """Every valid ref: ``{name: address}``, sorted by name. Anything else under
+        ``refs/`` (a bad name, bad content, a symlink) is left out here; fsck reports it,
+        and gc refuses to run until it is fixed."""
+        return {name: address for name, _, address in refs.scan(self.root).refs}
 
     def delete_ref(self, name: str, *, expect: str | None = None) -> bool:
         """Remove ``refs/<name>``; False if it did not exist."""

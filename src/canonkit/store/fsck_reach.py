@@ -1,0 +1,193 @@
+"""fsck's reachability pass: from the refs, over the references the units returned
+(STORE.md §4), run once in the parent after every unit.
+
+fsck runs on a live store: a writer may put objects and set refs, a repack may move
+objects into a new pack and delete their old forms, while fsck reads. So that no such
+writer makes fsck report an error it would not find in a consistent view:
+
+- the refs are read before anything else (``fsck``): a writer puts an object before the
+  ref that names it, so every ref read names an object already stored;
+- an object the units did not find is looked up again before it is called missing
+  (``Store.get``, which re-reads the list of packs): a repack that published it in a new
+  pack and removed its old form meanwhile is no error. Objects found so are verified and
+  followed like the others;
+- an object still missing is reported only if the ref it was reached from still holds
+  the address it held when fsck read it: a ref that moved (and a gc that then collected
+  what only the old value reached) is no error either.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING
+
+from ..errors import CorruptObjectError, MissingObjectError, StoreError
+from . import refs as _refs
+from .findings import CODES, Finding, FsckReport, finding
+from .layout import address_of, loose_path
+from .mark import references, root_path
+
+if TYPE_CHECKING:
+    from .store import Store
+
+__all__ = ["Graph", "Places", "reachability"]
+
+
+class Places:
+    """Where each intact object was found: its first place (None: its own loose path) and
+    any further ones (duplicates)."""
+
+    def __init__(self) -> None:
+        self.first: dict[bytes, str | None] = {}
+        self.more: dict[bytes, list[str]] = {}
+
+    def add(self, digests: bytes | bytearray, rel: str | None) -> None:
+        first = self.first
+        for i in range(0, len(digests), 32):
+            digest = bytes(digests[i:i + 32])
+            if digest in first:
+                self.more.setdefault(digest, []).append(rel or loose_path(digest))
+            else:
+                first[digest] = rel
+
+    def __contains__(self, digest: object) -> bool:
+        return digest in self.first
+
+    def __len__(self) -> int:
+        return len(self.first)
+
+    def all(self, digest: bytes) -> list[str]:
+        """Every place, sorted (so the first is the same however the work was split)."""
+        here = [self.first[digest] or loose_path(digest)]
+        return sorted(here + self.more[digest]) if digest in self.more else here
+
+
+class Graph:
+    """What the units found: the intact objects' places, the corrupt ones, the references
+    of the structured ones and why some were not followed."""
+
+    def __init__(self) -> None:
+        self.where = Places()
+        self.corrupt: set[bytes] = set()
+        self.edges: dict[bytes, list[bytes]] = {}
+        self.unfollowed: dict[bytes, tuple[str, str]] = {}
+
+
+def _located(store: Store, digest: bytes) -> str | None:
+    """Where ``get`` found an object: its pack's path, or None (its loose path)."""
+    for pf in list(store._packs):
+        if store._offset(pf, digest) >= 0:
+            return pf.pack_rel
+    return None
+
+
+def _recheck(store: Store, digests: list[bytes], graph: Graph, out: list[Finding]
+             ) -> list[bytes]:
+    """Look for objects the units did not find, as they are now; returns those found
+    (added to ``graph``, with their references). One that is now found corrupt in every
+    form is corrupt (not missing), and a finding unless its file's problem is one
+    already."""
+    found: list[bytes] = []
+    for digest in digests:
+        address = address_of(digest)
+        try:
+            data = store.get(address)
+        except MissingObjectError:
+            continue
+        except CorruptObjectError as exc:  # reported already, unless it is news
+            graph.corrupt.add(digest)
+            path = exc.path or loose_path(digest)
+            code = str(exc.detail) if exc.detail in CODES else "unreadable"
+            if not any(f.path == path and f.code == code for f in out):
+                out.append(finding(path, exc.offset, code, address, str(exc)))
+            continue
+        rel = _located(store, digest)
+        graph.where.add(digest, rel)
+        children, why = references(data)
+        if children:
+            graph.edges[digest] = children
+        if why is not None:
+            graph.unfollowed.setdefault(digest, (rel or loose_path(digest), why))
+        found.append(digest)
+    return found
+
+
+def _still_holds(root: str, label: str, digest: bytes) -> bool:
+    """Whether the root ``label`` ("ref NAME") still names ``digest`` (other roots always
+    do)."""
+    if not label.startswith("ref "):
+        return True
+    try:
+        now = _refs.read(root, label[4:])
+    except (StoreError, OSError):
+        return False  # unreadable now: the next fsck reports it
+    return now == address_of(digest)
+
+
+def reachability(store: Store, refs: list[tuple[str, str, bytes]], graph: Graph,
+                 out: list[Finding], report: FsckReport) -> None:
+    """The reachability findings (``missing_object``, ``ref_target_missing``,
+    ``unreachable``, ``duplicate_object``, ``dangling_reference``, ``unfollowed``)."""
+    where, corrupt, edges = graph.where, graph.corrupt, graph.edges
+    parent: dict[bytes, bytes | str] = {}
+    root_of: dict[str, bytes] = {}
+    queue: deque[bytes] = deque()
+    pending: list[bytes] = []
+
+    def reach(digest: bytes, via: bytes | str) -> None:
+        parent[digest] = via
+        if digest in where:
+            queue.append(digest)
+        elif digest not in corrupt:
+            pending.append(digest)
+
+    for name, _, digest in refs:
+        root_of[f"ref {name}"] = digest
+        if digest not in parent:
+            reach(digest, f"ref {name}")
+    missing: list[bytes] = []
+    while True:
+        while queue:
+            digest = queue.popleft()
+            for child in edges.get(digest, ()):
+                if child not in parent:
+                    reach(child, digest)
+        if not pending:
+            break
+        asked, pending = pending, []
+        found = set(_recheck(store, asked, graph, out))
+        missing += [d for d in asked if d not in found and d not in corrupt]
+        queue.extend(d for d in asked if d in found)
+    lost = set(missing)
+    for name, rel, digest in refs:  # every ref at a missing object, each its own finding
+        if digest in lost and _still_holds(store.root, f"ref {name}", digest):
+            out.append(finding(rel, None, "ref_target_missing", address_of(digest),
+                               f"ref {name} points at an object that is not stored"))
+    for digest in missing:
+        via = parent[digest]
+        if isinstance(via, str):
+            continue  # a ref's target: above
+        path = root_path(parent, digest)
+        if not _still_holds(store.root, path[0], root_of.get(path[0], digest)):
+            continue  # the ref moved while fsck ran: no consistent view misses this
+        out.append(finding(where.all(via)[0], None, "missing_object", address_of(digest),
+                           f"referenced by a reachable object; path from the root: "
+                           f"{' -> '.join(path)}"))
+    reachable = {d for d in parent if d in where}
+    report.reachable = len(reachable)
+    for digest in where.first:
+        if digest in reachable and digest not in where.more:
+            continue
+        rels = where.all(digest)
+        if len(rels) > 1:
+            out.append(finding(rels[0], None, "duplicate_object", address_of(digest),
+                               f"also stored at {', '.join(rels[1:])}"))
+        if digest not in reachable:
+            out.append(finding(rels[0], None, "unreachable", address_of(digest),
+                               "no ref reaches it"))
+            for child in edges.get(digest, ()):
+                if child not in where and child not in corrupt:
+                    out.append(finding(rels[0], None, "dangling_reference", address_of(child),
+                                       f"the unreachable object {address_of(digest)} "
+                                       f"references it"))
+    for digest, (rel, why) in graph.unfollowed.items():
+        out.append(finding(rel, None, "unfollowed", address_of(digest), why))

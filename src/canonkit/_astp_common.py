@@ -38,6 +38,7 @@ __all__ = [
     "U32",
     "U64",
     "canonical_orders",
+    "decimal_text",
     "check_groups",
     "check_index",
     "check_sav",
@@ -237,6 +238,21 @@ def _shown(value: Any) -> str:
     if isinstance(value, int) and value.bit_length() > 256:
         return f"<integer of {value.bit_length()} bits>"
     return reprlib.repr(value)
+
+
+def decimal_text(value: int) -> str:
+    """The decimal digits of an integer (``-`` first when negative), whatever its magnitude
+    (§2.3, §19.2): ``int.__repr__`` where Python's int-to-text digit limit allows, else the
+    value split at a power of ten into halves that each convert."""
+    try:
+        return int.__repr__(value)
+    except ValueError:  # beyond sys.get_int_max_str_digits()
+        pass
+    if value < 0:
+        return "-" + decimal_text(-value)
+    half = int(value.bit_length() * 0.3010299956639812) // 2   # < the number of digits
+    high, low = divmod(value, 10 ** half)
+    return decimal_text(high) + decimal_text(low).rjust(half, "0")
 
 
 def l3_datetime(value: datetime) -> str:

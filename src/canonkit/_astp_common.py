@@ -39,6 +39,7 @@ __all__ = [
     "U64",
     "canonical_orders",
     "decimal_text",
+    "short_repr",
     "check_groups",
     "check_index",
     "check_sav",
@@ -233,11 +234,18 @@ L3_MAX_DEPTH = 256
 _L3_UUID_TEXT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
-def _shown(value: Any) -> str:
-    """A short, always computable repr for messages (no int-to-text digit limit)."""
+def short_repr(value: Any) -> str:
+    """A short repr of any value for a message, always computable: huge integers (at any
+    depth, past the int-to-text digit limit) and unprintable objects become placeholders."""
     if isinstance(value, int) and value.bit_length() > 256:
         return f"<integer of {value.bit_length()} bits>"
-    return reprlib.repr(value)
+    try:
+        return reprlib.repr(value)
+    except Exception:  # a nested huge integer, a __repr__ that raises
+        return f"<{type(value).__name__}>"
+
+
+_shown = short_repr
 
 
 def decimal_text(value: int) -> str:

@@ -28,12 +28,12 @@ from canonkit._astp_common import L3_DATETIME, L3_OBJECT, l3_field, l3_value
 from canonkit.astp.layer3.events import make_record
 from canonkit.astp.layer3.hashing import content_hash
 from canonkit.astp.layer3.rules import (
+    check_edge_properties,
     check_execution_errors,
     check_registry_id,
     check_transition,
 )
 from canonkit.astp.layer3.schema import (
-    EDGE_TYPES,
     EXECUTION,
     FIELD_ORDER,
     MUTABLE_DECLARATION_FIELDS,
@@ -46,10 +46,13 @@ from canonkit.astp.layer3.schema import (
 )
 from canonkit.errors import InvalidFieldError, InvalidRecordError, Layer3GovernanceError
 
-__all__ = ["FORMAT", "JOURNAL_FORMAT", "Workspace"]
+__all__ = ["EXPORT_MEMBERS", "FORMAT", "JOURNAL_FORMAT", "Workspace"]
 
 FORMAT = "canonkit-layer3/1"
 JOURNAL_FORMAT = "canonkit-layer3-journal/1"
+#: the members of a canonkit-layer3/1 export, in the order ``export()`` writes them
+EXPORT_MEMBERS = ("format", "workspace_id", "episode_id", "chain_key", "cia", "nodes", "edges",
+                  "audit")
 
 #: fields a write may leave out, and what the Workspace stores for them
 _DEFAULTS: dict[str, dict[str, Any]] = {
@@ -406,21 +409,20 @@ class Workspace:
                 earlier["workflow_id"] != node["workflow_id"]):
             raise _fail("L3-007", f"PRECEDES: no earlier ExecutionNode {before} in the workflow",
                         node["node_id"], "preceded_by")
-        if edge_type not in EDGE_TYPES:
-            raise _fail("L3-008", f"PRECEDES edge_type must be one of {', '.join(EDGE_TYPES)}",
-                        node["node_id"], "edge_type")
         gap = node["sequence_index"] - earlier["sequence_index"]
         if gap <= 0:
             raise _fail("L3-007", "PRECEDES points from the earlier ExecutionNode to the later: "
                                   f"sequence_index {node['sequence_index']} does not follow "
                                   f"{earlier['sequence_index']}", node["node_id"], "sequence_index")
         return self._edge("PRECEDES", earlier["node_id"], node["node_id"],
-                          {"edge_type": edge_type, "sequence_gap": gap})
+                          {"edge_type": edge_type, "sequence_gap": gap}, node["node_id"])
 
     @staticmethod
-    def _edge(name: str, source: str, target: str,
-              properties: dict[str, Any] | None = None) -> dict[str, Any]:
-        return {"name": name, "from": source, "to": target, "properties": properties or {}}
+    def _edge(name: str, source: str, target: str, properties: dict[str, Any] | None = None,
+              subject: str | None = None) -> dict[str, Any]:
+        properties = {} if properties is None else properties
+        check_edge_properties(name, properties, subject or source)   # L3-008
+        return {"name": name, "from": source, "to": target, "properties": properties}
 
     def _emit(self, delta_type: str, principal: str, forward: Mapping[str, Any],
               reverse: Mapping[str, Any], affected: list[str]) -> None:

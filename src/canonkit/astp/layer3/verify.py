@@ -81,7 +81,7 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     if isinstance(a, float):
-        return a.hex() == b.hex() if a == a else b != b
+        return bool(a.hex() == b.hex()) if a == a else bool(b != b)
     return bool(a == b)
 
 
@@ -490,7 +490,7 @@ class _Verification:
                          f"not one of the seven edges: {short_repr(key[0])}")
                 continue
             assert isinstance(edge, Mapping)
-            name, source, target = key  # type: ignore[misc]
+            name, source, target = key
             extra = next((k for k in edge if k not in EDGE_MEMBERS), None)
             if extra is not None:
                 self.add("L3-007", source, f"edges[{i}]", f"{short_repr(extra)} is not a member "

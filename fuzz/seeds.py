@@ -9,7 +9,9 @@
 - astp_documents: tests/vectors/astp/proof-of-record-5.0.0.json and the Episodes of
   examples/seed-table;
 - manifests: the manifests of conformance/amduat;
-- conformance: each file of conformance/v1, behind the byte that selects it.
+- conformance: each file of conformance/v1, behind the byte that selects it;
+- layer3: the exports (``*.json``, behind byte 0) and journals (``*.jsonl``, behind byte 1)
+  of fuzz/corpus/layer3 (fuzz/corpus/layer3/README.md says how they were made).
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from _harness import REPO
 from fps_cases import LEVELS, build
 
 CBOR_TARGETS = ("cbor_core", "cbor_dcbor", "cbor_dag_cbor")
-TARGETS = (*CBOR_TARGETS, "fps", "astp_documents", "manifests", "conformance")
+TARGETS = (*CBOR_TARGETS, "fps", "astp_documents", "manifests", "conformance", "layer3")
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})+")
 
 
@@ -93,10 +95,18 @@ def conformance_seeds() -> Iterator[bytes]:
         yield bytes([selector]) + (REPO / "conformance" / "v1" / name).read_bytes()
 
 
+def layer3_seeds() -> Iterator[bytes]:
+    corpus = REPO / "fuzz" / "corpus" / "layer3"
+    for path in sorted(corpus.glob("*.json")):
+        yield b"\x00" + path.read_bytes()
+    for path in sorted(corpus.glob("*.jsonl")):
+        yield b"\x01" + path.read_bytes()
+
+
 def seeds(target: str) -> list[bytes]:
     """The distinct seeds of ``target``, in a stable order."""
     source = {"fps": fps_seeds, "astp_documents": astp_seeds, "manifests": manifest_seeds,
-              "conformance": conformance_seeds}.get(target, cbor_seeds)
+              "conformance": conformance_seeds, "layer3": layer3_seeds}.get(target, cbor_seeds)
     return list(dict.fromkeys(source()))
 
 

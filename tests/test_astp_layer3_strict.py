@@ -231,3 +231,149 @@ def test_the_command_line_reports_a_malformed_export_as_findings(
     assert "Traceback" not in err and err == ""
     report = json.loads(out)
     assert report["ok"] is False and report["findings"]
+
+
+# --- the journal, read through the strict JSON reader ---------------------------------------------
+
+def _journal(tmp_path: Path) -> tuple[Path, bytes, list[int]]:
+    """A journal of three writes: its path, bytes and the offset of each line."""
+    path = tmp_path / "ws.jsonl"
+    ws = journaled(path)
+    wf = declare(ws)
+    execute(ws, wf["node_id"], 1)
+    data = path.read_bytes()
+    starts = [0] + [i + 1 for i, byte in enumerate(data) if byte == 0x0A][:-1]
+    return path, data, starts
+
+
+def _refusal(path: Path, data: bytes) -> InvalidRecordError:
+    path.write_bytes(data)
+    with pytest.raises(InvalidRecordError) as info:
+        Workspace.open(path)
+    return info.value
+
+
+def test_a_torn_last_line_is_refused_with_its_offset_and_never_appended_onto(
+        tmp_path: Path) -> None:
+    path, data, starts = _journal(tmp_path)
+    for cut in (1, 5, len(data) - starts[-1] - 1):      # the last write cut off, even by its \n
+        error = _refusal(path, data[:-cut])
+        assert (error.detail, error.offset) == ("torn_line", starts[-1])
+        assert f":{len(starts)}:" in str(error)
+        assert path.read_bytes() == data[:-cut]          # nothing appended, nothing repaired
+    error = _refusal(path, data[:starts[-1]])            # cut at a line boundary: whole lines
+    assert (error.detail, error.offset) == ("unfinished_write", starts[-2])
+
+
+def test_a_byte_that_is_not_utf8_is_refused_at_its_offset(tmp_path: Path) -> None:
+    path, data, starts = _journal(tmp_path)
+    at = starts[2] + 40
+    error = _refusal(path, data[:at] + b"\xff" + data[at + 1:])
+    assert (error.detail, error.offset) == ("invalid_json_input", at)
+    assert not isinstance(error, UnicodeDecodeError)
+
+
+@pytest.mark.parametrize("line", [0, 1, 2])
+def test_a_repeated_key_at_any_depth_is_refused_at_its_offset(tmp_path: Path, line: int) -> None:
+    path, data, starts = _journal(tmp_path)
+    end = data.index(b"\n", starts[line])
+    text = data[starts[line]:end]
+    entry = json.loads(text)
+    inner = entry.get("audit") or entry.get("apply") or entry
+    if "nodes" in inner:
+        inner = inner["nodes"][0]
+    key = next(iter(inner))
+    first = json.dumps(key) + ": " + json.dumps(inner[key])
+    repeated = text.replace(first.encode(), (first + ", " + first).encode(), 1)
+    assert repeated != text
+    error = _refusal(path, data[:starts[line]] + repeated + data[end:])
+    assert error.detail == "duplicate_json_key"
+    assert error.offset == starts[line] + repeated.index(first.encode(), text.index(
+        first.encode()) + 1)
+
+
+def test_blank_lines_hold_no_entry(tmp_path: Path) -> None:
+    path, data, starts = _journal(tmp_path)
+    with_blanks = b"\n" + data[:starts[2]] + b"  \t\r\n\n" + data[starts[2]:] + b" \n"
+    path.write_bytes(with_blanks)
+    again = Workspace.open(path)
+    reference = tmp_path / "plain.jsonl"
+    reference.write_bytes(data)
+    assert again.export() == Workspace.open(reference).export()
+
+
+def test_journal_lines_split_at_newlines_only(tmp_path: Path) -> None:
+    path, data, starts = _journal(tmp_path)
+    path.write_bytes(data.replace(b"\n", b"\r\n"))       # a CR is JSON whitespace
+    Workspace.open(path)
+    error = _refusal(path, data[:starts[1]] + b"{}\r" + data[starts[1]:])
+    assert (error.detail, error.offset) == ("invalid_json_input", starts[1] + 3)  # one line
+
+
+def test_a_line_over_the_limit_is_refused_without_being_read_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from canonkit.astp.layer3 import workspace as module
+
+    path, data, starts = _journal(tmp_path)
+    monkeypatch.setattr(module, "MAX_JOURNAL_LINE", 64)
+    error = _refusal(path, data)
+    assert (error.detail, error.offset) == ("line_too_long", starts[0])
+
+
+@pytest.mark.parametrize("change,reason", [
+    (lambda lines: [b'{"format": "canonkit-layer3-journal/1"}', *lines[1:]], "not_a_journal"),
+    (lambda lines: [lines[0].replace(b'"ws-1"', b'""'), *lines[1:]], "not_a_journal"),
+    (lambda lines: [lines[0], b"[1]", *lines[1:]], "not_an_entry"),
+    (lambda lines: [lines[0], lines[1][:-1] + b', "apply": 1}', *lines[2:]], "out_of_order"),
+    (lambda lines: [*lines[:2], b'{"apply": {"nodes": []}}', *lines[3:]], "not_a_write"),
+    (lambda lines: [lines[0], lines[2], lines[1], *lines[3:]], "out_of_order"),
+])
+def test_entries_that_are_not_a_journal_are_refused_with_their_line(
+        tmp_path: Path, change: Any, reason: str) -> None:
+    path, data, starts = _journal(tmp_path)
+    lines = data.split(b"\n")[:-1]
+    error = _refusal(path, b"".join(line + b"\n" for line in change(lines)))
+    assert error.detail == reason, error
+
+
+# --- integers no export could carry back -------------------------------------------------------
+
+def test_a_write_holding_an_integer_the_strict_reader_refuses_is_refused(tmp_path: Path) -> None:
+    ws = journaled(tmp_path / "ws.jsonl")
+    wf = declare(ws)
+    before = (tmp_path / "ws.jsonl").read_bytes()
+    with pytest.raises(InvalidFieldError) as info:
+        execute(ws, wf["node_id"], 1, input_state={"n": [10**4300]})
+    assert info.value.detail == "input_state"
+    with pytest.raises(InvalidFieldError):
+        declare(ws, timeout_ms=10**4301)
+    execute(ws, wf["node_id"], 1, input_state={"n": 10**4300 - 1})   # 4300 digits: fine
+    with pytest.raises(InvalidFieldError):
+        ws.close_workflow(wf["node_id"], "FAILED", status_updated_at=ws._clock(),
+                          error_detail={"n": -(10**5000)}, principal=CIA)
+    assert (tmp_path / "ws.jsonl").read_bytes().startswith(before)
+    again = Workspace.open(tmp_path / "ws.jsonl")
+    assert again.export() == ws.export() and verify(again.export()).ok
+
+
+def test_an_export_round_trips_through_the_strict_reader() -> None:
+    from canonkit._files import loads_json
+
+    doc, _ = make_export(random.Random(7))
+    assert verify(loads_json(json.dumps(doc).encode())).to_json() == verify(doc).to_json()
+
+
+def test_verify_in_memory_reports_huge_integers_as_findings() -> None:
+    doc = _small_export()
+    doc["nodes"][1]["sequence_index"] = 10**5000
+    report = verify(doc)
+    assert not report.ok and "EX-001" in report.vectors
+    assert EP and CIA
+
+
+def test_a_line_is_parsed_without_its_newline(tmp_path: Path) -> None:
+    """An unterminated string is reported where it starts, not at the newline ending the
+    line (which is no part of the line's document)."""
+    path, data, starts = _journal(tmp_path)
+    error = _refusal(path, data[:starts[1]] + b'{"audit": "unterminated\n' + data[starts[2]:])
+    assert (error.detail, error.offset) == ("invalid_json_input", starts[1] + 10)

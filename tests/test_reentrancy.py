@@ -2,11 +2,14 @@
 ``Encoder``'s ``default`` and a binary file's ``read`` may call the object again, but
 re-initialising it while one of its calls runs raises ``InUseError`` on both backends (the
 compiled objects hold the hooks by borrowed pointers meanwhile) — never a crash. The
-incremental SHA3-256 hasher is initialised once."""
+incremental SHA3-256 hasher is initialised once; a tie search refuses to be used again
+while one of its calls rewrites its tree, and a call that fails midway leaves no level
+stale."""
 from __future__ import annotations
 
 import gc
 import io
+import os
 import subprocess
 import sys
 import textwrap
@@ -156,8 +159,8 @@ _CRASHING = textwrap.dedent("""
 @pytest.mark.parametrize("backend", ["c", "py"])
 def test_reinitialising_from_a_hook_never_crashes_the_process(backend: str) -> None:
     backend_module("cbor", backend)  # skips when the compiled module is not built
-    env = {"PYTHONPATH": str(REPO / "src"), "CANONKIT_NO_EXTENSIONS": "1" if backend == "py"
-           else "0", "PATH": "/usr/bin:/bin"}
+    env = {**os.environ, "CANONKIT_NO_EXTENSIONS": "1" if backend == "py" else "0"}
+    env.setdefault("PYTHONPATH", str(REPO / "src"))   # a sanitized build keeps its own
     proc = subprocess.run([sys.executable, "-c", _CRASHING], capture_output=True, text=True,
                           env=env, timeout=120)
     assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
@@ -176,3 +179,41 @@ def test_the_sha3_hasher_is_initialised_once() -> None:
     import hashlib
     assert hasher.digest() == hashlib.sha3_256(b"prefix-rest").digest()
     assert clone.digest() == hashlib.sha3_256(b"prefix-").digest()
+
+
+def _tie_search(astp_impl: ModuleType) -> tuple[Any, list[str]]:
+    import hashlib
+
+    inputs = [hashlib.sha3_256(bytes([i])).hexdigest() for i in range(8)]
+    return astp_impl.TieSearch(inputs, [(4, 4)], spine_algorithm_version=2), inputs
+
+
+def test_a_tie_search_used_again_from_its_own_order_raises() -> None:
+    compiled, _ = _tie_search(backend_module("astp_proofs", "c"))
+
+    def order() -> Any:
+        yield 0
+        compiled.root_of([0, 1, 2, 3, 4, 5, 6, 7])     # the tree is being rewritten
+        yield 1
+
+    with pytest.raises(errors.InUseError):
+        compiled.root_of(order())
+    with pytest.raises(errors.InUseError):
+        compiled.root_of(iter(lambda: compiled.search("00" * 32, cap=100) and 0, 1))
+
+
+def test_a_root_of_that_fails_midway_leaves_the_tree_consistent() -> None:
+    compiled, inputs = _tie_search(backend_module("astp_proofs", "c"))
+    twin, _ = _tie_search(backend_module("astp_proofs", "py"))
+    swapped = [0, 1, 2, 3, 7, 6, 5, 4]
+
+    def failing() -> Any:
+        yield from swapped[:6]
+        raise KeyError("order failed")
+
+    with pytest.raises(KeyError):
+        compiled.root_of(failing())
+    for order in ([0, 1, 2, 3, 7, 6, 4, 5], swapped, list(range(8))):
+        assert compiled.root_of(order) == twin.root_of(order)
+    found = compiled.search(twin.root_of(swapped).hex(), cap=100)
+    assert found[0] == swapped

@@ -377,3 +377,19 @@ def test_a_line_is_parsed_without_its_newline(tmp_path: Path) -> None:
     path, data, starts = _journal(tmp_path)
     error = _refusal(path, data[:starts[1]] + b'{"audit": "unterminated\n' + data[starts[2]:])
     assert (error.detail, error.offset) == ("invalid_json_input", starts[1] + 10)
+
+
+def test_a_number_as_a_delta_is_never_taken_as_a_byte_count() -> None:
+    """``bytes(n)`` of a number is n zero bytes: a delta is read only when it is text."""
+    import tracemalloc
+
+    doc = _small_export()
+    doc["audit"][1]["forward_delta"] = 200_000_000
+    tracemalloc.start()
+    try:
+        report = verify(doc)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "CIA-004" in report.vectors
+    assert peak < 20_000_000, peak

@@ -184,9 +184,12 @@ class Workspace:
     @classmethod
     def open(cls, journal: str | os.PathLike[str], *, clock: Callable[[], datetime] | None = None,
              new_id: Callable[[], uuid.UUID] | None = None) -> Workspace:
-        """Resume the workspace kept in ``journal``: its writes are replayed and the result
-        verified (``InvalidRecordError`` naming the line or the first finding otherwise,
-        also when the last write's audit record has no write after it); later writes append."""
+        """Resume the workspace kept in ``journal``: its lines are read through the strict
+        JSON reader, its writes replayed and the result verified; later writes append.
+        Otherwise ``InvalidRecordError`` naming the line, with ``offset`` the byte of the
+        file and ``detail`` the reason (docs/astp-layer3.md): a torn last line, a line that
+        is not strict JSON, entries out of order, an audit record whose write never
+        followed, or the first finding's vector."""
         from canonkit.astp.layer3.verify import verify
 
         path = Path(journal)

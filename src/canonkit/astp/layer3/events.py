@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from canonkit._astp_common import l3_value
+from canonkit._files import MAX_INTEGER_DIGITS
 from canonkit.astp.audit import audit_record_hash
 from canonkit.astp.canonical_json import canonical_json, parse_canonical
 
@@ -38,7 +39,16 @@ def delta_value(value: Any) -> Any:
     """A node value as it reads back from a canonical-JSON delta (Form B value, then NFC);
     ``InvalidFieldError`` for one no delta can hold (or be read back with: the strict JSON
     reader bounds integers)."""
+    if value is None or value is True or value is False:
+        return value
+    if type(value) is str and value.isascii():     # the common case: ids, names, instants
+        return value
+    if type(value) is int and -_INTEGER_BOUND < value < _INTEGER_BOUND:
+        return value
     return parse_canonical(canonical_json(l3_value(value)))
+
+
+_INTEGER_BOUND = 10 ** MAX_INTEGER_DIGITS   # longer integers the strict reader refuses
 
 
 def make_record(*, audit_id: str, chain_key: str, delta_sequence: int, delta_type: str,

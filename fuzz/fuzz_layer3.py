@@ -25,7 +25,6 @@ and a write refused leaves the file as it was.
 """
 from __future__ import annotations
 
-import atexit
 import contextlib
 import io
 import json
@@ -34,6 +33,7 @@ import re
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +50,6 @@ with instrumented():
     from canonkit.reverify.layer3 import check as reverify_layer3
 
 EXPORT, JOURNAL = 0, 1
-_WORK = Path(tempfile.mkdtemp(prefix="canonkit-fuzz-layer3-"))
-atexit.register(shutil.rmtree, _WORK, True)
 
 
 def one_input(data: bytes) -> None:
@@ -61,6 +59,17 @@ def one_input(data: bytes) -> None:
         check_export(data[1:])
     else:
         check_journal(data[1:])
+
+
+@contextlib.contextmanager
+def _directory() -> Iterator[Path]:
+    """A directory of one input's files, removed after it (libFuzzer ends the process
+    without running exit handlers)."""
+    work = Path(tempfile.mkdtemp(prefix="canonkit-fuzz-layer3-"))
+    try:
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 # --- exports ----------------------------------------------------------------------------------
@@ -102,7 +111,12 @@ def _cli_expected(document: Any) -> tuple[Any, ...]:
 
 
 def check_export(data: bytes) -> None:
-    path = _WORK / "export.json"
+    with _directory() as work:
+        _check_export(data, work)
+
+
+def _check_export(data: bytes, work: Path) -> None:
+    path = work / "export.json"
     path.write_bytes(data)
     strict = _strict(data)
     report = verify(strict[1]) if strict[0] == "document" else None   # must never raise
@@ -126,7 +140,7 @@ def check_export(data: bytes) -> None:
             raise Mismatch(f"layer3 verify gave {status} {out[:300]!r}; verify gave "
                            f"{json.dumps(expected[1])[:300]}")
 
-    state, findings = reverify_layer3(path.name, None, str(_WORK / "episode.json"))
+    state, findings = reverify_layer3(path.name, None, str(work / "episode.json"))
     if strict[0] == "error":
         if state != "failed" or len(findings or []) != 1 or findings[0]["vector"] != "L3-003" \
                 or not _names(findings[0]["detail"], strict[1], strict[2]):
@@ -226,7 +240,11 @@ def _text(document: Any) -> str:
 
 
 def check_journal(data: bytes) -> None:
-    path = _WORK / "journal.jsonl"
+    with _directory() as work:
+        _check_journal(data, work / "journal.jsonl")
+
+
+def _check_journal(data: bytes, path: Path) -> None:
     path.write_bytes(data)
     want = journal_oracle(data)
     got = _open(path)

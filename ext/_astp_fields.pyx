@@ -8,7 +8,7 @@ the two identical. The kind grammar and the UUID/instant conversions are shared 
 import struct
 import unicodedata
 
-from canonkit._astp_common import U32, U64, split_kind, timestamp_ms, uuid_bytes
+from canonkit._astp_common import U32, U64, short_repr, split_kind, timestamp_ms, uuid_bytes
 from canonkit.errors import InvalidFieldError
 
 include "astp_kernel.pxi"
@@ -43,7 +43,7 @@ cdef bytes _enc_uint(object value):
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidFieldError(f"UINT needs an integer, got {type(value).__name__}")
     if not 0 <= value < U64:
-        raise InvalidFieldError(f"UINT out of range [0, 2^64): {value}")
+        raise InvalidFieldError(f"UINT out of range [0, 2^64): {short_repr(value)}")
     return b"\x03" + _u64be(<unsigned long long>value)
 
 

@@ -20,7 +20,8 @@ from libc.string cimport memcmp
 from collections.abc import Mapping
 
 from canonkit._astp_common import (
-    L3_DATETIME, L3_ENUM, L3_INT, L3_MAX_DEPTH, L3_OBJECT, L3_TEXT, L3_UUID, l3_field, l3_value,
+    L3_DATETIME, L3_ENUM, L3_INT, L3_MAX_DEPTH, L3_OBJECT, L3_TEXT, L3_UUID, decimal_text, l3_field,
+    l3_value,
 )
 from canonkit.errors import InvalidFieldError
 
@@ -132,11 +133,8 @@ cdef int _int(Out *out, object value) except -1:
     cdef int k = 24
     cdef unsigned long long u
     cdef bytes text
-    if overflow:
-        try:
-            text = int.__repr__(value).encode("ascii")
-        except ValueError as exc:  # beyond Python's int-to-text digit limit
-            raise InvalidFieldError(f"Form B cannot serialize: {exc}") from None
+    if overflow:   # any magnitude, past Python's int-to-text digit limit too
+        text = decimal_text(value).encode("ascii")
         return _put(out, PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text))
     u = <unsigned long long>(-v) if v < 0 else <unsigned long long>v
     while True:

@@ -14,6 +14,7 @@ from libc.stdlib cimport qsort
 from libc.string cimport memcmp
 
 from canonkit._astp_common import check_sav, episode_first
+from canonkit.errors import InUseError
 
 include "astp_kernel.pxi"
 include "astp_digests.pxi"
@@ -51,14 +52,22 @@ cdef class Sha3_256:
     hashlib's objects. A large ``update`` absorbs without the GIL; like hashlib's objects,
     the hasher then holds its own lock, so threads sharing one hasher see each ``update``
     whole (never two absorbing into the state at once) and ``digest``/``copy`` a state
-    between updates."""
+    between updates. A hasher is initialised once: calling ``__init__`` again raises
+    ``InUseError`` (it would not reset the state; make a new hasher)."""
 
     cdef ck_sha3_256_ctx ctx
     # created by the first update that releases the GIL; from then on every method takes it
     cdef PyThread_type_lock lock
+    cdef bint initialised
 
-    def __cinit__(self, data=None):
+    def __cinit__(self, *args, **kwargs):
         ck_sha3_256_init(&self.ctx)
+
+    def __init__(self, data=None):
+        if self.initialised:
+            raise InUseError("Sha3_256.__init__ again: a hasher is initialised once; "
+                             "make a new one (or copy() this one)")
+        self.initialised = True
         if data is not None:
             self.update(data)
 
@@ -116,6 +125,7 @@ cdef class Sha3_256:
     def copy(self) -> Sha3_256:
         cdef Sha3_256 other = Sha3_256.__new__(Sha3_256)
         other.ctx = self._snapshot()
+        other.initialised = True
         return other
 
 

@@ -12,7 +12,7 @@ from canonkit._astp_common import (
     canonical_orders, check_groups, check_index, check_sav, episode_first, expected_siblings,
     search_space,
 )
-from canonkit.errors import InvalidFieldError
+from canonkit.errors import InUseError, InvalidFieldError
 
 include "astp_kernel.pxi"
 include "astp_digests.pxi"
@@ -226,7 +226,7 @@ cdef class TieSearch:
     cdef Py_ssize_t count      # inputs, excluding the Episode input
     cdef list _groups
     cdef bint modified         # level 0 differs from the stored order (after root_of)
-    cdef bint busy             # a search is running without the GIL: the tree is in use
+    cdef bint busy             # a search or root_of is rewriting the tree
 
     def __cinit__(self, inputs, groups, *, spine_algorithm_version, episode_id=None):
         cdef int version = check_sav(spine_algorithm_version)
@@ -256,21 +256,25 @@ cdef class TieSearch:
         cdef Py_ssize_t leaves = self.count + self.offset
         cdef Py_ssize_t p, src, pos, lo = -1, hi = -1
         self._check_idle()
-        for p, s in enumerate(order):
-            src = s + self.offset          # Python indexing, as the twin's list lookups
-            if src < 0:
-                src += leaves
-            pos = p + self.offset
-            if not 0 <= src < leaves or pos >= leaves:
-                raise IndexError("list index out of range")
-            if memcmp(t.node(0, pos), self.leaves0 + size * src, size) != 0:
-                memcpy(t.node(0, pos), self.leaves0 + size * src, size)
-                self.modified = True
-                if lo < 0:
-                    lo = pos
-                hi = pos
-        if lo >= 0:
-            ck_tree_refresh_range(&t.h, t.store, t.counts, t.offsets, t.depth, lo, hi)
+        self.busy = True    # iterating ``order`` runs Python code: another thread may search
+        try:
+            for p, s in enumerate(order):
+                src = s + self.offset          # Python indexing, as the twin's list lookups
+                if src < 0:
+                    src += leaves
+                pos = p + self.offset
+                if not 0 <= src < leaves or pos >= leaves:
+                    raise IndexError("list index out of range")
+                if memcmp(t.node(0, pos), self.leaves0 + size * src, size) != 0:
+                    memcpy(t.node(0, pos), self.leaves0 + size * src, size)
+                    self.modified = True
+                    if lo < 0:
+                        lo = pos
+                    hi = pos
+        finally:   # also when ``order`` fails midway: no level may be left stale
+            if lo >= 0:
+                ck_tree_refresh_range(&t.h, t.store, t.counts, t.offsets, t.depth, lo, hi)
+            self.busy = False
         return _node_raw(&t.h, t.root())
 
     def orders(self):
@@ -279,7 +283,8 @@ cdef class TieSearch:
 
     cdef int _check_idle(self) except -1:
         if self.busy:
-            raise RuntimeError("this TieSearch is searching in another thread")
+            raise InUseError("this TieSearch is in use: a search or root_of of it is running "
+                             "(in another thread, or the caller of this call)")
         return 0
 
     cdef void _restore(self):

@@ -39,7 +39,7 @@ from canonkit.errors import (BufferTooSmallError, ChangedDuringEncodingError,
                              EncodeDepthExceededError, EncodeDuplicateMapKeyError, EncodeError,
                              EncodeFloatOutsideProfileError, EncodeIntegerOutOfRangeError,
                              EncodeNonNFCTextError, EncodeUnsupportedItemError,
-                             UnsupportedTypeError)
+                             InUseError, UnsupportedTypeError)
 
 __all__ = ["Decoder", "Encoder", "check", "check_prefix", "check_sequence", "decode",
            "decode_prefix", "encode", "encode_into", "encode_merged", "iter_sequence", "load"]
@@ -1155,10 +1155,12 @@ def encode_into(obj, buffer, offset=0, /, *, profile="core", default=None,
 
 cdef class Encoder:
     """A reusable encoder for one profile, ``default`` hook and depth limit, with its own
-    scratch buffer."""
+    scratch buffer. ``__init__`` raises ``InUseError`` while one of its calls is running
+    (the hook is held by a borrowed pointer meanwhile)."""
 
     cdef Out _settings
     cdef Scratch _scratch
+    cdef Py_ssize_t _running  # calls of this encoder under way (``default`` may call in again)
     cdef readonly str profile
     cdef readonly object default
     cdef readonly int max_depth
@@ -1170,7 +1172,12 @@ cdef class Encoder:
         self._scratch.pool = NULL
 
     def __init__(self, *, profile="core", default=None, max_depth=DEFAULT_MAX_DEPTH):
-        check_encode_options(&self._settings, profile, default, max_depth)
+        cdef Out settings = self._settings  # the fields options do not set stay as they are
+        if self._running:
+            raise InUseError("Encoder.__init__ while one of its calls is running "
+                             "(default may use the encoder, never re-initialise it)")
+        check_encode_options(&settings, profile, default, max_depth)
+        self._settings = settings
         self.profile = profile_name(self._settings.profile)
         self.default = default  # holds the reference _settings.default borrows
         self.max_depth = max_depth
@@ -1181,12 +1188,24 @@ cdef class Encoder:
 
     def encode(self, obj):
         """Encode ``obj`` under this encoder's settings."""
-        return encode_bytes(obj, &self._settings, &self._scratch)
+        self._running += 1
+        try:
+            return encode_bytes(obj, &self._settings, &self._scratch)
+        finally:
+            self._running -= 1
 
     def encode_into(self, obj, buffer, offset=0, /):
         """``encode_into`` under this encoder's settings."""
-        return encode_into_buffer(obj, buffer, offset, &self._settings, &self._scratch)
+        self._running += 1
+        try:
+            return encode_into_buffer(obj, buffer, offset, &self._settings, &self._scratch)
+        finally:
+            self._running -= 1
 
     def encode_merged(self, first, second, /):
         """``encode_merged`` under this encoder's settings."""
-        return encode_merged_with(first, second, &self._settings, &self._scratch)
+        self._running += 1
+        try:
+            return encode_merged_with(first, second, &self._settings, &self._scratch)
+        finally:
+            self._running -= 1

@@ -32,7 +32,7 @@ from canonkit._cbor_options import (MAX_KEY_DEPTH, check_hook, check_limit, chec
                                     check_offset, check_profile, input_over_max_size)
 from canonkit._cbor_types import DEFAULT_MAX_DEPTH, FrozenDict, Link, Simple, Tag, UNDEFINED
 from canonkit._cid import cid_problem
-from canonkit.errors import InputTypeError
+from canonkit.errors import InputTypeError, InUseError
 
 __all__ = ["Decoder", "check", "check_sequence", "decode", "decode_prefix", "iter_sequence",
            "load"]
@@ -1231,9 +1231,14 @@ def load(fp, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH, max_size=None,
 
 
 cdef class Decoder:
-    """A reusable strict decoder for one profile, set of limits and hooks."""
+    """A reusable strict decoder for one profile, set of limits and hooks.
+
+    Its hooks are held by borrowed pointers while a call runs, so ``__init__`` raises
+    ``InUseError`` while one of the decoder's calls is running (a hook may call the decoder
+    again, never re-initialise it)."""
 
     cdef Opts _o
+    cdef Py_ssize_t _running  # calls of this decoder under way (a hook may call in again)
     cdef readonly str profile
     cdef readonly object max_depth
     cdef readonly object max_size
@@ -1243,7 +1248,12 @@ cdef class Decoder:
 
     def __init__(self, *, profile="core", max_depth=DEFAULT_MAX_DEPTH, max_size=None,
                  max_items=None, tag_hook=None, object_hook=None):
-        set_opts(&self._o, profile, max_depth, max_size, max_items, tag_hook, object_hook)
+        cdef Opts o = self._o
+        if self._running:
+            raise InUseError("Decoder.__init__ while one of its calls is running "
+                             "(a hook may use the decoder, never re-initialise it)")
+        set_opts(&o, profile, max_depth, max_size, max_items, tag_hook, object_hook)
+        self._o = o
         self.profile = PROFILE_NAMES[self._o.profile]
         self.max_depth = max_depth
         self.max_size = max_size
@@ -1253,23 +1263,43 @@ cdef class Decoder:
 
     def decode(self, data):
         """Decode exactly one data item filling ``data``."""
-        return decode_with(data, &self._o)
+        self._running += 1
+        try:
+            return decode_with(data, &self._o)
+        finally:
+            self._running -= 1
 
     def check(self, data):
         """Validate exactly one data item filling ``data`` (see ``check``)."""
-        check_with(data, &self._o)
+        self._running += 1
+        try:
+            check_with(data, &self._o)
+        finally:
+            self._running -= 1
 
     def decode_prefix(self, data, offset=0):
         """Decode the item at ``offset``: ``(value, offset after it)``."""
-        return decode_prefix_with(data, offset, &self._o)
+        self._running += 1
+        try:
+            return decode_prefix_with(data, offset, &self._o)
+        finally:
+            self._running -= 1
 
     def check_prefix(self, data, offset=0):
         """Validate the item at ``offset``; returns the offset after it."""
-        return check_prefix_with(data, offset, &self._o)
+        self._running += 1
+        try:
+            return check_prefix_with(data, offset, &self._o)
+        finally:
+            self._running -= 1
 
     def check_sequence(self, data):
         """Validate a CBOR sequence; returns the number of items."""
-        return check_sequence_with(data, &self._o)
+        self._running += 1
+        try:
+            return check_sequence_with(data, &self._o)
+        finally:
+            self._running -= 1
 
     def iter_sequence(self, source):
         """The items of a CBOR sequence (bytes-like object or binary file)."""
@@ -1277,4 +1307,8 @@ cdef class Decoder:
 
     def load(self, fp):
         """Decode the one item filling the rest of binary file ``fp``."""
-        return decode_with(_cbor_stream.read_for_load(fp, self.max_size), &self._o)
+        self._running += 1   # fp.read is Python code too
+        try:
+            return decode_with(_cbor_stream.read_for_load(fp, self.max_size), &self._o)
+        finally:
+            self._running -= 1

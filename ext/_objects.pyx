@@ -99,10 +99,13 @@ cdef class FieldsCheck:
         cdef Py_ssize_t i
         cdef tuple entry
         cdef PyObject *value
-        if type(fields) is not dict or PyDict_GET_SIZE(fields) != self.n:
+        # held for the whole call: a key's __eq__ may run __init__ and replace self.plan
+        cdef tuple plan = self.plan
+        cdef Py_ssize_t n = len(plan)
+        if type(fields) is not dict or PyDict_GET_SIZE(fields) != n:
             return False
-        for i in range(self.n):
-            entry = <tuple>PyTuple_GET_ITEM(self.plan, i)
+        for i in range(n):
+            entry = <tuple>PyTuple_GET_ITEM(plan, i)
             value = PyDict_GetItemWithError(fields, <object>PyTuple_GET_ITEM(entry, 0))
             if value == NULL:
                 return False

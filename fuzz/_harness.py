@@ -113,9 +113,14 @@ def pair(name: str) -> tuple[Any, Any]:
     return importlib.import_module(f"canonkit._{name}"), twin
 
 
-def run(one_input: Callable[[bytes], None]) -> None:
-    """Fuzz ``one_input`` with atheris (libFuzzer's arguments: ``-runs=N -seed=S CORPUS``)."""
+def run(one_input: Callable[[bytes], None],
+        custom_mutator: Callable[[bytes, int, int], bytes] | None = None) -> None:
+    """Fuzz ``one_input`` with atheris (libFuzzer's arguments: ``-runs=N -seed=S CORPUS``),
+    with ``custom_mutator(data, max_size, seed)`` when given."""
     import atheris
 
-    atheris.Setup(sys.argv, one_input)
+    if custom_mutator is None:
+        atheris.Setup(sys.argv, one_input)
+    else:
+        atheris.Setup(sys.argv, one_input, custom_mutator=custom_mutator)
     atheris.Fuzz()

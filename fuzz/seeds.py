@@ -13,7 +13,9 @@
 - manifests: the manifests of conformance/amduat;
 - conformance: each file of conformance/v1, behind the byte that selects it;
 - store: each file of ``store_cases``' small store behind its selector, and the hostile
-  cases kept in fuzz/corpus/store/.
+  cases kept in fuzz/corpus/store/;
+- layer3: the exports (``*.json``, behind byte 0) and journals (``*.jsonl``, behind byte 1)
+  of fuzz/corpus/layer3 (fuzz/corpus/layer3/README.md says how they were made).
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ from fps_cases import LEVELS, build
 
 CBOR_TARGETS = ("cbor_core", "cbor_dcbor", "cbor_dag_cbor")
 TARGETS = (*CBOR_TARGETS, "fps", "astp_documents", "episode_readers", "manifests",
-           "conformance", "store")
+           "conformance", "layer3", "store")
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})+")
 
 
@@ -113,11 +115,20 @@ def store_seeds() -> Iterator[bytes]:
         yield path.read_bytes()
 
 
+def layer3_seeds() -> Iterator[bytes]:
+    corpus = REPO / "fuzz" / "corpus" / "layer3"
+    for path in sorted(corpus.glob("*.json")):
+        yield b"\x00" + path.read_bytes()
+    for path in sorted(corpus.glob("*.jsonl")):
+        yield b"\x01" + path.read_bytes()
+
+
 def seeds(target: str) -> list[bytes]:
     """The distinct seeds of ``target``, in a stable order."""
     source = {"fps": fps_seeds, "astp_documents": astp_seeds,
               "episode_readers": episode_reader_seeds, "manifests": manifest_seeds,
-              "conformance": conformance_seeds, "store": store_seeds}.get(target, cbor_seeds)
+              "conformance": conformance_seeds, "layer3": layer3_seeds,
+              "store": store_seeds}.get(target, cbor_seeds)
     return list(dict.fromkeys(source()))
 
 

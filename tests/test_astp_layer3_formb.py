@@ -140,6 +140,48 @@ def test_integers_are_numbers_of_any_magnitude_and_booleans_stay_booleans() -> N
     assert state(1) != state(1.0) and state(1) != state(True)
 
 
+def _digits(value: int) -> str:
+    """The decimal text of ``value`` computed with Python's int-to-text limit lifted."""
+    import sys
+
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        return str(value)
+    finally:
+        sys.set_int_max_str_digits(old)
+
+
+@pytest.mark.parametrize("value", [10**4300 - 1, 10**4300, -(10**5000) - 7, 3**30000,
+                                   10**12000 + 10**6000 + 1],
+                         ids=["4300-nines", "4301-digits", "negative", "3^30000", "sparse"])
+def test_integers_past_pythons_int_to_text_limit_keep_every_digit(value: int) -> None:
+    compiled, twin = backend_pair("astp_formb")
+    layout = LAYOUTS["ExecutionNode"]
+    fields = execution(input_state={"v": value, "w": [value]}, duration_ms=abs(value))
+    text = _digits(value)
+    for kernel in (compiled, twin):
+        preimage = kernel.form_b(layout, fields).decode()
+        assert f'"input_state":{{"v":{text},"w":[{text}]}}' in preimage
+        assert f'"duration_ms":{_digits(abs(value))},' in preimage
+    assert compiled.form_b_hash(layout, fields) == twin.form_b_hash(layout, fields)
+
+
+def test_long_integers_do_not_depend_on_the_int_to_text_limit_in_force() -> None:
+    import sys
+
+    compiled, twin = backend_pair("astp_formb")
+    layout = LAYOUTS["ExecutionNode"]
+    fields = execution(input_state={"v": 7**2000})        # 1691 digits
+    expected = twin.form_b(layout, fields)
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(640)
+    try:
+        assert compiled.form_b(layout, fields) == twin.form_b(layout, fields) == expected
+    finally:
+        sys.set_int_max_str_digits(old)
+
+
 # --- the datetime rule -------------------------------------------------------------------------
 
 def test_datetimes_are_utc_isoformat_with_microseconds_kept() -> None:
@@ -383,6 +425,20 @@ def outcome(fn: Any) -> Any:
         return ("ok", fn())
     except CanonkitError as exc:
         return ("error", type(exc))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=4290, max_value=9000), st.integers(min_value=0, max_value=9),
+       st.booleans())
+def test_compiled_form_b_equals_the_twin_on_integers_of_thousands_of_digits(
+        digits: int, low: int, negative: bool) -> None:
+    compiled, twin = backend_pair("astp_formb")
+    value = (10 ** (digits - 1) + low) * (-1 if negative else 1)
+    layout = LAYOUTS["WorkflowDeclaration"]
+    fields = declaration(input_context={"n": value, "l": [low, value]}, timeout_ms=abs(value))
+    preimage = twin.form_b(layout, fields)
+    assert compiled.form_b(layout, fields) == preimage
+    assert f'"n":{_digits(value)},'.encode() in preimage
 
 
 @settings(max_examples=300, deadline=None)

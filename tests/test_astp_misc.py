@@ -62,6 +62,13 @@ def test_canonical_json_strings_and_keys() -> None:
     assert astp.canonical_json_bytes({"é": 1}) == '{"é":1}'.encode()
 
 
+def test_canonical_json_writes_integers_of_any_magnitude() -> None:
+    value = 10**5000 + 12345
+    text = astp.canonical_json({"n": [value, -value]})
+    digits = "1" + "0" * 4995 + "12345"
+    assert text == '{"n":[' + digits + ",-" + digits + "]}"
+
+
 @pytest.mark.parametrize("text", ['{"b":1, "a":2}', '{"b":1,"a":2}', '{"a":1.0}', '{"a":1,"a":1}', '{"a":NaN}',
                                   '[1,2', '{"e\u0301":1}', b"\xff"])
 def test_parse_canonical_refuses(text: str) -> None:

@@ -42,6 +42,7 @@ FROZEN = {
     "encode_depth_exceeded": "EncodeDepthExceededError",
     "buffer_too_small": "BufferTooSmallError",
     "changed_during_encoding": "ChangedDuringEncodingError",
+    "object_in_use": "InUseError",
     "not_a_store": "NotAStoreError",
     "store_init_refused": "StoreInitError",
     "missing_object": "MissingObjectError",

@@ -38,6 +38,8 @@ __all__ = [
     "U32",
     "U64",
     "canonical_orders",
+    "decimal_text",
+    "short_repr",
     "check_groups",
     "check_index",
     "check_sav",
@@ -232,11 +234,33 @@ L3_MAX_DEPTH = 256
 _L3_UUID_TEXT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
-def _shown(value: Any) -> str:
-    """A short, always computable repr for messages (no int-to-text digit limit)."""
+def short_repr(value: Any) -> str:
+    """A short repr of any value for a message, always computable: huge integers (at any
+    depth, past the int-to-text digit limit) and unprintable objects become placeholders."""
     if isinstance(value, int) and value.bit_length() > 256:
         return f"<integer of {value.bit_length()} bits>"
-    return reprlib.repr(value)
+    try:
+        return reprlib.repr(value)
+    except Exception:  # a nested huge integer, a __repr__ that raises
+        return f"<{type(value).__name__}>"
+
+
+_shown = short_repr
+
+
+def decimal_text(value: int) -> str:
+    """The decimal digits of an integer (``-`` first when negative), whatever its magnitude
+    (§2.3, §19.2): ``int.__repr__`` where Python's int-to-text digit limit allows, else the
+    value split at a power of ten into halves that each convert."""
+    try:
+        return int.__repr__(value)
+    except ValueError:  # beyond sys.get_int_max_str_digits()
+        pass
+    if value < 0:
+        return "-" + decimal_text(-value)
+    half = int(value.bit_length() * 0.3010299956639812) // 2   # < the number of digits
+    high, low = divmod(value, 10 ** half)
+    return decimal_text(high) + decimal_text(low).rjust(half, "0")
 
 
 def l3_datetime(value: datetime) -> str:

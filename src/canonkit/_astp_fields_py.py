@@ -10,7 +10,7 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
-from canonkit._astp_common import U32, U64, split_kind, timestamp_ms, uuid_bytes
+from canonkit._astp_common import U32, U64, short_repr, split_kind, timestamp_ms, uuid_bytes
 from canonkit._astp_hash_py import hash_bytes, sha3_256
 from canonkit.errors import InvalidFieldError, InvalidHashError
 
@@ -42,7 +42,7 @@ def _enc_uint(value: Any) -> bytes:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidFieldError(f"UINT needs an integer, got {type(value).__name__}")
     if not 0 <= value < U64:
-        raise InvalidFieldError(f"UINT out of range [0, 2^64): {value}")
+        raise InvalidFieldError(f"UINT out of range [0, 2^64): {short_repr(value)}")
     return b"\x03" + struct.pack(">Q", value)
 
 

@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from canonkit._astp_common import l3_field
+from canonkit._astp_common import decimal_text, l3_field
 from canonkit.errors import InvalidFieldError
 
 __all__ = ["form_b", "form_b_hash"]
@@ -30,11 +30,26 @@ def form_b(layout: Sequence[tuple[str, int, bool, Any]], fields: Mapping[str, An
                                     detail=name)
         payload[name] = l3_field(name, kind, nullable, allowed, fields[name])
     try:
-        return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        try:
+            text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+        except ValueError:  # an integer beyond Python's int-to-text digit limit
+            text = _dumps(payload)
+        return text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InvalidFieldError(f"Form B text is not encodable as UTF-8: {exc.reason}") from None
-    except ValueError as exc:  # an integer beyond Python's int-to-text digit limit
-        raise InvalidFieldError(f"Form B cannot serialize: {exc}") from None
+
+
+def _dumps(value: Any) -> str:
+    """``json.dumps(value, separators=(",", ":"), ensure_ascii=False)`` of exact JSON types,
+    with integers of any magnitude (``json`` stops at the int-to-text digit limit)."""
+    if type(value) is int:
+        return decimal_text(value)
+    if type(value) is dict:
+        return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + _dumps(v)
+                              for k, v in value.items()) + "}"
+    if type(value) is list:
+        return "[" + ",".join(_dumps(item) for item in value) + "]"
+    return json.dumps(value, ensure_ascii=False)
 
 
 def form_b_hash(layout: Sequence[tuple[str, int, bool, Any]], fields: Mapping[str, Any]) -> str:

@@ -91,6 +91,7 @@ from .errors import (
     EncodeNonNFCTextError,
     EncodeUnsupportedItemError,
     InputTypeError,
+    InUseError,
     UnsupportedTypeError,
     decode_error,
 )
@@ -550,11 +551,19 @@ class Decoder:
     ``tag_hook(tag)`` is called with every ``Tag`` decode would return (not bignums or
     dag-cbor links) and its result is used instead; ``object_hook(dict)`` likewise for
     every map decoded as a ``dict`` (maps inside map keys are ``FrozenDict``s and are
-    not passed). Exceptions from a hook propagate unchanged. ``check`` ignores hooks."""
+    not passed). Exceptions from a hook propagate unchanged. ``check`` ignores hooks.
+    A hook may call the decoder again; ``__init__`` while one of its calls is running
+    raises ``InUseError`` (as the compiled decoder must: it holds the hooks by pointer)."""
+
 
     def __init__(self, *, profile: str = "core", max_depth: int = DEFAULT_MAX_DEPTH,
                  max_size: int | None = None, max_items: int | None = None,
                  tag_hook: TagHook | None = None, object_hook: ObjectHook | None = None) -> None:
+        if getattr(self, "_calls", None):
+            raise InUseError("Decoder.__init__ while one of its calls is running "
+                             "(a hook may use the decoder, never re-initialise it)")
+        if not hasattr(self, "_calls"):
+            self._calls: list[None] = []  # one item per call under way (atomic append/pop)
         self._options = _options(profile, max_depth, max_size, max_items, tag_hook,
                                  object_hook)
         self.profile = profile
@@ -566,30 +575,50 @@ class Decoder:
 
     def decode(self, data: Any) -> Any:
         """Decode exactly one data item filling ``data``."""
-        return _read_all(_as_bytes(data), self._options, True)
+        self._calls.append(None)
+        try:
+            return _read_all(_as_bytes(data), self._options, True)
+        finally:
+            self._calls.pop()
 
     def check(self, data: Any) -> None:
         """Validate exactly one data item filling ``data`` (see ``check``)."""
-        _read_all(_as_bytes(data), self._options, False)
+        self._calls.append(None)
+        try:
+            _read_all(_as_bytes(data), self._options, False)
+        finally:
+            self._calls.pop()
 
     def decode_prefix(self, data: Any, offset: int = 0) -> tuple[Any, int]:
         """Decode the item at ``offset``: ``(value, offset after it)``."""
-        raw = _as_bytes(data)
-        return _read_one(raw, check_offset(offset, len(raw)), self._options, True)
+        self._calls.append(None)
+        try:
+            raw = _as_bytes(data)
+            return _read_one(raw, check_offset(offset, len(raw)), self._options, True)
+        finally:
+            self._calls.pop()
 
     def check_prefix(self, data: Any, offset: int = 0) -> int:
         """Validate the item at ``offset``; returns the offset after it."""
-        raw = _as_bytes(data)
-        return int(_read_one(raw, check_offset(offset, len(raw)), self._options, False)[1])
+        self._calls.append(None)
+        try:
+            raw = _as_bytes(data)
+            return int(_read_one(raw, check_offset(offset, len(raw)), self._options, False)[1])
+        finally:
+            self._calls.pop()
 
     def check_sequence(self, data: Any) -> int:
         """Validate a CBOR sequence; returns the number of items."""
-        raw = _as_bytes(data)
-        count = pos = 0
-        while pos < len(raw):
-            pos = _read_one(raw, pos, self._options, False)[1]
-            count += 1
-        return count
+        self._calls.append(None)
+        try:
+            raw = _as_bytes(data)
+            count = pos = 0
+            while pos < len(raw):
+                pos = _read_one(raw, pos, self._options, False)[1]
+                count += 1
+            return count
+        finally:
+            self._calls.pop()
 
     def iter_sequence(self, source: Any) -> Iterator[Any]:
         """The items of a CBOR sequence (bytes-like object or binary file)."""
@@ -599,7 +628,11 @@ class Decoder:
 
     def load(self, fp: Any) -> Any:
         """Decode the one item filling the rest of binary file ``fp``."""
-        return self.decode(_cbor_stream.read_for_load(fp, self.max_size))
+        self._calls.append(None)   # fp.read is Python code too
+        try:
+            return self.decode(_cbor_stream.read_for_load(fp, self.max_size))
+        finally:
+            self._calls.pop()
 
 
 # --- encoding -------------------------------------------------------------------------
@@ -853,23 +886,43 @@ def _write_at(buffer: Any, offset: int, data: bytes) -> None:
 
 
 class Encoder:
-    """A reusable encoder with a fixed profile, ``default`` hook and depth limit."""
+    """A reusable encoder with a fixed profile, ``default`` hook and depth limit.
+    ``__init__`` while one of its calls is running raises ``InUseError``."""
+
 
     def __init__(self, *, profile: str = "core", default: Callable[[Any], Any] | None = None,
                  max_depth: int = DEFAULT_MAX_DEPTH) -> None:
-        self.profile = _check_profile(profile)
+        if getattr(self, "_calls", None):
+            raise InUseError("Encoder.__init__ while one of its calls is running "
+                             "(default may use the encoder, never re-initialise it)")
+        if not hasattr(self, "_calls"):
+            self._calls: list[None] = []  # one item per call under way (atomic append/pop)
+        checked = _check_profile(profile)
         check_default(default)
-        self.default = default
         self.max_depth = check_encode_max_depth(max_depth)
+        self.profile = checked
+        self.default = default
 
     def encode(self, obj: Any) -> bytes:
-        return encode(obj, profile=self.profile, default=self.default,
-                      max_depth=self.max_depth)
+        self._calls.append(None)
+        try:
+            return encode(obj, profile=self.profile, default=self.default,
+                          max_depth=self.max_depth)
+        finally:
+            self._calls.pop()
 
     def encode_into(self, obj: Any, buffer: Any, offset: int = 0, /) -> int:
-        return encode_into(obj, buffer, offset, profile=self.profile, default=self.default,
-                           max_depth=self.max_depth)
+        self._calls.append(None)
+        try:
+            return encode_into(obj, buffer, offset, profile=self.profile,
+                               default=self.default, max_depth=self.max_depth)
+        finally:
+            self._calls.pop()
 
     def encode_merged(self, first: Mapping[Any, Any], second: Mapping[Any, Any], /) -> bytes:
-        return encode_merged(first, second, profile=self.profile, default=self.default,
-                             max_depth=self.max_depth)
+        self._calls.append(None)
+        try:
+            return encode_merged(first, second, profile=self.profile, default=self.default,
+                                 max_depth=self.max_depth)
+        finally:
+            self._calls.pop()

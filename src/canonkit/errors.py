@@ -53,6 +53,17 @@ def _export(*classes: type[CanonkitError]) -> None:
         __all__.append(cls.__name__)
 
 
+# --- Objects in use (any capability) ----------------------------------------------------
+
+@_register
+class InUseError(CanonkitError, RuntimeError):
+    """An object was re-initialised while one of its own calls is running (from a hook)."""
+    code = "object_in_use"
+
+
+_export(InUseError)
+
+
 # --- CBOR ---------------------------------------------------------------------------
 
 class CBORError(CanonkitError, ValueError):

@@ -5,6 +5,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from canonkit._astp_common import short_repr
 from canonkit.astp._kernel import encoder, hasher
 from canonkit.astp.canonical_json import canonical_json_bytes, parse_canonical
 from canonkit.errors import ASTPError, InvalidFieldError
@@ -63,11 +64,13 @@ def verify_audit_chain(records: Sequence[Mapping[str, Any]]) -> ChainVerdict:
     key = None
     for i, record in enumerate(records):
         if record.get("delta_sequence") != i + 1 or isinstance(record.get("delta_sequence"), bool):
-            return ChainVerdict(False, i, f"delta_sequence {record.get('delta_sequence')!r}, expected {i + 1}")
+            return ChainVerdict(False, i, f"delta_sequence {short_repr(record.get('delta_sequence'))}, "
+                                f"expected {i + 1}")
         if i == 0:
             key = record.get("chain_key")
         elif record.get("chain_key") != key:
-            return ChainVerdict(False, i, f"chain_key {record.get('chain_key')!r} differs from {key!r}")
+            return ChainVerdict(False, i, f"chain_key {short_repr(record.get('chain_key'))} differs "
+                                f"from {short_repr(key)}")
         prior = record.get("prior_audit_hash")
         try:
             prior_hex = None if prior is None else hasher.hash_hex(prior)

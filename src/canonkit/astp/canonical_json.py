@@ -12,6 +12,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
+from canonkit._astp_common import decimal_text
 from canonkit._files import loads_json
 from canonkit.errors import InvalidFieldError, JSONInputError
 
@@ -78,7 +79,7 @@ def _emit(value: Any, path: Path, out: list[str]) -> None:
     elif value is False:
         out.append("false")
     elif isinstance(value, int):
-        out.append(str(value))
+        out.append(decimal_text(value))   # whatever its magnitude
     elif isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
             raise InvalidFieldError(f"canonical JSON refuses {value!r} at {_where(path)}")

@@ -10,14 +10,14 @@ and, for the first ExecutionNode of a workflow, the WF-005 auto-transition
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
 from canonkit._astp_common import l3_value
+from canonkit._files import MAX_INTEGER_DIGITS
 from canonkit.astp.audit import audit_record_hash
-from canonkit.astp.canonical_json import canonical_json
+from canonkit.astp.canonical_json import canonical_json, parse_canonical
 
 __all__ = ["TRIGGER_CONTEXT", "audit_time", "delta_value", "make_record"]
 
@@ -36,8 +36,19 @@ def audit_time(instant: datetime) -> str:
 
 
 def delta_value(value: Any) -> Any:
-    """A node value as it reads back from a canonical-JSON delta (Form B value, then NFC)."""
-    return json.loads(canonical_json(l3_value(value)))
+    """A node value as it reads back from a canonical-JSON delta (Form B value, then NFC);
+    ``InvalidFieldError`` for one no delta can hold (or be read back with: the strict JSON
+    reader bounds integers)."""
+    if value is None or value is True or value is False:
+        return value
+    if type(value) is str and value.isascii():     # the common case: ids, names, instants
+        return value
+    if type(value) is int and -_INTEGER_BOUND < value < _INTEGER_BOUND:
+        return value
+    return parse_canonical(canonical_json(l3_value(value)))
+
+
+_INTEGER_BOUND = 10 ** MAX_INTEGER_DIGITS   # longer integers the strict reader refuses
 
 
 def make_record(*, audit_id: str, chain_key: str, delta_sequence: int, delta_type: str,

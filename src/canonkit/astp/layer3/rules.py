@@ -9,7 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from canonkit._astp_common import short_repr
 from canonkit.astp.layer3.schema import (
+    EDGE_PROPERTIES,
+    EDGE_TYPES,
     ERROR_TYPES,
     EXECUTION_STATUSES,
     MUTABLE_DECLARATION_FIELDS,
@@ -19,6 +22,7 @@ from canonkit.errors import Layer3GovernanceError
 
 __all__ = [
     "check_declaration_update",
+    "check_edge_properties",
     "check_execution_errors",
     "check_immutable",
     "check_registry_id",
@@ -27,9 +31,9 @@ __all__ = [
 ]
 
 
-def _fail(vector: str, message: str, node: Mapping[str, Any] | None = None,
+def _fail(vector: str, message: str, node: Mapping[str, Any] | str | None = None,
           field: str | None = None) -> Layer3GovernanceError:
-    node_id = node.get("node_id") if isinstance(node, Mapping) else None
+    node_id = node.get("node_id") if isinstance(node, Mapping) else node
     return Layer3GovernanceError(f"{vector}: {message}", vector=vector,
                                  node_id=node_id if isinstance(node_id, str) else None, field=field)
 
@@ -40,9 +44,9 @@ def check_transition(from_status: Any, to_status: Any) -> None:
     (unknown names included, and a state to itself) raises."""
     allowed = TRANSITIONS.get(from_status) if isinstance(from_status, str) else None
     if allowed is None:
-        raise _fail("WF-004", f"unknown workflow status {from_status!r}", field="status")
+        raise _fail("WF-004", f"unknown workflow status {short_repr(from_status)}", field="status")
     if not isinstance(to_status, str) or to_status not in allowed:
-        raise _fail("WF-004", f"transition {from_status} -> {to_status!r} is not permitted",
+        raise _fail("WF-004", f"transition {from_status} -> {short_repr(to_status)} is not permitted",
                     field="status")
 
 
@@ -59,10 +63,10 @@ def check_execution_errors(node: Mapping[str, Any]) -> None:
         if error_type is None:
             raise _fail("EX-003", f"a {status} execution has no error_type", node, "error_type")
     else:
-        raise _fail("EX-003", f"execution status {status!r} is not one of "
+        raise _fail("EX-003", f"execution status {short_repr(status)} is not one of "
                               f"{', '.join(EXECUTION_STATUSES)}", node, "status")
     if error_type is not None and error_type not in ERROR_TYPES:
-        raise _fail("EX-003", f"error_type {error_type!r} is not one of {', '.join(ERROR_TYPES)}",
+        raise _fail("EX-003", f"error_type {short_repr(error_type)} is not one of {', '.join(ERROR_TYPES)}",
                     node, "error_type")
 
 
@@ -102,3 +106,28 @@ def check_retry(prior: Mapping[str, Any], retry: Mapping[str, Any]) -> None:
     for name in ("node_id", "sequence_index"):
         if prior.get(name) == retry.get(name):
             raise _fail("L3-006", f"a retry reuses the prior execution's {name}", retry, name)
+
+
+def check_edge_properties(name: str, properties: Any, node_id: str | None = None) -> None:
+    """L3-008: an edge's ``properties`` are an object holding exactly what canonkit-layer3/1
+    records for that edge: for PRECEDES ``edge_type`` (one of SEQUENTIAL, CONDITIONAL,
+    PARALLEL) and ``sequence_gap`` (an integer above 0); for the other six edges nothing
+    (``{}``). ``node_id`` names the node a refusal is reported on."""
+    if not isinstance(properties, Mapping):
+        raise _fail("L3-008", f"{name} properties must be an object, got "
+                              f"{short_repr(properties)}", node_id, "properties")
+    wanted = EDGE_PROPERTIES[name]
+    if len(properties) != len(wanted) or any(key not in properties for key in wanted):
+        keys = ", ".join(short_repr(k) for k in properties) or "none"
+        expected = ", ".join(wanted) if wanted else "none (an empty object)"
+        raise _fail("L3-008", f"{name} properties are exactly {expected}; got {keys}",
+                    node_id, "properties")
+    if name != "PRECEDES":
+        return
+    edge_type, gap = properties["edge_type"], properties["sequence_gap"]
+    if not isinstance(edge_type, str) or edge_type not in EDGE_TYPES:
+        raise _fail("L3-008", f"PRECEDES needs edge_type, one of {', '.join(EDGE_TYPES)}; "
+                              f"got {short_repr(edge_type)}", node_id, "edge_type")
+    if type(gap) is not int or gap <= 0:
+        raise _fail("L3-008", f"PRECEDES sequence_gap must be an integer above 0, got "
+                              f"{short_repr(gap)}", node_id, "sequence_gap")

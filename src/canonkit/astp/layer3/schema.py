@@ -9,6 +9,8 @@ __all__ = [
     "AUDIT_EVENTS",
     "CREATION_EVENTS",
     "EDGES",
+    "EDGE_MEMBERS",
+    "EDGE_PROPERTIES",
     "EDGE_TYPES",
     "ERROR_TYPES",
     "EXCLUDED",
@@ -18,6 +20,7 @@ __all__ = [
     "HASH_VECTOR",
     "LAYOUTS",
     "MUTABLE_DECLARATION_FIELDS",
+    "NODE_MEMBERS",
     "NODE_TYPES",
     "SCHEMA_VERSION",
     "SKILL",
@@ -134,6 +137,15 @@ EDGES: dict[str, tuple[str, str, str | None, bool]] = {
     "INVOKED_WITHIN": (SKILL, EXECUTION, "execution_node_id", True),
     "SKILL_PRECEDES": (SKILL, SKILL, None, False),
 }
+
+#: L3-008: the properties canonkit-layer3/1 records on each edge (the other six carry none)
+EDGE_PROPERTIES: dict[str, tuple[str, ...]] = {
+    name: ("edge_type", "sequence_gap") if name == "PRECEDES" else () for name in EDGES}
+#: the members of an exported edge object
+EDGE_MEMBERS = frozenset({"name", "from", "to", "properties"})
+#: the members of an exported node of each type: its preimage and excluded fields
+NODE_MEMBERS: dict[str, frozenset[str]] = {
+    t: frozenset(FIELD_ORDER[t]) | frozenset(EXCLUDED[t]) for t in NODE_TYPES}
 
 #: CIA-004: delta_type -> (node type it writes, required forward fields; "?" = may be null)
 AUDIT_EVENTS: dict[str, tuple[str, tuple[str, ...]]] = {

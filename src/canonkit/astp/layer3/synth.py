@@ -9,6 +9,7 @@ recomputed, the chain relinked), so that only the named rule is broken.
 """
 from __future__ import annotations
 
+import os
 import random
 import uuid
 from collections.abc import Callable
@@ -52,9 +53,11 @@ def _state(rng: random.Random, i: int) -> dict[str, Any]:
     }
 
 
-def make_workspace(rng: random.Random, *, episode_id: Any = None) -> Workspace:
+def make_workspace(rng: random.Random, *, episode_id: Any = None,
+                   journal: str | os.PathLike[str] | None = None) -> Workspace:
     """A random valid workspace: one to three workflows (one may be interrupted before it
-    starts), executions with failures retried by new nodes, skills, closes."""
+    starts), executions with failures retried by new nodes, skills, closes; kept in the
+    JSON-lines file ``journal`` (which must not exist yet) when given."""
     ticks = iter(range(10**9))
     clock: Callable[[], datetime] = lambda: _EPOCH + timedelta(milliseconds=250 * next(ticks),
                                                                microseconds=rng.randrange(1000))
@@ -62,7 +65,7 @@ def make_workspace(rng: random.Random, *, episode_id: Any = None) -> Workspace:
                   SKILL: "skills@ws-1"}
     ws = Workspace(workspace_id="ws-1", episode_id=episode_id or _uuid(rng),
                    cia=principals if rng.random() < 0.5 else "ignis_mcp_server@ws-1",
-                   clock=clock, new_id=lambda: _uuid(rng))
+                   clock=clock, new_id=lambda: _uuid(rng), journal=journal)
     cia = ws.cia
     for _ in range(rng.randint(1, 3)):
         workflow = ws.declare_workflow(

@@ -15,26 +15,32 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from canonkit.astp.audit import verify_audit_chain
+from canonkit._astp_common import short_repr
+from canonkit.astp.audit import AUDIT_FIELDS, verify_audit_chain
 from canonkit.astp.canonical_json import parse_canonical
 from canonkit.astp.layer3.events import delta_value
 from canonkit.astp.layer3.hashing import content_hash
-from canonkit.astp.layer3.rules import check_execution_errors, check_transition
+from canonkit.astp.layer3.rules import (
+    check_edge_properties,
+    check_execution_errors,
+    check_transition,
+)
 from canonkit.astp.layer3.schema import (
     AUDIT_EVENTS,
     CREATION_EVENTS,
-    EDGE_TYPES,
+    EDGE_MEMBERS,
     EDGES,
     EXECUTION,
     HASH_VECTOR,
     MUTABLE_DECLARATION_FIELDS,
+    NODE_MEMBERS,
     NODE_TYPES,
     SKILL,
     TERMINAL_STATUSES,
     WORKFLOW,
     WORKFLOW_STATUSES,
 )
-from canonkit.astp.layer3.workspace import FORMAT
+from canonkit.astp.layer3.workspace import EXPORT_MEMBERS, FORMAT
 from canonkit.errors import ASTPError, Layer3GovernanceError
 
 __all__ = ["WORKFLOW_STATES", "Finding", "Layer3Report", "verify"]
@@ -61,6 +67,22 @@ _RESTATED: dict[str, dict[str, str]] = {
 }
 #: the vector of an unexplained change to a stored node of each type
 _CHANGED = {WORKFLOW: "L3-005", EXECUTION: "L3-004", SKILL: "L3-004"}
+#: the members of an audit record v2 (§14): its hashed fields and its hash
+_RECORD_MEMBERS = frozenset(name for name, _ in AUDIT_FIELDS) | {"record_hash"}
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON values equal in type too (``1``, ``1.0`` and ``true`` differ), objects in any
+    key order."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float):
+        return bool(a.hex() == b.hex()) if a == a else bool(b != b)
+    return bool(a == b)
 
 
 @dataclass(frozen=True)
@@ -146,8 +168,13 @@ class _Verification:
             self.add("L3-003", None, None, f"not a Layer 3 document: {type(doc).__name__}")
             return
         if doc.get("format") != FORMAT:
-            self.add("L3-003", None, "format", f"format {doc.get('format')!r} is not {FORMAT}")
+            self.add("L3-003", None, "format",
+                     f"format {short_repr(doc.get('format'))} is not {FORMAT}")
             return
+        extra = next((k for k in doc if k not in EXPORT_MEMBERS), None)
+        if extra is not None:
+            self.add("L3-003", None, extra if isinstance(extra, str) else None,
+                     f"{short_repr(extra)} is not a member of a {FORMAT} export")
         parts = {}
         for name in ("nodes", "edges", "audit"):
             value = doc.get(name)
@@ -155,9 +182,14 @@ class _Verification:
                 self.add("L3-003", None, name, f"{name} must be a list")
                 return
             parts[name] = value
+        episode_id = doc.get("episode_id")
+        if not isinstance(episode_id, str) or not episode_id:
+            self.add("L3-003", None, "episode_id", "episode_id must be the Episode's UUID text")
+        elif doc.get("chain_key") != episode_id:
+            self.add("CIA-003", None, "chain_key", "the export's chain_key is not its episode_id")
         self.read_cia(doc.get("cia"))
         self.read_nodes(parts["nodes"])
-        self.read_audit(parts["audit"], doc.get("episode_id"))
+        self.read_audit(parts["audit"], episode_id, doc.get("workspace_id"))
         self.match_nodes_and_events()
         self.check_workflows()
         self.check_retries()
@@ -186,17 +218,29 @@ class _Verification:
                 self.check_duplicate(self.nodes[node_id], node)
                 continue
             self.nodes[node_id] = node
+            self.check_members(node_type, node_id, node)
             self.check_node(node_type, node_id, node)
+
+    def check_members(self, node_type: str, node_id: str, node: Mapping[str, Any]) -> None:
+        """A node holds its preimage and excluded fields and nothing else: a member outside
+        them would pass unhashed."""
+        for key in node:
+            if not isinstance(key, str) or key not in NODE_MEMBERS[node_type]:
+                self.add(_CHANGED[node_type], node_id, key if isinstance(key, str) else None,
+                         f"{short_repr(key)} is not a field of a {node_type}")
+                return
 
     def check_duplicate(self, first: Mapping[str, Any], again: Mapping[str, Any]) -> None:
         """Two records of one node may differ only in a declaration's mutable trio."""
         node_type = first.get("node_type")
         allowed = MUTABLE_DECLARATION_FIELDS if node_type == WORKFLOW else ()
-        changed = sorted(k for k in set(first) | set(again)
-                         if k not in allowed and first.get(k, _MISSING) != again.get(k, _MISSING))
+        changed = sorted((k for k in set(first) | set(again) if k not in allowed
+                          and not _same(first.get(k, _MISSING), again.get(k, _MISSING))),
+                         key=short_repr)
         if changed:
-            self.add(_CHANGED.get(str(node_type), "L3-004"), first.get("node_id"), changed[0],
-                     f"two records of one node differ in {', '.join(changed)}")
+            self.add(_CHANGED.get(str(node_type), "L3-004"), first.get("node_id"),
+                     changed[0] if isinstance(changed[0], str) else None,
+                     f"two records of one node differ in {', '.join(map(short_repr, changed))}")
 
     def check_node(self, node_type: str, node_id: str, node: Mapping[str, Any]) -> None:
         stored = node.get("content_hash")
@@ -218,21 +262,31 @@ class _Verification:
             if node.get("registry_id") is not None:
                 self.add("SK-003", node_id, "registry_id", "registry_id must stay null")
         elif node.get("status") not in WORKFLOW_STATUSES:
-            self.add("WF-004", node_id, "status", f"unknown workflow status {node.get('status')!r}")
+            self.add("WF-004", node_id, "status",
+                     f"unknown workflow status {short_repr(node.get('status'))}")
 
-    def guard(self, check: Any, *args: Any) -> None:
+    def guard(self, check: Any, *args: Any) -> bool:
+        """Run a rule of ``rules``; its refusal becomes a finding. Whether it held."""
         try:
             check(*args)
         except Layer3GovernanceError as exc:
             self.add(exc.vector, exc.node_id, exc.field, str(exc))
+            return False
+        return True
 
     # --- the audit chain -----------------------------------------------------------------------
 
-    def read_audit(self, records: Sequence[Any], episode_id: Any) -> None:
+    def read_audit(self, records: Sequence[Any], episode_id: Any, workspace_id: Any) -> None:
         mappings = [r for r in records if isinstance(r, Mapping)]
         if len(mappings) != len(records):
             self.add("CIA-003", None, "audit", "an audit record is not an object")
             return
+        for i, record in enumerate(mappings):
+            extra = next((k for k in record if k not in _RECORD_MEMBERS), None)
+            if extra is not None:
+                self.add("CIA-003", None, f"audit[{i}]", f"{short_repr(extra)} is not a field "
+                         "of an audit record v2: it would pass unhashed")
+                break
         verdict = verify_audit_chain(mappings)
         if not verdict.ok:
             index = verdict.index or 0
@@ -245,10 +299,17 @@ class _Verification:
                 self.add("CIA-003", None, f"audit[{i}].chain_key",
                          "the chain key is not the export's episode_id")
                 break
+        if not isinstance(workspace_id, str) or not workspace_id:
+            self.add("L3-003", None, "workspace_id", "workspace_id must be non-empty text")
         for i, record in enumerate(mappings):
-            delta_type = record.get("delta_type")
-            if delta_type in AUDIT_EVENTS:
-                forward = self.read_event(i, str(delta_type), record)
+            if record.get("session_id") != workspace_id:
+                self.add("CIA-003", None, f"audit[{i}].session_id",
+                         "the record's session_id is not the export's workspace_id")
+                break
+        for i, record in enumerate(mappings):
+            delta_type = record.get("delta_type")   # a non-text one broke the chain above
+            if isinstance(delta_type, str) and delta_type in AUDIT_EVENTS:
+                forward = self.read_event(i, delta_type, record)
                 if forward is not None:
                     self.replay(i, str(delta_type), forward)
 
@@ -256,9 +317,14 @@ class _Verification:
         node_type, required = AUDIT_EVENTS[delta_type]
         affected = record.get("affected_nodes")
         node = affected[0] if isinstance(affected, list) and affected else None
+        text = record.get("forward_delta")
+        if not isinstance(text, str):
+            self.add("CIA-004", node, f"audit[{i}].forward_delta",
+                     f"not canonical JSON text: {short_repr(text)}")
+            return None
         try:
-            forward = parse_canonical(record.get("forward_delta"))  # type: ignore[arg-type]
-        except (ASTPError, TypeError) as exc:
+            forward = parse_canonical(text)
+        except ASTPError as exc:
             self.add("CIA-004", node, f"audit[{i}].forward_delta", f"unreadable: {exc}")
             return None
         if not isinstance(forward, dict):
@@ -270,7 +336,8 @@ class _Verification:
                      f"{delta_type} carries no cia_identifier")
         elif self.cia and cia != self.cia[node_type]:
             self.add("CIA-001", node, f"audit[{i}].cia_identifier",
-                     f"{delta_type} written by {cia!r}, not the CIA {self.cia[node_type]!r}")
+                     f"{delta_type} written by {short_repr(cia)}, not the CIA "
+                     f"{short_repr(self.cia[node_type])}")
         for name in required:
             key = name.rstrip("?")
             if key == "cia_identifier":
@@ -329,8 +396,8 @@ class _Verification:
             return
         final = forward.get("final_status")     # WORKFLOW_CLOSED
         try:
-            if final not in TERMINAL_STATUSES:
-                raise Layer3GovernanceError(f"closing status {final!r} is not terminal",
+            if not isinstance(final, str) or final not in TERMINAL_STATUSES:
+                raise Layer3GovernanceError(f"closing status {short_repr(final)} is not terminal",
                                             vector="WF-004")
             check_transition(state.status, final)
         except Layer3GovernanceError as exc:
@@ -375,8 +442,8 @@ class _Verification:
             if node.get("status") != state.status:
                 vector = ("WF-005" if node.get("status") == "DECLARED" and state.executions
                           else "WF-004")
-                self.add(vector, workflow_id, "status", f"status {node.get('status')!r}, but the "
-                         f"recorded transitions lead to {state.status}")
+                self.add(vector, workflow_id, "status", f"status {short_repr(node.get('status'))}, "
+                         f"but the recorded transitions lead to {state.status}")
             for name, expected in (("status_updated_at", state.status_updated_at),
                                    ("error_detail", state.error_detail)):
                 try:
@@ -402,6 +469,8 @@ class _Verification:
             if node.get("node_type") != EXECUTION:
                 continue
             key = (node.get("workflow_id"), node.get("sequence_index"))
+            if not isinstance(key[0], str) or type(key[1]) is not int:
+                continue            # a hash finding already (Form B refuses the field)
             if key in seen:
                 self.add("L3-006", node_id, "sequence_index",
                          f"sequence_index {key[1]} is also {seen[key]}'s: a retry is a new node "
@@ -417,21 +486,29 @@ class _Verification:
             key = ((edge.get("name"), edge.get("from"), edge.get("to"))
                    if isinstance(edge, Mapping) else (None, None, None))
             if not all(isinstance(k, str) for k in key) or key[0] not in EDGES:
-                self.add("L3-007", None, f"edges[{i}]", f"not one of the seven edges: {key[0]!r}")
+                self.add("L3-007", None, f"edges[{i}]",
+                         f"not one of the seven edges: {short_repr(key[0])}")
                 continue
             assert isinstance(edge, Mapping)
+            name, source, target = key
+            extra = next((k for k in edge if k not in EDGE_MEMBERS), None)
+            if extra is not None:
+                self.add("L3-007", source, f"edges[{i}]", f"{short_repr(extra)} is not a member "
+                         "of an edge (name, from, to, properties)")
             if key in exported:
-                self.add("L3-007", key[1], f"edges[{i}]", f"{key[0]} edge listed twice")
+                self.add("L3-007", source, f"edges[{i}]", f"{name} edge listed twice")
             exported[key] = edge  # type: ignore[index]
+            subject = target if name == "PRECEDES" else source
+            properties = edge.get("properties")
+            shaped = self.guard(check_edge_properties, name, properties, subject)
             if key not in self.audited_edges:
-                flipped = (key[0], key[2], key[1])
+                flipped = (name, target, source)
                 how = ("misdirected (its write recorded it the other way)"
                        if flipped in self.audited_edges else "recorded by no write")
-                self.add("L3-007", key[1], f"edges[{i}]", f"{key[0]} {key[1]} -> {key[2]}: {how}")
-            elif key[0] == "PRECEDES" and edge.get("properties") != self.audited_edges[key].get(
-                    "properties"):
-                self.add("L3-008", key[2], "properties",
-                         "PRECEDES properties differ from the ones its write recorded")
+                self.add("L3-007", source, f"edges[{i}]", f"{name} {source} -> {target}: {how}")
+            elif shaped and not _same(properties, self.audited_edges[key].get("properties")):
+                self.add("L3-008", subject, "properties",
+                         f"{name} properties differ from the ones its write recorded")
         for key in self.audited_edges:
             if key not in exported:
                 flipped = (key[0], key[2], key[1])
@@ -485,13 +562,11 @@ class _Verification:
             self.add("L3-007", target, "PRECEDES",
                      "PRECEDES points from the earlier ExecutionNode to the later, in one workflow")
             return
-        properties = edge.get("properties")
-        if not isinstance(properties, Mapping) or properties.get("edge_type") not in EDGE_TYPES:
-            self.add("L3-008", target, "edge_type",
-                     f"PRECEDES needs edge_type, one of {', '.join(EDGE_TYPES)}")
-        elif properties.get("sequence_gap") != then - first:
+        properties = edge.get("properties")       # its shape: check_edge_properties
+        gap = properties.get("sequence_gap") if isinstance(properties, Mapping) else None
+        if type(gap) is int and gap != then - first:
             self.add("L3-008", target, "sequence_gap",
-                     f"sequence_gap must be {then - first}, got {properties.get('sequence_gap')!r}")
+                     f"sequence_gap must be {then - first}, got {short_repr(gap)}")
 
     # --- spine isolation -----------------------------------------------------------------------
 
@@ -512,13 +587,14 @@ class _Verification:
             if node_id in ids:
                 self.add("L3-001", node_id, "node_id",
                          "a Layer 3 node_id is embedded in a Layer 1/2 preimage of the Episode")
-            if node.get("content_hash") in hashes:
+            stored = node.get("content_hash")
+            if isinstance(stored, str) and stored in hashes:
                 self.add("L3-001", node_id, "content_hash",
                          "a Layer 3 content hash is among the Episode's spine inputs")
             if node.get("episode_id") != read.episode_id:
                 self.add("L3-007", node_id, "episode_id",
-                         f"declared within {node.get('episode_id')}, not this Episode "
-                         f"{read.episode_id}")
+                         f"declared within {short_repr(node.get('episode_id'))}, not this "
+                         f"Episode {read.episode_id}")
 
 
 _MISSING = object()

@@ -12,6 +12,10 @@ through ``close_workflow`` (L3-I3, L3-I4); a retry is a new node (L3-I5).
 ``canonkit.astp.layer3.verify`` checks without trusting any of it. Over a JSON-lines journal
 (``journal=PATH``, resumed with ``Workspace.open(PATH)``) each audit record reaches the disk
 (written, flushed, fsynced) before the write it announces, and the write right after it.
+The journal is read back through the strict JSON reader, line by line; a last line without
+its newline (a write cut off) is refused with its offset, never appended onto. A write
+holding an integer that reader refuses (more than ``MAX_INTEGER_DIGITS`` digits) is refused
+before anything is written, so every export and journal reads back.
 """
 from __future__ import annotations
 
@@ -19,21 +23,22 @@ import copy
 import json
 import os
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from canonkit._astp_common import L3_DATETIME, L3_OBJECT, l3_field, l3_value
+from canonkit._astp_common import L3_DATETIME, L3_OBJECT, l3_field, l3_value, short_repr
+from canonkit._files import MAX_INTEGER_DIGITS, JSONLines, loads_json, open_regular
 from canonkit.astp.layer3.events import make_record
 from canonkit.astp.layer3.hashing import content_hash
 from canonkit.astp.layer3.rules import (
+    check_edge_properties,
     check_execution_errors,
     check_registry_id,
     check_transition,
 )
 from canonkit.astp.layer3.schema import (
-    EDGE_TYPES,
     EXECUTION,
     FIELD_ORDER,
     MUTABLE_DECLARATION_FIELDS,
@@ -44,12 +49,20 @@ from canonkit.astp.layer3.schema import (
     WORKFLOW,
     WORKFLOW_VERSION,
 )
-from canonkit.errors import InvalidFieldError, InvalidRecordError, Layer3GovernanceError
+from canonkit.errors import (
+    InvalidFieldError,
+    InvalidRecordError,
+    JSONInputError,
+    Layer3GovernanceError,
+)
 
-__all__ = ["FORMAT", "JOURNAL_FORMAT", "Workspace"]
+__all__ = ["EXPORT_MEMBERS", "FORMAT", "JOURNAL_FORMAT", "Workspace"]
 
 FORMAT = "canonkit-layer3/1"
 JOURNAL_FORMAT = "canonkit-layer3-journal/1"
+#: the members of a canonkit-layer3/1 export, in the order ``export()`` writes them
+EXPORT_MEMBERS = ("format", "workspace_id", "episode_id", "chain_key", "cia", "nodes", "edges",
+                  "audit")
 
 #: fields a write may leave out, and what the Workspace stores for them
 _DEFAULTS: dict[str, dict[str, Any]] = {
@@ -64,6 +77,63 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
 #: the fields that take an instant; the Workspace's clock fills them when left out
 _INSTANT = {WORKFLOW: "declared_at", EXECUTION: "executed_at", SKILL: "invoked_at"}
 _LATEST: Any = object()
+#: the longest journal line read (one write's nodes and edges); longer lines are refused
+MAX_JOURNAL_LINE = 256 * 1024 * 1024
+#: integers at or past this magnitude have more digits than the strict JSON reader reads
+_UNREADABLE_INTEGER = 10 ** MAX_INTEGER_DIGITS
+
+
+def _check_readable(name: str, value: Any) -> None:
+    """Refuse a Form B value holding an integer the strict JSON reader would refuse when the
+    export or journal is read back."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is int:
+            if not -_UNREADABLE_INTEGER < item < _UNREADABLE_INTEGER:
+                raise InvalidFieldError(
+                    f"{name}: an integer of more than {MAX_INTEGER_DIGITS} digits; an export "
+                    "or journal holding it could not be read back", detail=name)
+        elif type(item) is dict:
+            stack.extend(item.values())
+        elif type(item) is list:
+            stack.extend(item)
+
+
+def _refused(path: Path, number: int | None, offset: int, reason: str,
+             message: str) -> InvalidRecordError:
+    """A journal refusal: ``offset`` (bytes into the file) and ``detail`` (the reason) say
+    where and why; the message names the path and line."""
+    where = f"{path}:{number}" if number is not None else f"{path}"
+    return InvalidRecordError(f"{where}: {message} (byte {offset})", offset=offset,
+                              detail=reason)
+
+
+def _journal_entries(path: Path, handle: BinaryIO) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """``(line number, byte offset, entry)`` of each line of an open journal, read through
+    the strict JSON reader; blank lines hold no entry. Refused (``_refused``): a line over
+    ``MAX_JOURNAL_LINE``, a last line without its newline (a write cut off: nothing is
+    appended onto it), a line that is not strict JSON or not an object."""
+    lines = JSONLines(handle, max_line=MAX_JOURNAL_LINE)
+    end = 0
+    for number, line in lines:
+        start, end = end, lines.consumed
+        if line is None:
+            raise _refused(path, number, start, "line_too_long",
+                           f"a line over the {MAX_JOURNAL_LINE}-byte limit")
+        if not line:
+            continue    # JSON lines: a blank line holds no document
+        if not line.endswith(b"\n"):
+            raise _refused(path, number, start, "torn_line",
+                           "the last line has no newline: a write was cut off; the journal "
+                           "is whole up to this offset")
+        try:
+            entry = loads_json(line[:-1], source="the line")   # the newline ends it
+        except JSONInputError as exc:   # exc.offset counts from the line's start
+            raise _refused(path, number, start + (exc.offset or 0), exc.code, str(exc)) from None
+        if not isinstance(entry, dict):
+            raise _refused(path, number, start, "not_an_entry", "not a journal entry (an object)")
+        yield number, start, entry
 
 
 def _fail(vector: str, message: str, node_id: Any = None, field: str | None = None) -> Exception:
@@ -114,60 +184,66 @@ class Workspace:
     @classmethod
     def open(cls, journal: str | os.PathLike[str], *, clock: Callable[[], datetime] | None = None,
              new_id: Callable[[], uuid.UUID] | None = None) -> Workspace:
-        """Resume the workspace kept in ``journal``: its writes are replayed and the result
-        verified (``InvalidRecordError`` naming the line or the first finding otherwise,
-        also when the last write's audit record has no write after it); later writes append."""
+        """Resume the workspace kept in ``journal``: its lines are read through the strict
+        JSON reader, its writes replayed and the result verified; later writes append.
+        Otherwise ``InvalidRecordError`` naming the line, with ``offset`` the byte of the
+        file and ``detail`` the reason (docs/astp-layer3.md): a torn last line, a line that
+        is not strict JSON, entries out of order, an audit record whose write never
+        followed, or the first finding's vector."""
         from canonkit.astp.layer3.verify import verify
 
-        from canonkit._files import check_regular
-
         path = Path(journal)
-        check_regular(path)         # a FIFO or device is refused, never blocked on
         ws: Workspace | None = None
-        pending: int | None = None          # line of an audit record awaiting its write
-        with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                try:
-                    entry = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InvalidRecordError(f"{path}:{number}: not JSON: {exc.msg}") from None
-                if not isinstance(entry, dict):
-                    raise InvalidRecordError(f"{path}:{number}: not a journal entry")
+        pending: tuple[int, int] | None = None   # line and offset of an audit awaiting its write
+        with open_regular(path) as handle:   # a FIFO or device is refused, never blocked on
+            for number, offset, entry in _journal_entries(path, handle):
                 if ws is None:
-                    if entry.get("format") != JOURNAL_FORMAT or not {
-                            "workspace_id", "episode_id", "cia"} <= set(entry):
-                        raise InvalidRecordError(f"{path}:1: not a {JOURNAL_FORMAT} journal")
-                    ws = cls(workspace_id=entry["workspace_id"], episode_id=entry["episode_id"],
-                             cia=entry["cia"], clock=clock, new_id=new_id)
-                elif "audit" in entry and pending is None:
+                    ws = cls._from_header(path, number, offset, entry, clock, new_id)
+                elif set(entry) == {"audit"} and pending is None:
                     ws._audit.append(entry["audit"])
-                    pending = number
-                elif "apply" in entry and pending is not None:
-                    ws._replay(entry["apply"], f"{path}:{number}")
+                    pending = (number, offset)
+                elif set(entry) == {"apply"} and pending is not None:
+                    ws._replay(entry["apply"], path, number, offset)
                     pending = None
                 else:
-                    raise InvalidRecordError(f"{path}:{number}: out of order (an audit record, "
-                                             "then its write)")
+                    raise _refused(path, number, offset, "out_of_order", "out of order (each "
+                                   "write is one {\"audit\": ...} line, then one {\"apply\": ...})")
         if ws is None:
-            raise InvalidRecordError(f"{path}: empty journal")
+            raise _refused(path, None, 0, "empty", "empty journal")
         if pending is not None:
-            raise InvalidRecordError(f"{path}:{pending}: the write this audit record announces "
-                                     "never completed")
+            raise _refused(path, *pending, "unfinished_write",
+                           "the write this audit record announces never completed")
         report = verify(ws.export())
         if not report.ok:
             first = report.findings[0]
             raise InvalidRecordError(f"{path}: does not verify: {first.vector} {first.node_id}: "
-                                     f"{first.detail}")
+                                     f"{first.detail}", detail=first.vector)
         ws._journal = path
         return ws
 
-    def _replay(self, apply: Any, where: str) -> None:
-        if not isinstance(apply, dict) or not isinstance(apply.get("nodes"), list) or not (
-                isinstance(apply.get("edges"), list)):
-            raise InvalidRecordError(f"{where}: not a write")
+    @classmethod
+    def _from_header(cls, path: Path, number: int, offset: int, entry: dict[str, Any],
+                     clock: Callable[[], datetime] | None,
+                     new_id: Callable[[], uuid.UUID] | None) -> Workspace:
+        if entry.get("format") != JOURNAL_FORMAT or set(entry) != {
+                "format", "workspace_id", "episode_id", "cia"}:
+            raise _refused(path, number, offset, "not_a_journal",
+                           f"not a {JOURNAL_FORMAT} journal header")
+        try:
+            return cls(workspace_id=entry["workspace_id"], episode_id=entry["episode_id"],
+                       cia=entry["cia"], clock=clock, new_id=new_id)
+        except InvalidFieldError as exc:
+            raise _refused(path, number, offset, "not_a_journal",
+                           f"not a {JOURNAL_FORMAT} journal header: {exc}") from None
+
+    def _replay(self, apply: Any, path: Path, number: int, offset: int) -> None:
+        if not isinstance(apply, dict) or set(apply) != {"nodes", "edges"} or not isinstance(
+                apply["nodes"], list) or not isinstance(apply["edges"], list):
+            raise _refused(path, number, offset, "not_a_write",
+                           "not a write ({\"nodes\": [...], \"edges\": [...]})")
         for node in apply["nodes"]:
             if not isinstance(node, dict) or not isinstance(node.get("node_id"), str):
-                raise InvalidRecordError(f"{where}: not a node")
+                raise _refused(path, number, offset, "not_a_write", "not a node")
             if node["node_id"] not in self._nodes:
                 self._order.append(node["node_id"])
                 if node.get("node_type") == EXECUTION:
@@ -181,9 +257,10 @@ class Workspace:
         """Append one line to the journal and fsync it; a failure ends all further writes."""
         if self._journal is None:
             return
+        line = json.dumps(entry, ensure_ascii=False, allow_nan=False) + "\n"
         try:
             with open(self._journal, "a", encoding="utf-8") as handle:
-                handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+                handle.write(line)
                 handle.flush()
                 os.fsync(handle.fileno())
         except OSError as exc:
@@ -326,12 +403,13 @@ class Workspace:
         """Move a workflow to a terminal status (WF-004) with its trio of mutable fields."""
         self._check_principal(WORKFLOW, principal, workflow_id)
         workflow = self._workflow(l3_value(workflow_id), None)
-        if final_status not in TERMINAL_STATUSES:
-            raise _fail("WF-004", f"close_workflow needs a terminal status, got {final_status!r}",
-                        workflow["node_id"], "status")
+        if not isinstance(final_status, str) or final_status not in TERMINAL_STATUSES:
+            raise _fail("WF-004", "close_workflow needs a terminal status, got "
+                                  f"{short_repr(final_status)}", workflow["node_id"], "status")
         check_transition(workflow["status"], final_status)
         updated_at = l3_field("status_updated_at", L3_DATETIME, False, None, status_updated_at)
         detail = l3_field("error_detail", L3_OBJECT, True, None, error_detail)
+        _check_readable("error_detail", detail)
         forward = {"workflow_id": workflow["node_id"], "final_status": final_status,
                    "status_updated_at": updated_at, "error_detail": detail,
                    "cia_identifier": principal}
@@ -347,9 +425,9 @@ class Workspace:
         """The one mutation path: an ExecutionNode or SkillInvocation is refused (L3-004); a
         WorkflowDeclaration admits only its status trio (L3-005), through the state machine
         (``close_workflow``)."""
-        node = self._nodes.get(node_id)
+        node = self._nodes.get(node_id) if isinstance(node_id, str) else None
         if node is None:
-            raise InvalidFieldError(f"no Layer 3 node {node_id!r}", detail="node_id")
+            raise InvalidFieldError(f"no Layer 3 node {short_repr(node_id)}", detail="node_id")
         self._check_principal(node["node_type"], principal, node_id)
         if node["node_type"] != WORKFLOW:
             raise _fail("L3-004", f"{node['node_type']} is terminal on write; nothing may change",
@@ -383,6 +461,8 @@ class Workspace:
         values.setdefault("episode_id", self.episode_id)
         digest = content_hash(node_type, values)    # refuses what Form B cannot hash
         node = {name: l3_value(values[name]) for name in FIELD_ORDER[node_type]}
+        for name, value in node.items():
+            _check_readable(name, value)
         node["content_hash"] = digest
         if node["episode_id"] != self.episode_id:
             raise _fail("L3-007", f"episode_id {node['episode_id']} is not this workspace's "
@@ -406,21 +486,20 @@ class Workspace:
                 earlier["workflow_id"] != node["workflow_id"]):
             raise _fail("L3-007", f"PRECEDES: no earlier ExecutionNode {before} in the workflow",
                         node["node_id"], "preceded_by")
-        if edge_type not in EDGE_TYPES:
-            raise _fail("L3-008", f"PRECEDES edge_type must be one of {', '.join(EDGE_TYPES)}",
-                        node["node_id"], "edge_type")
         gap = node["sequence_index"] - earlier["sequence_index"]
         if gap <= 0:
             raise _fail("L3-007", "PRECEDES points from the earlier ExecutionNode to the later: "
                                   f"sequence_index {node['sequence_index']} does not follow "
                                   f"{earlier['sequence_index']}", node["node_id"], "sequence_index")
         return self._edge("PRECEDES", earlier["node_id"], node["node_id"],
-                          {"edge_type": edge_type, "sequence_gap": gap})
+                          {"edge_type": edge_type, "sequence_gap": gap}, node["node_id"])
 
     @staticmethod
-    def _edge(name: str, source: str, target: str,
-              properties: dict[str, Any] | None = None) -> dict[str, Any]:
-        return {"name": name, "from": source, "to": target, "properties": properties or {}}
+    def _edge(name: str, source: str, target: str, properties: dict[str, Any] | None = None,
+              subject: str | None = None) -> dict[str, Any]:
+        properties = {} if properties is None else properties
+        check_edge_properties(name, properties, subject or source)   # L3-008
+        return {"name": name, "from": source, "to": target, "properties": properties}
 
     def _emit(self, delta_type: str, principal: str, forward: Mapping[str, Any],
               reverse: Mapping[str, Any], affected: list[str]) -> None:

@@ -36,7 +36,7 @@ import threading
 
 from blake3 import blake3
 
-from canonkit.errors import CorruptObjectError, SchemaViolationError
+from canonkit.errors import CorruptObjectError, InUseError, SchemaViolationError
 
 __all__ = [
     "DIGEST", "ENTRY_HEADER", "FANOUT", "FORM_DEFLATE", "FORM_RAW", "INDEX_HEADER",
@@ -167,9 +167,9 @@ cdef class _Buffer:
 
     def release(self):
         """Let go of the buffer (an mmap can then be closed); the object is unusable.
-        ``RuntimeError`` from inside one of its own calls (its ``inflate``)."""
+        ``InUseError`` from inside one of its own calls (its ``inflate``)."""
         if self.busy:
-            raise RuntimeError(f"this {type(self).__name__} is reading; it cannot be "
+            raise InUseError(f"this {type(self).__name__} is reading; it cannot be "
                                f"released from inside its own call")
         if self.held:
             self.held = False
@@ -182,7 +182,7 @@ cdef class _Buffer:
 
     cdef int _begin(self) except -1:
         if self.started:
-            raise RuntimeError(f"this {type(self).__name__} is initialised already")
+            raise InUseError(f"this {type(self).__name__} is initialised already")
         self.started = True
         return 0
 

@@ -8,7 +8,7 @@
   ``get`` one copy of its bytes, whatever zlib decodes it — memory follows what the
   stream really holds, never its declared length.
 - A reader's own callback (its ``inflate``) releasing or re-initialising it: refused with
-  ``RuntimeError`` by both backends (the compiled one would otherwise read freed memory).
+  ``InUseError`` by both backends (the compiled one would otherwise read freed memory).
 """
 from __future__ import annotations
 
@@ -189,7 +189,7 @@ def test_a_reader_refuses_its_own_callback_pulling_it_away(store_impl: ModuleTyp
                 pack.__init__(b"CKPK" + bytes(100))
             else:
                 index.release()
-        except RuntimeError as exc:
+        except errors.InUseError as exc:
             seen.append(str(exc))
         return inflate(payload, logical, base, want)
 
@@ -202,7 +202,7 @@ def test_a_reader_refuses_its_own_callback_pulling_it_away(store_impl: ModuleTyp
     assert seen and all("cannot be released" in m or "initialised already" in m
                         for m in seen)
     assert pack.entry(offset, digest, inflate) == b"compressible " * 100  # still whole
-    with pytest.raises(RuntimeError, match="initialised already"):
+    with pytest.raises(errors.InUseError, match="initialised already"):
         index.__init__(idx_bytes)
     pack.release()
     index.release()

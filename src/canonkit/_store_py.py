@@ -19,7 +19,7 @@ offsets. Every corruption raises ``CorruptObjectError`` with ``detail`` = the fs
 code and ``offset`` = the byte offset in the buffer given.
 
 A reader is initialised once, and cannot be released while one of its calls is running
-(from inside its own ``inflate``): both raise ``RuntimeError``, as in the compiled
+(from inside its own ``inflate``): both raise ``InUseError``, as in the compiled
 readers, where the buffer they read would otherwise go away underneath them.
 ``GUARDS_MAPPINGS`` says whether a reader survives its file shrinking under a mapping
 (the compiled readers do; for these, ``store.packs`` checks the file's size instead).
@@ -32,7 +32,7 @@ from typing import Any
 
 from blake3 import blake3
 
-from .errors import CorruptObjectError, SchemaViolationError
+from .errors import CorruptObjectError, InUseError, SchemaViolationError
 
 __all__ = [
     "DIGEST", "ENTRY_HEADER", "FANOUT", "FORM_DEFLATE", "FORM_RAW", "INDEX_HEADER",
@@ -131,14 +131,14 @@ class _Reader:
 
     def _hold(self, buffer: Any) -> memoryview:
         if hasattr(self, "_view"):
-            raise RuntimeError(f"this {type(self).__name__} is initialised already")
+            raise InUseError(f"this {type(self).__name__} is initialised already")
         self._view = memoryview(buffer).cast("B")
         return self._view
 
     def release(self) -> None:
         """Let go of the buffer (an mmap can then be closed); the object is unusable."""
         if self._busy:
-            raise RuntimeError(f"this {type(self).__name__} is reading; it cannot be "
+            raise InUseError(f"this {type(self).__name__} is reading; it cannot be "
                                f"released from inside its own call")
         self._view.release()
 

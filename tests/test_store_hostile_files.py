@@ -25,6 +25,7 @@ import pytest
 from blake3 import blake3
 from strategies_store import build_pack
 
+from canonkit import errors
 from canonkit.store import deflate
 from canonkit.store.deflate import inflate
 

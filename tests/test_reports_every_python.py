@@ -1,9 +1,10 @@
 """The same bytes give the same report on every supported Python.
 
 The proofs of record in tests/vectors/ (one with ``Z`` instants in its context entries), a
-synthetic corpus whose instants are rewritten to end in ``Z``, and the TIMESTAMP encoding
-of instant texts at the edges of the rule are re-verified here, and their report is pinned
-by one recorded digest. CI runs this module under every supported interpreter (the whole
+synthetic corpus whose instants are rewritten to end in ``Z``, the frozen TIMESTAMP
+field-encoding vectors and the TIMESTAMP encoding of instant texts at the edges of the
+rule are re-verified here, and their report is pinned by one recorded digest. (Every other
+frozen vector is checked against its expected value by its own tests, on each interpreter.) CI runs this module under every supported interpreter (the whole
 suite on the oldest and newest, this module with the compiled-backend subset on the rest),
 so every interpreter must produce exactly these bytes. With CANONKIT_REPORTS_DIR set, the
 report is also written there (``python-X.Y.Z.jsonl``) for CI to compare side by side."""
@@ -36,7 +37,7 @@ INSTANT_TEXTS = [
 ]
 # sha256 of the report below; the same on every supported interpreter. A deliberate change
 # of the report format or of a verdict changes it: record the new digest with the change.
-REPORT_DIGEST = "abf8131e76a42b6781f7d2209e9ec98a129339181936ea8887ce656f2088e8d2"
+REPORT_DIGEST = "cd6c7266cc0efee4a7ec4c770df34f4ebca178b57eb998081c419a9b3f348aac"
 
 
 def z_instants(value: Any, counter: list[int]) -> Any:
@@ -54,7 +55,16 @@ def z_instants(value: Any, counter: list[int]) -> Any:
 
 
 def instant_lines() -> bytes:
+    vectors = orjson.loads((VECTORS / "astp" / "seal-constructions-5.0.0.json").read_bytes())
     out = []
+    for key, expected in vectors["field_encoding"].items():
+        if key.startswith("TIMESTAMP_"):
+            text = "2026-01-01T00:00:00.123Z" if key.endswith("Z") else \
+                "2025-12-31T16:00:00.123-08:00"
+            encoding = astp.encode_field("TIMESTAMP", text).hex()
+            assert [encoding] == (expected if isinstance(expected, list) else [expected]), key
+            out.append(orjson.dumps({"vector": key, "instant": text, "encoding": encoding})
+                       + b"\n")
     for text in INSTANT_TEXTS:
         try:
             outcome: Any = astp.timestamp_ms(text)

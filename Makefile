@@ -7,11 +7,13 @@
 #   make test   the same set-up plus the `test` extra, then the test suite
 #
 # The extras the suite needs are listed once, in pyproject.toml's `test` extra.
-# Variables: VENV (default .venv), PYTHON (the interpreter that creates the virtualenv),
-# PYTEST_ARGS (extra pytest arguments).
+# Variables: VENV (default .venv), PYTHON (the interpreter that creates the virtualenv:
+# any CPython 3.10-3.13, e.g. `make test PYTHON=python3.13 VENV=.venv313`), TESTS (what
+# pytest runs, default the whole suite), PYTEST_ARGS (extra pytest arguments).
 
 PYTHON ?= python3
 VENV ?= .venv
+TESTS ?= tests
 BIN := $(VENV)/bin
 TOOLS := $(VENV)/.canonkit-build-tools
 
@@ -35,4 +37,4 @@ demo: $(TOOLS)
 
 test: $(TOOLS)
 	$(BIN)/python -m pip install --quiet --no-build-isolation --editable ".[test]"
-	$(BIN)/python -m pytest tests $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(TESTS) $(PYTEST_ARGS)

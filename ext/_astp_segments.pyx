@@ -10,10 +10,11 @@ from cpython.dict cimport PyDict_GetItem
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.ref cimport PyObject
 
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta, timezone
 
 from canonkit._astp_common import U64, uuid_bytes
 from canonkit._astp_fields import hash_fields
+from canonkit._instant import instant_from_text
 from canonkit.errors import InvalidFieldError
 
 include "astp_kernel.pxi"
@@ -173,9 +174,8 @@ def leaf_hash_v1(node_id, node_type, schema_version, sequence_index, content_has
 # and character checks; the first item outside the canonical shape is left to the reader
 # (which raises its own InvalidRecordError or reads it). Same contract as the twin.
 
-cdef object _fromisoformat = datetime.fromisoformat
 cdef object _UTC = timezone.utc
-cdef dict _OFFSETS = {}   # offset in minutes -> timezone, as fromisoformat builds them
+cdef dict _OFFSETS = {}   # offset in minutes -> timezone, as instant_from_text builds them
 
 
 cdef inline int _digits(const unsigned char *p, int n) noexcept:
@@ -227,8 +227,8 @@ cdef int _instant_fields(const unsigned char *p, Py_ssize_t n, Instant *t) noexc
 
 
 cdef object _fast_instant(str text):
-    """``datetime.fromisoformat(text)`` for the shape ``_instant_fields`` reads; None for
-    any other text (the caller then asks ``fromisoformat`` itself)."""
+    """``instant_from_text(text)`` for the shape ``_instant_fields`` reads; None for any
+    other text (the caller then asks ``instant_from_text`` itself)."""
     cdef Instant t
     if not PyUnicode_IS_ASCII(text):
         return None
@@ -243,7 +243,7 @@ cdef object _fast_instant(str text):
             tz = _OFFSETS[t.offset] = timezone(timedelta(minutes=t.offset))
     try:
         return datetime_new(t.year, t.month, t.day, t.hour, t.minute, t.second, t.us, tz)
-    except ValueError:  # out-of-range fields: fromisoformat decides
+    except ValueError:  # out-of-range fields: instant_from_text decides
         return None
 
 
@@ -357,7 +357,7 @@ def read_segments(items, Py_ssize_t start, segment_type, list segments, list exc
                 instant = _fast_instant(<str>created)
                 if instant is None:
                     try:
-                        instant = _fromisoformat(created)
+                        instant = instant_from_text(created)
                     except ValueError:
                         return stop, late
                     if instant.tzinfo is None:
@@ -693,7 +693,7 @@ cdef int64_t _days_from_civil(int y, int m, int d) noexcept:
 
 cdef int _instant_us(const unsigned char *p, Py_ssize_t n, int64_t *out) noexcept:
     """The instant ``_instant_fields`` reads, as UTC microseconds; -1 for text of any other
-    shape or an invalid date or time (where ``_fast_instant`` leaves it to fromisoformat)."""
+    shape or an invalid date or time (where ``_fast_instant`` leaves it to instant_from_text)."""
     cdef Instant t
     cdef int mdays
     if _instant_fields(p, n, &t) < 0:

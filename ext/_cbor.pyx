@@ -6,11 +6,11 @@ Same API, same bytes and same errors (class, code, offset) as the pure-Python tw
 Spec: CBOR.md. Layout:
 
 * encoder: one recursive walk (one or two C frames a level; depth bounded by max_depth,
-  at most MAX_ENCODE_DEPTH, and by the room left on the thread's C stack: check_stack)
-  writing into a reusable scratch buffer copied once into the result (a write of
-  1 MiB or more moves the output into a result bytes object sized for it instead); exact-
-  type dispatch first; dicts walked once with PyDict_Next into a C array of entries,
-  sorted only when not already in order.
+  at most MAX_ENCODE_DEPTH, and by the room left on the thread's C stack: check_depth,
+  cbor_stack.h) writing into a reusable scratch buffer copied once into the result (a
+  write of 1 MiB or more moves the output into a result bytes object sized for it
+  instead); exact-type dispatch first; dicts walked once with PyDict_Next into a C array
+  of entries, sorted only when not already in order.
 * decoder: ``canonkit._cbor_decode`` (ext/_cbor_decode.pyx), re-exported here so that
   ``canonkit._cbor`` is the whole codec.
 
@@ -100,7 +100,7 @@ cdef extern from "cbor_float.h":
     int cbor_float_is_reducible(double) noexcept nogil
 
 cdef extern from "cbor_stack.h":
-    uintptr_t ck_stack_floor() noexcept nogil
+    uintptr_t ck_stack_floor(uintptr_t here) noexcept nogil
     uintptr_t ck_stack_here() noexcept nogil
 
 cdef extern from "cbor_sort.h":
@@ -162,8 +162,6 @@ cdef enum:
     # little stack per level.
     POOL_DEPTH = 32
     POOL_WIDTH = 16
-    # from this depth on, each level also checks the room left on the C stack
-    STACK_CHECK_DEPTH = 64
 
 # scratch of the sorted-permutation cache (CK_PERM_MAX entries): used only inside
 # ck_sort_text_cached, which runs no Python code, so one buffer serves every call
@@ -493,21 +491,20 @@ cdef inline int check_depth(Out *o, int depth) except -1:
     if depth >= o.max_depth:
         raise EncodeDepthExceededError(
             f"nesting deeper than {o.max_depth} levels (or a self-referencing container)")
-    if depth >= STACK_CHECK_DEPTH:
-        return check_stack(o, depth)
-    return 0
-
-
-cdef int check_stack(Out *o, int depth) except -1:
-    """Each nesting level is a C frame: stop before the thread's stack runs out (a small
-    thread stack, or a sanitizer build's large frames) instead of crashing."""
-    if o.stack_floor == 0:  # measured once per walk, and only for deep values
-        o.stack_floor = ck_stack_floor() or 1
+    # each nesting level is a C frame: every level compares its own with the thread's
+    # floor (cbor_stack.h), so a small thread stack or a sanitizer build's large frames
+    # stop with an error instead of crashing, whatever a level costs
+    if o.stack_floor == 0:  # once per walk; the system is asked once per thread
+        o.stack_floor = ck_stack_floor(ck_stack_here()) or 1
     if ck_stack_here() < o.stack_floor:
-        raise EncodeDepthExceededError(
-            f"nesting of {depth} levels exhausts this thread's C stack "
-            f"(run deep values on a thread with a larger stack)")
+        return stack_exhausted(depth)
     return 0
+
+
+cdef int stack_exhausted(int depth) except -1:
+    raise EncodeDepthExceededError(
+        f"nesting of {depth} levels exhausts this thread's C stack "
+        f"(run deep values on a thread with a larger stack)")
 
 
 cdef inline int enc_child(Out *o, object obj, int depth) except -1:

@@ -21,7 +21,7 @@ length check against ``Dec.n``; those checks are the audit trail.
 from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_DECREF, Py_INCREF
-from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int64_t, intptr_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy
 
@@ -77,6 +77,10 @@ cdef extern from "cbor_float.h":
     double cbor_half_to_double(uint16_t) noexcept nogil
     double cbor_single_to_double(uint32_t) noexcept nogil
     int cbor_float_is_reducible(double) noexcept nogil
+
+cdef extern from "cbor_stack.h":
+    intptr_t ck_release_levels(uintptr_t here) noexcept nogil
+    uintptr_t ck_stack_here() noexcept nogil
 
 cdef extern from "cbor_dec.h":
     uint16_t cd_be16(const uint8_t *) noexcept nogil
@@ -157,6 +161,10 @@ cdef struct Frame:
 
 cdef enum:
     INLINE_FRAMES = 24
+    # a decoded value this deep is released within any thread stack's margin; from here on
+    # decode asks whether this thread's stack can release a deeper one (cbor_stack.h)
+    RELEASE_CHECK_DEPTH = 64
+    NO_DEPTH_LIMIT = 0x7fffffff
     KEY_CACHE_SIZE = 1024  # power of two
     KEY_CACHE_MAX_LEN = 32
 
@@ -183,6 +191,8 @@ cdef struct Dec:
     PyObject *data         # the caller's object, for error messages (borrowed)
     Frame *frames
     Py_ssize_t depth       # frames in use
+    Py_ssize_t release_depth  # decode: enter() checks the thread's C stack from this depth
+    bint release_measured  # release_depth is the thread's (else RELEASE_CHECK_DEPTH)
     Py_ssize_t fcap
     Frame inline_frames[INLINE_FRAMES]
 
@@ -255,6 +265,8 @@ cdef int enter(Dec *d, Py_ssize_t start, int klevel, int kind, uint64_t n) excep
     the twin's order: depth, depth inside a map key, max_items."""
     if d.depth >= d.max_depth:
         derr(d, "depth_exceeded", start, f"nesting deeper than max_depth={d.max_depth}")
+    if d.depth >= d.release_depth:
+        check_release(d, start)
     if klevel > _MAX_KEY_DEPTH:
         derr(d, "depth_exceeded", start, f"map key nesting deeper than {_MAX_KEY_DEPTH}")
     if d.max_items >= 0:
@@ -325,6 +337,23 @@ cdef int nfc_check(Dec *d, Py_ssize_t start, object text) except -1:
     """dcbor: non-ASCII text must be NFC (ASCII always is)."""
     if not _is_normalized("NFC", text):
         derr(d, "non_nfc_text", start, "text string is not in Unicode NFC")
+    return 0
+
+
+cdef int check_release(Dec *d, Py_ssize_t start) except -1:
+    """The value is released one C frame per level by the interpreter (CPython 3.13):
+    refuse nesting this thread's stack could not release, rather than crash when the
+    value is dropped. Not part of the twin, which does not see the C stack."""
+    cdef intptr_t levels
+    if not d.release_measured:
+        d.release_measured = True
+        levels = ck_release_levels(ck_stack_here())
+        d.release_depth = NO_DEPTH_LIMIT if levels < 0 else max(<Py_ssize_t>levels,
+                                                                 RELEASE_CHECK_DEPTH)
+    if d.depth >= d.release_depth:
+        derr(d, "depth_exceeded", start,
+             f"nesting of {d.depth + 1} levels is more than this thread's C stack can "
+             f"release (decode deep values on a thread with a larger stack)")
     return 0
 
 
@@ -828,7 +857,8 @@ cdef inline int child_level(Frame *f) noexcept:
 
 cdef inline int enter_fast(Dec *d, Py_ssize_t start, int klevel, int kind,
                            uint64_t n) except -1:
-    if cd_unlikely(d.depth >= d.max_depth or klevel > _MAX_KEY_DEPTH or d.max_items >= 0):
+    if cd_unlikely(d.depth >= d.max_depth or d.depth >= d.release_depth or
+                   klevel > _MAX_KEY_DEPTH or d.max_items >= 0):
         enter(d, start, klevel, kind, n)
     return 0
 
@@ -1010,6 +1040,8 @@ cdef int start_dec(Dec *d, object data, const uint8_t *p, Py_ssize_t n, Py_ssize
     d.data = <PyObject *>data
     d.frames = d.inline_frames
     d.depth = 0
+    d.release_depth = RELEASE_CHECK_DEPTH if build else NO_DEPTH_LIMIT
+    d.release_measured = not build
     d.fcap = INLINE_FRAMES
     if start == n:
         derr(d, "empty_input", start, "empty input")

@@ -8,10 +8,14 @@ extension is not built, and ``tests/test_build.py`` fails CI when it is not.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -111,14 +115,67 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = keep
 
 
+# --- "Exception ignored" fails the test, in this process and in every child -----------------
+# Children (CLI runs, pool and Dask workers) import tests/child_site/sitecustomize.py, first
+# on the PYTHONPATH they inherit, which records each one in _UNRAISABLE_DIR; a child forked
+# from this process keeps the guard's hook, which records there too. (A test that builds a
+# child's environment from nothing leaves the child outside the guard.)
+_CHILD_SITE = Path(__file__).parent / "child_site"
+_UNRAISABLE_DIR = Path(tempfile.mkdtemp(prefix="canonkit-unraisable-"))
+_UNRAISABLE_DIR.chmod(0o1777)  # children run as another user record here too
+os.environ["CANONKIT_UNRAISABLE_DIR"] = str(_UNRAISABLE_DIR)
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(_CHILD_SITE)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+_spec = importlib.util.spec_from_file_location("canonkit_child_site",
+                                               _CHILD_SITE / "sitecustomize.py")
+assert _spec is not None and _spec.loader is not None
+_child_site = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_child_site)
+
+
+_LATE: list[str] = []  # records found when the test of the child that left them had ended
+
+
+def _children_unraisable() -> list[str]:
+    """The records children left since the last call (then removed)."""
+    found = []
+    for record in sorted(_UNRAISABLE_DIR.iterdir()):
+        found += record.read_text(encoding="utf-8", errors="replace").splitlines()
+        record.unlink()
+    return found
+
+
 @pytest.fixture(autouse=True)
 def _fail_on_unraisable() -> object:
-    """Fail any test during which Python printed 'Exception ignored' (fastavro's guard)."""
+    """Fail any test during which Python printed 'Exception ignored', here or in a child
+    process (fastavro's guard, extended to children)."""
     seen: list[object] = []
     previous = sys.unraisablehook
-    sys.unraisablehook = seen.append
+    main = os.getpid()
+
+    def hook(unraisable: Any) -> None:
+        if os.getpid() == main:
+            seen.append(unraisable)
+        else:  # a forked child: its list would die with it
+            _child_site.record(unraisable)
+
+    _LATE.extend(_children_unraisable())  # a child of an earlier test, after that test
+    sys.unraisablehook = hook
     try:
         yield
     finally:
         sys.unraisablehook = previous
+    children = _children_unraisable()
     assert not seen, f"Exception ignored during test: {seen!r}"
+    assert not children, "Exception ignored in a child process during test:\n" + \
+        "\n".join(children)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Children that outlived their test and then printed 'Exception ignored' fail the run."""
+    late = _LATE + _children_unraisable()
+    shutil.rmtree(_UNRAISABLE_DIR, ignore_errors=True)
+    if late:
+        sys.stderr.write("Exception ignored in a child process after its test:\n"
+                         + "\n".join(late) + "\n")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

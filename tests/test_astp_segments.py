@@ -172,7 +172,7 @@ def test_leaf_hash_v2_differential(node_id: Any, node_type: Any, schema: Any, in
     assert outcomes[0] == outcomes[1]
 
 
-# --- created_at: the compiled parse of the common shape == datetime.fromisoformat ---------------
+# --- created_at: the compiled parse of the common shape == the rule (canonkit._instant) ------------
 
 instant_texts = st.builds(
     lambda y, mo, d, h, mi, s, frac, tz: f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}{frac}{tz}",

@@ -10,7 +10,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ DIGESTS = {
 }
 EP = "550e8400-e29b-41d4-a716-446655440000"
 T = "2026-01-01T00:00:00.123Z"
-T5 = (datetime.fromisoformat(T) + timedelta(minutes=5)).isoformat()
+T5 = (datetime(2026, 1, 1, 0, 0, 0, 123000, timezone.utc) + timedelta(minutes=5)).isoformat()
 
 
 def H(text: str) -> str:

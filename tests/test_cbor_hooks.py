@@ -146,34 +146,98 @@ def test_deep_values_decoded_with_max_depth_encode_again() -> None:
     assert not failures, failures
 
 
-def test_deep_values_on_a_small_thread_stack_fail_closed() -> None:
-    """A thread stack too small for the nesting: EncodeDepthExceededError (both walks: the
-    encode and the one locating a failure), never a crash; shallow values still encode."""
+def smallest_thread_stack() -> int:
+    """The smallest stack ``threading.stack_size`` accepts here (32 KiB where the platform
+    allows it)."""
     import threading
 
-    compiled, _ = backend_pair("cbor")
-    outcomes: list[object] = []
+    size = 32 << 10
+    while True:
+        try:
+            previous = threading.stack_size(size)
+        except ValueError:
+            size *= 2
+            continue
+        threading.stack_size(previous)
+        return size
+
+
+def on_thread_stack(size: int, job: Any) -> Any:
+    """``job()`` on a new thread with a ``size``-byte stack; its result, or its exception
+    raised here."""
+    import threading
+
+    outcome: list[Any] = []
 
     def run() -> None:
         try:
-            for unit in (b"\x81", b"\xa1\x61k", b"\xc6"):
-                value = compiled.decode(unit * MAX_ENCODE_DEPTH + b"\x00",
-                                        max_depth=MAX_ENCODE_DEPTH)
-                for deep in (value, [value]):
-                    with pytest.raises(errors.EncodeDepthExceededError, match="C stack"):
-                        compiled.encode(deep, max_depth=MAX_ENCODE_DEPTH)
-            outcomes.append(compiled.encode([[[1]]], max_depth=MAX_ENCODE_DEPTH))
-        except BaseException as exc:  # reported by the main thread
-            outcomes.append(exc)
+            outcome.append(("ok", job()))
+        except BaseException as exc:  # reported by the calling thread
+            outcome.append(("error", exc))
 
-    previous = threading.stack_size(256 << 10)
+    previous = threading.stack_size(size)
     try:
         thread = threading.Thread(target=run)
         thread.start()
     finally:
         threading.stack_size(previous)
     thread.join()
-    assert outcomes == [b"\x81\x81\x81\x01"], outcomes
+    kind, value = outcome[0]
+    if kind == "error":
+        raise value
+    return value
+
+
+DEEP_UNITS = {"array": b"\x81", "map": b"\xa1\x61k", "tag": b"\xc6"}
+
+
+@pytest.mark.parametrize("stack", ["smallest", "256 KiB"])
+def test_deep_values_on_a_small_thread_stack_fail_closed(stack: str) -> None:
+    """On a thread stack too small for the nesting — down to the smallest a thread may be
+    given — encoding raises EncodeDepthExceededError (both walks: the encode and the one
+    locating a failure; with a default hook too) and decoding DepthExceededError before it
+    builds a value the interpreter could not release there (CPython 3.13 frees nested
+    values one C frame per level); never a crash. Shallow values still encode, and the
+    deepest value decode accepts is released on that thread."""
+    compiled, _ = backend_pair("cbor")
+    size = smallest_thread_stack() if stack == "smallest" else 256 << 10
+    # built on this thread, whose stack holds them; the leaf needs the default hook
+    deep: dict[str, Any] = {}
+    for name, wrap in (("array", lambda v: [v]), ("map", lambda v: {"k": v}),
+                       ("tag", lambda v: Tag(6, v))):
+        value: Any = dt.date(2026, 1, 1)
+        for _ in range(MAX_ENCODE_DEPTH - 1):
+            value = wrap(value)
+        deep[name] = value
+
+    def encode_deep() -> list[str]:
+        messages = []
+        for value in deep.values():
+            for outer in (value, [value, object()], {"k": value, "z": object()}):
+                for hook in (None, repr):
+                    with pytest.raises(errors.EncodeDepthExceededError, match="C stack") as info:
+                        compiled.encode(outer, max_depth=MAX_ENCODE_DEPTH, default=hook)
+                    messages.append(str(info.value))
+        return messages
+
+    def decode_deep() -> list[int]:
+        limits = []
+        for unit in DEEP_UNITS.values():
+            with pytest.raises(errors.DepthExceededError, match="C stack") as info:
+                compiled.decode(unit * MAX_ENCODE_DEPTH + b"\x00", max_depth=MAX_ENCODE_DEPTH)
+            levels = int(str(info.value).split("nesting of ")[1].split()[0])
+            # the deepest value accepted here is built and dropped here
+            value = compiled.decode(unit * (levels - 1) + b"\x00", max_depth=MAX_ENCODE_DEPTH)
+            del value
+            limits.append(levels - 1)
+        return limits
+
+    assert len(on_thread_stack(size, encode_deep)) == 3 * 3 * 2
+    limits = on_thread_stack(size, decode_deep)
+    assert all(0 < limit < MAX_ENCODE_DEPTH for limit in limits), limits
+    assert on_thread_stack(size, lambda: compiled.encode([[[1]]], max_depth=MAX_ENCODE_DEPTH)) \
+        == b"\x81\x81\x81\x01"
+    assert on_thread_stack(size, lambda: compiled.decode(b"\x81\x81\x81\x01")) == [[[1]]]
 
 
 # --- the registered-tag handlers -----------------------------------------------------

@@ -23,13 +23,12 @@ from typing import Any
 import orjson
 import psutil
 import pytest
+from unprivileged import run_unprivileged
 
 import canonkit.reverify as rv
 from canonkit.errors import OutputPathError
 from canonkit.reverify import synth
 
-ROOT = os.geteuid() == 0
-NOBODY = 65534
 
 
 def cli(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None,
@@ -76,27 +75,9 @@ def _tree(base: Path, small: Path) -> tuple[Path, Path]:
     return corpus, corpus / "sub"
 
 
-_AS_NOBODY = textwrap.dedent("""
-    # Import everything first (the interpreter's own files may be unreadable to nobody),
-    # then drop to an unprivileged user and run the command in-process (--jobs 1).
-    import os, sys
-    import orjson, canonkit.cli, canonkit.cli.reverify, canonkit.reverify.runner
-    import canonkit.reverify.worker, canonkit.reverify.ranges, canonkit.astp
-    import canonkit.astp.reproduce, canonkit.cbor, canonkit.reverify.progress
-    import canonkit.reverify.synth, canonkit.engines, canonkit._files
-    import encodings.idna, json, tqdm
-    os.setgroups([]); os.setgid({nobody}); os.setuid({nobody})
-    sys.exit(canonkit.cli.main(["reverify", *sys.argv[1:]]))
-""").format(nobody=NOBODY)
-
-
-def run_unprivileged(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    """The command as a user who cannot read what mode 000 protects: nobody when this
-    runs as root (chmod alone stops no root process), the current user otherwise."""
-    command = [sys.executable, "-c", _AS_NOBODY] if ROOT else [
-        sys.executable, "-m", "canonkit", "reverify"]
-    return subprocess.run([*command, "--jobs", "1", "--no-progress", "--json",
-                           *map(str, args)], capture_output=True, text=True, timeout=120)
+def reverify_unprivileged(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """``canonkit reverify`` as a user who cannot read what mode 000 protects."""
+    return run_unprivileged("reverify", "--jobs", "1", "--no-progress", "--json", *args)
 
 
 @pytest.fixture
@@ -128,7 +109,7 @@ def test_unreadable_directory_is_reported_and_fails(world: Path, small: Path,
         p.chmod(0o755 if p.is_dir() else 0o644)
     locked = sub if which == "sub" else corpus
     locked.chmod(0)
-    done = run_unprivileged(corpus)
+    done = reverify_unprivileged(corpus)
     assert "Traceback" not in done.stderr, done.stderr
     assert done.returncode == 1, (done.returncode, done.stderr)
     lines = _lines(done)

@@ -4,16 +4,13 @@ paths. Every fault is reported (exit status 2 for an input that cannot be read o
 output that cannot be written, a finding and status 1 inside a corpus or manifest
 check), nothing blocks, an existing output is never damaged and no temporary remains.
 
-Unreadable files are made unreadable for real where the test run can drop privileges
-(``setpriv`` to ``nobody`` when running as root, or plain ``chmod 000`` when not); the
-same cases also run in process with ``open`` failing with ``EACCES``, so they run
-everywhere.
+Unreadable files are made unreadable for real, by a command run as a user ``chmod 000``
+stops (tests/unprivileged.py: nobody when running as root); the same cases also run in
+process with ``open`` failing with ``EACCES``, so they run everywhere.
 """
 from __future__ import annotations
 
-import atexit
 import errno
-import importlib.util
 import json
 import os
 import shutil
@@ -27,6 +24,7 @@ from typing import Any
 
 import pytest
 from conftest import REPO
+from unprivileged import run_unprivileged
 
 from canonkit.cli import main
 
@@ -60,49 +58,6 @@ def shared_dir() -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
-
-
-# third-party packages the commands under test import: copied where nobody can read them
-# when this interpreter's own site-packages is not readable to other users
-NEEDED = ("orjson", "blake3")
-
-
-def _drop_privileges() -> tuple[list[str], str] | None:
-    """How to run a command for which ``chmod 000`` means unreadable — (command prefix,
-    PYTHONPATH): nothing to add when not root, ``setpriv`` to nobody when root; None when
-    neither works here."""
-    if os.geteuid() != 0:
-        return [], str(SRC)
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        return None
-    prefix = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
-    site = Path(tempfile.mkdtemp(prefix="canonkit-faults-site-"))
-    atexit.register(shutil.rmtree, site, ignore_errors=True)
-    for name in NEEDED:
-        spec = importlib.util.find_spec(name)
-        if spec is None or not spec.submodule_search_locations:
-            return None
-        shutil.copytree(list(spec.submodule_search_locations)[0], site / name)
-    for path in [site, *site.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() or os.access(path, os.X_OK) else 0o644)
-    pythonpath = f"{SRC}:{site}"
-    probe = subprocess.run([*prefix, sys.executable, "-c",
-                            "import canonkit.cli, " + ", ".join(NEEDED)],
-                           env=dict(os.environ, PYTHONPATH=pythonpath), capture_output=True,
-                           timeout=TIMEOUT, check=False)
-    return (prefix, pythonpath) if probe.returncode == 0 else None
-
-
-UNPRIVILEGED = _drop_privileges()
-real_permissions = pytest.mark.skipif(UNPRIVILEGED is None,
-                                      reason="cannot run a command without privileges here")
-
-
-def run_unprivileged(*argv: str | Path) -> subprocess.CompletedProcess[str]:
-    assert UNPRIVILEGED is not None
-    prefix, pythonpath = UNPRIVILEGED
-    return run(*argv, prefix=prefix, pythonpath=pythonpath)
 
 
 def _sample_files(root: Path) -> dict[str, Path]:
@@ -148,7 +103,6 @@ def _check_unreadable_outcome(argv: list[Any], status: int, out: str, err: str,
     assert not [p for p in root.rglob("*.partial")]
 
 
-@real_permissions
 @pytest.mark.parametrize("case", range(8))
 def test_unreadable_input_for_real(shared_dir: Path, case: int) -> None:
     files = _sample_files(shared_dir)
@@ -180,7 +134,6 @@ def test_unreadable_input_simulated(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert "ermission denied" in captured.out + captured.err
 
 
-@real_permissions
 def test_unreadable_directory_in_a_corpus_for_real(shared_dir: Path) -> None:
     _sample_files(shared_dir)
     (shared_dir / "amduat" / "artifacts").chmod(0)
@@ -192,7 +145,6 @@ def test_unreadable_directory_in_a_corpus_for_real(shared_dir: Path) -> None:
     assert all("ermission denied" in p["detail"] for p in problems)
 
 
-@real_permissions
 def test_unreadable_directories_in_a_conformance_corpus_for_real(shared_dir: Path) -> None:
     _sample_files(shared_dir)
     hidden = shared_dir / "v1" / "extra"

@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Any
 
+from canonkit._instant import INSTANT_FORM, instant_from_text
 from canonkit.errors import InvalidFieldError, UnknownIdentifierError
 
 __all__ = [
@@ -91,9 +92,10 @@ def timestamp_ms(value: Any) -> int:
     text), sub-millisecond precision truncated; naive and pre-1970 instants refused."""
     if isinstance(value, str):
         try:
-            value = datetime.fromisoformat(value)
+            value = instant_from_text(value)
         except ValueError:
-            raise InvalidFieldError(f"TIMESTAMP text is not ISO 8601: {value[:80]!r}") from None
+            raise InvalidFieldError(f"TIMESTAMP text is not an ISO 8601 instant ({INSTANT_FORM}): "
+                                    f"{value[:80]!r}") from None
     if not isinstance(value, datetime):
         raise InvalidFieldError(f"TIMESTAMP needs a datetime or ISO 8601 text, got {type(value).__name__}")
     if value.tzinfo is None or value.utcoffset() is None:
@@ -331,7 +333,7 @@ def l3_field(name: str, kind: int, nullable: bool, allowed: Any, value: Any) -> 
             return l3_datetime(value)
         if isinstance(value, str):
             try:
-                parsed = datetime.fromisoformat(value)
+                parsed = instant_from_text(value)
             except ValueError:
                 parsed = None
             if (parsed is not None and parsed.utcoffset() is not None and not parsed.utcoffset()

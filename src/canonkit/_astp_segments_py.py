@@ -14,6 +14,7 @@ from canonkit._astp_common import U64, uuid_bytes
 from canonkit._astp_fields_py import hash_fields
 from canonkit._astp_hash_py import hash_bytes, sha3_256
 from canonkit._files.strict_json import loads_json
+from canonkit._instant import instant_from_text
 from canonkit.errors import InvalidFieldError, JSONInputError
 
 __all__ = ["leaf_hash_v1", "leaf_hash_v2", "plain_json", "read_segments", "scan_episode"]
@@ -83,7 +84,7 @@ def _seg_instant(value: Any) -> Any:
     if type(value) is not str:
         return _NO
     try:
-        instant = datetime.fromisoformat(value)
+        instant = instant_from_text(value)
     except ValueError:
         return _NO
     return _NO if instant.tzinfo is None else instant

@@ -31,6 +31,7 @@ from fractions import Fraction
 from typing import Any
 
 from ._cbor_types import Tag
+from ._instant import instant_from_text
 from .errors import EncodeUnsupportedItemError
 
 __all__ = ["DECODERS", "ENCODERS", "decode_datetime_text", "decode_decimal",
@@ -147,7 +148,7 @@ def decode_datetime_text(content: Any) -> _dt.datetime:
     """Tag 0 content (an RFC 3339 date/time with an offset) as an aware datetime."""
     if type(content) is not str:
         raise ValueError(f"tag 0 content must be text, got {type(content).__name__}")
-    result = _dt.datetime.fromisoformat(content)
+    result = instant_from_text(content)
     if result.tzinfo is None:
         raise ValueError(f"tag 0 date/time has no offset: {content!r}")
     return result

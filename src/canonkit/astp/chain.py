@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from canonkit._instant import instant_from_text
 from canonkit.astp._kernel import hasher, prover
 from canonkit.astp.audit import ChainVerdict
 from canonkit.astp.encoding import uuid_text
@@ -32,7 +33,7 @@ def _proof_ok(proof: Mapping[str, Any]) -> bool:
 
 
 def _instant(value: Any) -> datetime:
-    instant = datetime.fromisoformat(value) if isinstance(value, str) else value
+    instant = instant_from_text(value) if isinstance(value, str) else value
     if not isinstance(instant, datetime) or instant.utcoffset() is None:
         raise ValueError("log_timestamp must be an ISO 8601 instant with a UTC offset")
     return instant

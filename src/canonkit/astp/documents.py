@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from canonkit._instant import INSTANT_FORM, instant_from_text
 from canonkit.astp._kernel import reader
 from canonkit.astp.encoding import hash_hex, is_uuid_text, uuid_text
 from canonkit.astp.structural import member_hash
@@ -206,15 +207,16 @@ def _uuid(value: Any, path: Path, *, nullable: bool = False) -> str | None:
 
 
 def parse_instant(value: Any, path: Path) -> datetime | None:
-    """An ISO 8601 instant with offset, or None for null/absent; naive instants refused."""
+    """An instant with offset (canonkit._instant's rule), or None for null/absent; naive
+    instants refused."""
     if value is None or value is _ABSENT:
         return None
     if not isinstance(value, str):
         raise _fail(path, f"expected ISO 8601 text, got {type(value).__name__}")
     try:
-        instant = datetime.fromisoformat(value)
+        instant = instant_from_text(value)
     except ValueError:
-        raise _fail(path, f"not an ISO 8601 instant: {value[:80]!r}") from None
+        raise _fail(path, f"not an ISO 8601 instant ({INSTANT_FORM}): {value[:80]!r}") from None
     if instant.tzinfo is None:
         raise _fail(path, f"instant has no UTC offset: {value!r}")
     return instant

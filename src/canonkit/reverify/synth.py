@@ -562,13 +562,21 @@ class _Sink:
             os.rename(self._tmp, self._target)
             return
         if self._stream is not self._file:
-            self._stream.close()
+            self._stream.close()  # the compressor's last bytes, before the file commits
         self._file.commit()
 
     def abort(self) -> None:
         if self.directory:
             shutil.rmtree(self._tmp, ignore_errors=True)
-        else:
+            return
+        try:
+            # the compressor is closed first, whatever failed: left open, it would write
+            # its trailer when garbage-collected, into a writer already aborted
+            if self._stream is not self._file:
+                self._stream.close()
+        except Exception:  # noqa: BLE001 - the output is discarded; the first error wins
+            pass
+        finally:
             self._file.abort()
 
 

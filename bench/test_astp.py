@@ -44,7 +44,7 @@ LEAVES = np.frombuffer(random.Random(7).randbytes(32 * N_FOLD), dtype=np.uint8).
 
 def _lanes_available() -> int:
     try:
-        return int(importlib.import_module("canonkit._astp_hash")._keccak_lanes()[1])
+        return int(importlib.import_module("canonkit.astp._hash")._keccak_lanes()[1])
     except ImportError:
         return 1
 

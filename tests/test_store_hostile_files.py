@@ -36,7 +36,7 @@ _TRUNCATE = r"""
 import json, os, sys
 from canonkit import errors
 from canonkit.store import Store
-import canonkit._store_py as twin
+import canonkit.store._format_py as twin
 
 root, backend = sys.argv[1], sys.argv[2]
 store = Store(root, backend=twin if backend == "py" else None)

@@ -24,7 +24,7 @@ from enum import Enum
 from typing import Any
 
 from canonkit._instant import INSTANT_FORM, instant_from_text
-from canonkit.errors import InvalidFieldError, UnknownIdentifierError
+from canonkit.errors import InvalidFieldError, InvalidHashError, UnknownIdentifierError
 
 __all__ = [
     "FIELD_KINDS",
@@ -47,6 +47,7 @@ __all__ = [
     "episode_first",
     "episode_leaf_input",
     "expected_siblings",
+    "hash_bytes",
     "l3_datetime",
     "l3_field",
     "l3_value",
@@ -55,6 +56,26 @@ __all__ = [
     "timestamp_ms",
     "uuid_bytes",
 ]
+
+_HEX64 = re.compile(r"[0-9a-fA-F]{64}")
+
+
+def hash_bytes(value: Any) -> bytes:
+    """A digest as 32 raw bytes, from 64 hex characters (either case) or a 32-byte value
+    (the twin's ``hash_bytes``; the compiled hasher parses in C with the same results)."""
+    if isinstance(value, str):
+        if len(value) != 64 or not _HEX64.fullmatch(value):
+            raise InvalidHashError(f"not a digest: expected 64 hex characters, got {value[:80]!r}",
+                                   detail=value)
+        return bytes.fromhex(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raw = bytes(value)
+        if len(raw) != 32:
+            raise InvalidHashError(f"not a digest: expected 32 bytes, got {len(raw)}", detail=len(raw))
+        return raw
+    raise InvalidHashError(f"not a digest: expected hex text or 32 bytes, got {type(value).__name__}",
+                           detail=type(value).__name__)
+
 
 #: The ten field kinds of ASTP.md §2.1, by tag.
 FIELD_KINDS: dict[str, int] = {

@@ -66,7 +66,7 @@ def lanes(request: pytest.FixtureRequest) -> Iterator[int]:
     want = request.param
     if want > _lanes_available():
         pytest.skip(f"{want}-lane Keccak not available on this CPU")
-    kernels = [backend(name, "c") for name in ("astp_hash", "astp_proofs")]
+    kernels = [backend("astp", "c", name) for name in ("hasher", "prover")]
     for kernel in kernels:
         kernel._set_keccak_lanes(want)
     try:

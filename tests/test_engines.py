@@ -143,6 +143,31 @@ def test_interruptible_turns_sigterm_into_interrupted() -> None:
     assert signal.getsignal(signal.SIGTERM) is before
 
 
+_SPAWN_MASKS_SCRIPT = textwrap.dedent("""
+    import signal
+    from multiprocessing import util
+    from canonkit.engines import open_engine
+    real = util.spawnv_passfds
+    def spawn(path, args, fds):
+        if any("spawn_main" in str(a) for a in args):  # a worker, not the resource tracker
+            held = signal.SIGTERM in signal.pthread_sigmask(signal.SIG_BLOCK, ())
+            print("held" if held else "open", flush=True)
+        return real(path, args, fds)
+    util.spawnv_passfds = spawn
+    with open_engine("local", jobs=2) as engine:
+        assert list(engine.map(abs, [-1, -2])) == [(-1, 1), (-2, 2)]
+""")
+
+
+def test_signals_stay_held_while_every_worker_starts() -> None:
+    # a fresh interpreter: its first worker start also starts CPython's resource tracker,
+    # which unblocks SIGINT and SIGTERM as it starts; an interrupt landing after that,
+    # between a worker's spawn and the pipe write, left a child the pool did not know
+    out = subprocess.run([sys.executable, "-c", _SPAWN_MASKS_SCRIPT], capture_output=True,
+                         text=True, timeout=60, check=True).stdout
+    assert out.split() == ["held", "held"]
+
+
 _ORPHAN_SCRIPT = textwrap.dedent("""
     import sys
     sys.path.insert(0, {tests!r})

@@ -130,18 +130,28 @@ class LocalPoolEngine(Engine):
         self._stopped = False
         try:
             for _ in range(jobs):
-                self._workers.append(self._start())
+                self._start(self._workers.append)
         except BaseException:
             self.abort()
             raise
 
-    def _start(self) -> _Worker:
+    def _start(self, place: Callable[[_Worker], None]) -> None:
+        """Start a worker and ``place`` it among the pool's workers, with no interrupt
+        possible between its process starting and the pool knowing it (a worker the pool
+        does not know would be left, half-fed, to print its start-up failure)."""
+        if sys.platform != "win32":
+            # CPython's resource tracker, started by the first Process.start, unblocks
+            # SIGINT and SIGTERM as it starts: have it running before signals are held.
+            from multiprocessing import resource_tracker
+
+            resource_tracker.ensure_running()
         mine, theirs = self._context.Pipe()
         process = self._context.Process(target=_serve, args=(theirs, os.getpid()),
                                         daemon=True, name="canonkit-worker")
         try:
             with signals_held():  # an interrupt mid-start would leave it half-fed
                 process.start()
+                place(_Worker(process, mine))
         except BaseException:  # an interrupt held during the start comes out here
             if process.pid is not None:
                 process.kill()
@@ -150,7 +160,6 @@ class LocalPoolEngine(Engine):
             raise
         finally:
             theirs.close()
-        return _Worker(process, mine)
 
     def pids(self) -> list[int]:
         """The worker processes' ids (they change when a worker is replaced)."""
@@ -191,7 +200,8 @@ class LocalPoolEngine(Engine):
             else:
                 self._queue.appendleft(ticket)
         if not self._stopped:
-            self._workers[self._workers.index(worker)] = self._start()
+            slot = self._workers.index(worker)
+            self._start(lambda fresh: self._workers.__setitem__(slot, fresh))
 
     def _poll(self, timeout: float | None) -> None:
         """Collect every answer (or death) ready within ``timeout``; hand out work."""

@@ -60,8 +60,10 @@ def signals_held() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, ())  # the mask as it is
     try:
+        # may raise for a signal that came just before: the mask is restored below
+        signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)

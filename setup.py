@@ -79,6 +79,19 @@ def extensions():
         )
         for p in pyx
         if not ONLY or p.stem in ONLY
+    ] + [  # a capability that owns its kernel: ext/<capability>/_<kernel>.pyx (its headers
+        # beside it) builds canonkit.<capability>._<kernel>
+        Extension(
+            f"canonkit.{p.parent.name}.{p.stem}",
+            [str(p.relative_to(HERE))],
+            include_dirs=[str(p.parent.relative_to(HERE))],
+            extra_compile_args=CFLAGS,
+            extra_link_args=LDFLAGS,
+            depends=[str(h.relative_to(HERE)) for h in sorted(p.parent.glob("*.h"))],
+            optional=not REQUIRE_EXT,
+        )
+        for p in sorted((HERE / "ext").glob("*/_*.pyx"))
+        if not ONLY or p.stem in ONLY
     ]
 
 

@@ -15,12 +15,12 @@ compiled ``canonkit.car._car`` when built, else in its twin ``canonkit.car._car_
 from __future__ import annotations
 
 from ..errors import CARError
-from .extract import ExtractReport, extract
+from .extractor import ExtractReport, extract
 from .findings import CODES, Finding, Report
 from .format import INDEX_FORMATS, PRAGMA
 from .reader import Block, CarFile, blocks, open_car
-from .verify import verify
-from .write import block, encode, write
+from .verifier import verify
+from .writer import block, encode, write
 
 __all__ = ["CODES", "INDEX_FORMATS", "PRAGMA", "Block", "CARError", "CarFile", "ExtractReport",
            "Finding", "Report", "block", "blocks", "encode", "extract", "open_car", "verify",

@@ -1,7 +1,7 @@
 """Reading a CAR file one section at a time: :class:`CarFile` and :func:`blocks`
 (``canonkit car ls`` and ``extract`` read this way; ``verify`` runs the kernel instead).
 
-The sections stream through one buffer as in ``verify`` (see ``verify.walk``); each
+The sections stream through one buffer as in ``verify`` (see ``verifier.walk``); each
 section comes out with the findings of its block, and framing problems come out as
 findings in the order of the file, so a listing shows where the file breaks.
 """

@@ -201,8 +201,9 @@ def _v2(fd: int, layout: Layout, found: list[Finding]) -> None:
                              f"end of the file ({size} bytes); it is walked to the end of the "
                              "file"))
     _padding(fd, CARV2_PREFIX, v2.data_offset, "before the data payload", found)
-    padding_end = size
+    padding_end: int | None = size  # None: an index is declared where none can be read
     if v2.index_offset:
+        padding_end = None
         if v2.index_offset < declared_end:
             found.append(finding(_INDEX_OFFSET_AT, "car_index_offset",
                                  f"the index offset {v2.index_offset} points inside the header "
@@ -214,7 +215,7 @@ def _v2(fd: int, layout: Layout, found: list[Finding]) -> None:
                                  f"the file ({size} bytes); the index is not checked"))
         else:
             layout.index_offset = padding_end = v2.index_offset
-    if declared_end < padding_end:
+    if padding_end is not None and declared_end < padding_end:
         _padding(fd, declared_end, padding_end,
                  "before the index" if layout.index_offset else "after the data payload",
                  found)

@@ -90,7 +90,7 @@ def block_problems(cid: CidFields, expected: bytes, block: Any) -> list[tuple[st
         return [("car_unknown_multihash", (cid.hash_code,))]
     if cid.digest_length > function.size and not function.xof:
         return [("car_digest_length", (cid.hash_code, cid.digest_length, function.size))]
-    found = []
+    found: list[tuple[str, tuple[Any, ...]]] = []
     got = digest(cid.hash_code, block, cid.digest_length)
     if got != expected:
         found.append(("car_digest_mismatch", (cid.hash_code, got, len(block))))

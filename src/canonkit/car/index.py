@@ -72,7 +72,7 @@ class _Cursor:
     def count(self, what: str) -> int:
         """A bucket count: a little-endian int32 (go-car writes and reads it signed)."""
         at = self.pos
-        (value,) = struct.unpack("<i", self.take(4, what))
+        value: int = struct.unpack("<i", self.take(4, what))[0]
         if value < 0:
             raise _Broken(finding(at, "car_index_malformed", f"{what} is negative ({value})"))
         return value
@@ -82,6 +82,8 @@ def _width_bucket(cursor: _Cursor, checker: Any, code: int | None, previous: int
                   result: IndexResult) -> int:
     """One bucket of entries of one width; returns its width."""
     at = cursor.pos
+    width: int
+    length: int
     width, length = struct.unpack("<IQ", cursor.take(12, "a bucket header (width, length)"))
     if width <= previous:
         result.findings.append(finding(at, "car_index_unsorted",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Any, BinaryIO, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from .. import cbor
 from .._files import Identity, check_unchanged, open_regular
@@ -18,6 +18,7 @@ from .findings import Finding, finding, from_problem
 from .format import DAG_CBOR, CidFields, CidProblem, parse_cid
 from .frames import Frame, Need, Stop, Zero, block_problems, next_frame
 from .header import Layout, read_layout
+from .verifier import Source
 
 __all__ = ["Block", "CarFile", "Section", "blocks", "open_car"]
 
@@ -48,7 +49,7 @@ class Block(NamedTuple):
     data: bytes
 
 
-def _frames(handle: BinaryIO, start: int, end: int, chunk: int = CHUNK
+def _frames(handle: Source, start: int, end: int, chunk: int = CHUNK
             ) -> Iterator[tuple[str, int, Any, Any]]:
     """``("frame", offset, section bytes, CID's index in them)``, ``("zero", offset, _, _)``
     or ``("stop", offset, code, info)`` for what lies between ``start`` and ``end``."""
@@ -130,7 +131,8 @@ class CarFile:
             zeros.clear()
             return run
 
-        for kind, offset, value, cid_at in _frames(self._handle, self.layout.sections_start,
+        for kind, offset, value, cid_at in _frames(cast(Source, self._handle),
+                                                   self.layout.sections_start,
                                                    self.layout.data_end):
             if zeros and kind != "zero":
                 yield zero_run()

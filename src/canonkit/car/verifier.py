@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import IO, Any, Protocol, cast
 
 from .. import cbor
 from .._cid import cid_to_string, code_name
@@ -32,7 +32,15 @@ PathLike = str | os.PathLike[str]
 CHUNK = 1 << 22
 
 
-def walk(handle: BinaryIO, scanner: Any, start: int, end: int, *, chunk: int = CHUNK) -> None:
+class Source(Protocol):
+    """A binary file read into a buffer (an open regular file, io.BytesIO)."""
+
+    def seek(self, offset: int, whence: int = ..., /) -> int: ...
+
+    def readinto(self, buffer: Any, /) -> int | None: ...
+
+
+def walk(handle: Source, scanner: Any, start: int, end: int, *, chunk: int = CHUNK) -> None:
     """Feed ``scanner`` the file's bytes from ``start`` to ``end`` until it is done."""
     buf = bytearray(max(1, min(chunk, end - start)))
     held = 0
@@ -79,7 +87,7 @@ def _is_identity(cid: bytes) -> bool:
     return parse_cid(cid, 0, len(cid)).hash_code == IDENTITY
 
 
-def _walk_and_check(handle: BinaryIO, layout: Layout, report: Report, strict: bool,
+def _walk_and_check(handle: IO[bytes], layout: Layout, report: Report, strict: bool,
                     limit: int) -> None:
     fd = handle.fileno()
     roots = {root.cid_bytes for root in layout.roots}
@@ -87,7 +95,7 @@ def _walk_and_check(handle: BinaryIO, layout: Layout, report: Report, strict: bo
     scanner = K.Scanner(layout.payload_start, layout.sections_start, layout.data_end,
                         roots=roots, strict=_strict_check() if strict else None,
                         record=record, limit=limit)
-    walk(handle, scanner, layout.sections_start, layout.data_end)
+    walk(cast(Source, handle), scanner, layout.sections_start, layout.data_end)
     scanner.finish()
     report.findings.extend(from_problem(p) for p in scanner.problems)
     report.add_counts(scanner.counts)

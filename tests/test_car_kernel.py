@@ -1,0 +1,195 @@
+"""The compiled CAR kernel against its twin (the oracle): SHA-256 in C against hashlib on
+both compression functions, the section scanner and the index entry checker on generated
+files (valid, broken and arbitrary bytes), fed in buffers of any size — the same problem
+tuples, statistics, recorded offsets and flags."""
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import os
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from strategies_car import car_payloads, index_entries
+
+from canonkit import _backend, cbor
+from canonkit.car import _car_py
+from canonkit.car.verifier import walk
+
+REQUIRED = os.environ.get("CANONKIT_REQUIRE_EXTENSIONS") == "1"
+
+
+def compiled() -> ModuleType:
+    if os.environ.get("CANONKIT_NO_EXTENSIONS") == "1":
+        pytest.skip("CANONKIT_NO_EXTENSIONS=1")
+    try:
+        import canonkit.car._car as module
+    except ImportError as exc:
+        pytest.skip(f"canonkit.car._car not built: {exc}")
+    return module
+
+
+@pytest.mark.skipif(not REQUIRED, reason="CANONKIT_REQUIRE_EXTENSIONS is not set")
+def test_the_compiled_kernel_is_built_and_live() -> None:
+    import canonkit
+    import canonkit.car._car as module
+
+    assert module.__file__ is not None and not module.__file__.endswith(".py")
+    assert canonkit.backend()["car"] == "compiled"
+    assert _backend.LIVE["car"] == "compiled"
+
+
+# --- SHA-256 ---------------------------------------------------------------------------
+
+@pytest.fixture(params=["sha-extensions", "portable"])
+def sha_c(request: pytest.FixtureRequest) -> Any:
+    module = compiled()
+    if request.param == "sha-extensions" and not module._sha256_has_shani():
+        pytest.skip("this CPU has no SHA extensions")
+    module._set_sha256_portable(request.param == "portable")
+    yield module
+    module._set_sha256_portable(False)
+
+
+def test_sha256_at_every_padding_boundary(sha_c: Any) -> None:
+    data = bytes(range(256)) * 20
+    for n in list(range(300)) + [1000, 4095, 4096, 4097, len(data)]:
+        assert sha_c.sha256(data[:n]) == hashlib.sha256(data[:n]).digest(), n
+
+
+def test_sha256_of_large_and_unaligned_inputs(sha_c: Any) -> None:
+    big = os.urandom(3 << 20)
+    assert sha_c.sha256(big) == hashlib.sha256(big).digest()
+    view = memoryview(big)[3:100_003]
+    assert sha_c.sha256(view) == hashlib.sha256(view).digest()
+
+
+@given(st.binary(max_size=5000))
+@settings(max_examples=300)
+def test_sha256_matches_hashlib(data: bytes) -> None:
+    module = compiled()
+    for portable in (False, True):
+        module._set_sha256_portable(portable)
+        try:
+            assert module.sha256(data) == hashlib.sha256(data).digest()
+        finally:
+            module._set_sha256_portable(False)
+    assert _car_py.sha256(data) == hashlib.sha256(data).digest()
+
+
+# --- the scanner -----------------------------------------------------------------------
+
+def _scan(kernel: ModuleType, data: bytes, start: int, chunk: int, roots: set[bytes]) -> Any:
+    scanner = kernel.Scanner(0, start, len(data), roots=roots, record=True, limit=50,
+                             strict=functools.partial(cbor.check, profile="dag-cbor"))
+    walk(io.BytesIO(data), scanner, start, len(data), chunk=chunk)
+    scanner.finish()
+    return (scanner.problems, scanner.counts, scanner.blocks, scanner.block_bytes,
+            scanner.verified, scanner.codecs, scanner.hashes, scanner.roots_found,
+            list(scanner.offsets), bytes(scanner.flags), scanner.done, scanner.stopped_at,
+            scanner.position)
+
+
+def _roots(data: bytes) -> set[bytes]:
+    return {cbor.Link.for_block(b"root").cid_bytes, data[-36:]}
+
+
+@given(car_payloads(), st.integers(1, 600))
+@settings(max_examples=400)
+def test_the_scanner_matches_its_twin(case: tuple[bytes, int], chunk: int) -> None:
+    data, start = case
+    module = compiled()
+    roots = _roots(data)
+    twin = _scan(_car_py, data, start, 1 << 20, roots)
+    assert _scan(module, data, start, chunk, roots) == twin
+    assert _scan(_car_py, data, start, chunk, roots) == twin  # the buffer size is invisible
+
+
+@given(st.binary(max_size=400), st.integers(1, 64))
+@settings(max_examples=300)
+@example(b"\xff" * 9 + b"\x01", 3)
+@example(b"\x05\x12\x20\x00\x00\x00", 1)
+@example(b"\x00\x00\x04\x01\x55\x00\x00", 2)
+def test_arbitrary_bytes_scan_alike(data: bytes, chunk: int) -> None:
+    module = compiled()
+    assert _scan(module, data, 0, chunk, set()) == _scan(_car_py, data, 0, chunk, set())
+
+
+def test_a_scanner_refuses_a_feed_from_elsewhere() -> None:
+    for kernel in (_car_py, compiled()):
+        scanner = kernel.Scanner(0, 10, 20)
+        with pytest.raises(ValueError, match="stands at 10"):
+            scanner.feed(memoryview(bytes(5)), 11)
+
+
+def test_many_roots_are_looked_up_alike() -> None:
+    module = compiled()
+    blocks = [cbor.Link.for_block(b"%d" % i, "raw") for i in range(20)]
+    from canonkit.car import encode
+
+    data = encode(blocks, [(link, b"%d" % i) for i, link in enumerate(blocks)])
+    start = len(encode(blocks, []))
+    roots = {link.cid_bytes for link in blocks}
+    got = _scan(module, data, start, 64, roots)
+    assert got == _scan(_car_py, data, start, 64, roots) and got[7] == roots
+
+
+# --- the entry checker -----------------------------------------------------------------
+
+def _sections(data: bytes, start: int) -> tuple[list[int], list[bytes], list[int]]:
+    """The twin's recorded offsets, and each section's digest and hash code."""
+    from canonkit.car.format import parse_cid, read_varint
+
+    scanner = _car_py.Scanner(0, start, len(data), record=True)
+    walk(io.BytesIO(data), scanner, start, len(data))
+    digests, codes = [], []
+    for offset in scanner.offsets:
+        length, q = read_varint(data, offset, len(data))
+        cid = parse_cid(data, q, q + length)
+        digests.append(data[cid.digest_start:cid.end])
+        codes.append(cid.hash_code)
+    return list(scanner.offsets), digests, codes
+
+
+def _check(kernel: ModuleType, path: Path, data_end: int, offsets: list[int], flags: bytes,
+           buckets: list[tuple[int, int | None, bytes]], fully: bool, chunk: int) -> Any:
+    from array import array
+
+    own_flags = bytearray(flags)
+    with open(path, "rb") as handle:
+        checker = kernel.EntryChecker(handle.fileno(), 0, data_end, array("Q", offsets),
+                                      own_flags, fully_indexed=fully, limit=50)
+        pos = data_end
+        for width, code, body in buckets:
+            checker.bucket(width, code)
+            step = max(1, chunk // width) * width
+            for i in range(0, len(body), step):
+                checker.feed(body[i:i + step], pos + i)
+            pos += len(body)
+        checker.missing()
+    return checker.problems, checker.counts, checker.entries, bytes(own_flags)
+
+
+@given(st.data())
+@settings(max_examples=200)
+def test_the_entry_checker_matches_its_twin(tmp_path_factory: pytest.TempPathFactory,
+                                            data: st.DataObject) -> None:
+    module = compiled()
+    payload, start = data.draw(car_payloads())
+    offsets, digests, codes = _sections(payload, start)
+    flags = bytes(1 if c == 0 else 0 for c in codes)
+    buckets = []
+    for code in data.draw(st.lists(st.sampled_from([None, 0x12, 0xB220, 0x00]), max_size=3)):
+        width = data.draw(st.sampled_from([8, 9, 40, 41, 72]))
+        buckets.append((width, code, data.draw(index_entries(offsets, digests, width))))
+    path = tmp_path_factory.mktemp("car") / "a.car"
+    path.write_bytes(payload + b"".join(body for _, _, body in buckets))
+    fully = data.draw(st.booleans())
+    chunk = data.draw(st.integers(1, 200))
+    twin = _check(_car_py, path, len(payload), offsets, flags, buckets, fully, 1 << 20)
+    assert _check(module, path, len(payload), offsets, flags, buckets, fully, chunk) == twin

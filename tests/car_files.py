@@ -26,6 +26,9 @@ def car(request: pytest.FixtureRequest) -> ModuleType:
     """``canonkit.car`` on the compiled kernel ("c") or on its twin ("py")."""
     import canonkit.car
 
+    only = os.environ.get("CANONKIT_TEST_BACKENDS")
+    if only and request.param not in only.split(","):
+        pytest.skip(f"CANONKIT_TEST_BACKENDS={only}")
     if request.param == "py":
         return _backend.import_on_twins("canonkit.car")
     if os.environ.get("CANONKIT_NO_EXTENSIONS") == "1":

@@ -319,19 +319,22 @@ cdef class Scanner:
                 ck_sha256(block, <size_t>block_length, computed)
             matched = memcmp(computed, digest, <size_t>cid.digest_length) == 0
             if not matched:
-                self._problems.add("car_digest_mismatch", offset, self._cid(p, cid_start, cid_length),
+                self._problems.add("car_digest_mismatch", offset,
+                                   self._cid(p, cid_start, cid_length),
                                    (cid.hash_code,
                                     PyBytes_FromStringAndSize(<char *>computed,
                                                               <Py_ssize_t>cid.digest_length),
                                     block_length))
             if cid.digest_length < 32:
-                self._problems.add("car_short_digest", offset, self._cid(p, cid_start, cid_length),
+                self._problems.add("car_short_digest", offset,
+                                   self._cid(p, cid_start, cid_length),
                                    (cid.hash_code, cid.digest_length, 32))
         elif cid.hash_code == _IDENTITY:
             matched = (cid.digest_length == <uint64_t>block_length
                        and memcmp(digest, block, <size_t>block_length) == 0)
             if not matched:
-                self._problems.add("car_digest_mismatch", offset, self._cid(p, cid_start, cid_length),
+                self._problems.add("car_digest_mismatch", offset,
+                                   self._cid(p, cid_start, cid_length),
                                    ("identity", cid.digest_length, block_length))
         else:
             function = HASH_FUNCTIONS.get(cid.hash_code)
@@ -339,7 +342,8 @@ cdef class Scanner:
                 self._problems.add("car_unknown_multihash", offset,
                                    self._cid(p, cid_start, cid_length), (cid.hash_code,))
             elif cid.digest_length > <uint64_t>function.size and not function.xof:
-                self._problems.add("car_digest_length", offset, self._cid(p, cid_start, cid_length),
+                self._problems.add("car_digest_length", offset,
+                                   self._cid(p, cid_start, cid_length),
                                    (cid.hash_code, cid.digest_length, function.size))
             else:
                 got = _twin_digest(cid.hash_code, view[block_start:end], cid.digest_length)
@@ -359,7 +363,8 @@ cdef class Scanner:
             try:
                 self.strict(view[block_start:end])
             except CanonkitError as exc:
-                self._problems.add("car_strict_decode", offset, self._cid(p, cid_start, cid_length),
+                self._problems.add("car_strict_decode", offset,
+                                   self._cid(p, cid_start, cid_length),
                                    (exc.code, exc.offset, str(exc)))
         return 0
 

@@ -93,10 +93,12 @@ ck_sha256_blocks_shani(uint32_t state[8], const uint8_t *p, size_t blocks) {
         for (int g = 0; g < 16; g++) {  /* rounds 4g .. 4g+3 */
             if (g < 4)
                 m[g] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * g)), byteswap);
-            __m128i wk = _mm_add_epi32(m[g & 3], _mm_loadu_si128((const __m128i *)&ck_sha256_k[4 * g]));
+            __m128i k = _mm_loadu_si128((const __m128i *)&ck_sha256_k[4 * g]);
+            __m128i wk = _mm_add_epi32(m[g & 3], k);
             cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk);
             if (g >= 3 && g <= 14) {  /* W for group g+1 from groups g-3 .. g */
-                __m128i next = _mm_add_epi32(m[(g + 1) & 3], _mm_alignr_epi8(m[g & 3], m[(g - 1) & 3], 4));
+                __m128i w = _mm_alignr_epi8(m[g & 3], m[(g - 1) & 3], 4);
+                __m128i next = _mm_add_epi32(m[(g + 1) & 3], w);
                 m[(g + 1) & 3] = _mm_sha256msg2_epu32(next, m[g & 3]);
             }
             abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(wk, 0x0E));

@@ -15,14 +15,15 @@ from .errors import CanonkitError
 
 if TYPE_CHECKING:  # imported on first access at run time (__getattr__)
     from . import (
-        astp, cbor, conformance, dag_json, engines, fps, manifests, objects, reverify, store,
+        astp, car, cbor, conformance, dag_json, engines, fps, manifests, objects, reverify,
+        store,
     )
 
 __version__ = "0.1.0"
 __all__ = [
-    "CAPABILITIES", "BackendName", "CanonkitError", "__version__", "astp", "backend", "cbor",
-    "conformance", "dag_json", "engines", "errors", "fps", "manifests", "objects", "reverify",
-    "store",
+    "CAPABILITIES", "BackendName", "CanonkitError", "__version__", "astp", "backend", "car",
+    "cbor", "conformance", "dag_json", "engines", "errors", "fps", "manifests", "objects",
+    "reverify", "store",
 ]
 
 #: the backend serving a capability: its compiled extension, or its pure-Python twin
@@ -30,10 +31,10 @@ BackendName = Literal["compiled", "python"]
 
 #: capability -> public facade module; each facade picks its backend through _backend.load
 CAPABILITIES = {"cbor": "canonkit.cbor", "fps": "canonkit.fps", "astp": "canonkit.astp",
-                "store": "canonkit.store"}
+                "store": "canonkit.store", "car": "canonkit.car"}
 
-_LAZY = frozenset({"astp", "cbor", "conformance", "dag_json", "engines", "fps", "manifests",
-                   "objects", "reverify", "store"})
+_LAZY = frozenset({"astp", "car", "cbor", "conformance", "dag_json", "engines", "fps",
+                   "manifests", "objects", "reverify", "store"})
 
 
 def __getattr__(name: str) -> Any:

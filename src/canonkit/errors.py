@@ -771,7 +771,7 @@ class CarIndexTruncatedError(CARError):
 
 @_register
 class CarIndexMalformedError(CARError):
-    """An index bucket count is negative, a width below 8, a length not a multiple of it, or bytes follow."""
+    """A negative bucket count, a width below 8, a length not a multiple of it, or bytes after."""
     code = "car_index_malformed"
 
 

@@ -77,7 +77,8 @@ def next_frame(view: Any, p: int, pos: int, data_end: int) -> Frame | Zero | Nee
     return Frame(p, q, q + length)
 
 
-def block_problems(cid: CidFields, expected: bytes, block: Any) -> list[tuple[str, tuple[Any, ...]]]:
+def block_problems(cid: CidFields, expected: bytes, block: Any
+                   ) -> list[tuple[str, tuple[Any, ...]]]:
     """What is wrong with ``block`` under its CID (``expected`` is the CID's digest):
     ``[]`` when it verifies, else ``(code, info)`` pairs (a short digest that matches is a
     warning and the only pair)."""

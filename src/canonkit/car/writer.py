@@ -36,7 +36,8 @@ INDEX_NAMES = {"car-index-sorted": INDEX_SORTED,
                "car-multihash-index-sorted": MULTIHASH_INDEX_SORTED}
 
 
-def block(data: Any, codec: str | int = "dag-cbor", hash: str = "sha2-256") -> tuple[cbor.Link, bytes]:
+def block(data: Any, codec: str | int = "dag-cbor", hash: str = "sha2-256"
+          ) -> tuple[cbor.Link, bytes]:
     """``(CID, bytes)`` of an encoded block, for ``encode``'s ``blocks``."""
     data = bytes(data)
     return cbor.Link.for_block(data, codec, hash), data
@@ -46,7 +47,8 @@ def _cid_bytes(cid: cbor.Link | bytes) -> bytes:
     return cid.cid_bytes if isinstance(cid, cbor.Link) else bytes(cbor.Link(cid).cid_bytes)
 
 
-def _payload(roots: Sequence[cbor.Link], blocks: Iterable[Block]) -> tuple[bytes, list[tuple[bytes, int]]]:
+def _payload(roots: Sequence[cbor.Link], blocks: Iterable[Block]
+             ) -> tuple[bytes, list[tuple[bytes, int]]]:
     """The CARv1 bytes and each section's (CID, offset from the payload's start)."""
     header = cbor.encode({"roots": list(roots), "version": 1}, profile="dag-cbor")
     parts = [write_varint(len(header)), header]

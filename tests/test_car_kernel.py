@@ -8,6 +8,7 @@ import functools
 import hashlib
 import io
 import os
+from array import array
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -91,8 +92,8 @@ def _scan(kernel: ModuleType, data: bytes, start: int, chunk: int, roots: set[by
     scanner.finish()
     return (scanner.problems, scanner.counts, scanner.blocks, scanner.block_bytes,
             scanner.verified, scanner.codecs, scanner.hashes, scanner.roots_found,
-            list(scanner.offsets), bytes(scanner.flags), scanner.done, scanner.stopped_at,
-            scanner.position)
+            list(scanner.offsets), bytes(scanner.flags), bytes(scanner.keys),
+            list(scanner.key_ends), scanner.done, scanner.stopped_at, scanner.position)
 
 
 def _roots(data: bytes) -> set[bytes]:
@@ -141,29 +142,33 @@ def test_many_roots_are_looked_up_alike() -> None:
 
 # --- the entry checker -----------------------------------------------------------------
 
-def _sections(data: bytes, start: int) -> tuple[list[int], list[bytes], list[int]]:
-    """The twin's recorded offsets, and each section's digest and hash code."""
-    from canonkit.car.format import parse_cid, read_varint
-
+def _sections(data: bytes, start: int) -> Any:
+    """The twin's scanner after the walk: what the entry checker is given."""
     scanner = _car_py.Scanner(0, start, len(data), record=True)
     walk(io.BytesIO(data), scanner, start, len(data))
-    digests, codes = [], []
-    for offset in scanner.offsets:
-        length, q = read_varint(data, offset, len(data))
-        cid = parse_cid(data, q, q + length)
-        digests.append(data[cid.digest_start:cid.end])
-        codes.append(cid.hash_code)
-    return list(scanner.offsets), digests, codes
+    return scanner
 
 
-def _check(kernel: ModuleType, path: Path, data_end: int, offsets: list[int], flags: bytes,
+def _digests(scanner: Any) -> list[bytes]:
+    from canonkit.car.format import read_varint
+
+    out, start = [], 0
+    for end in scanner.key_ends:
+        multihash = bytes(scanner.keys[start:end])
+        _, p = read_varint(multihash, 0, len(multihash))
+        _, p = read_varint(multihash, p, len(multihash))
+        out.append(multihash[p:])
+        start = end
+    return out
+
+
+def _check(kernel: ModuleType, path: Path, data_end: int, scanner: Any,
            buckets: list[tuple[int, int | None, bytes]], fully: bool, chunk: int) -> Any:
-    from array import array
-
-    own_flags = bytearray(flags)
+    own_flags = bytearray(scanner.flags)
     with open(path, "rb") as handle:
-        checker = kernel.EntryChecker(handle.fileno(), 0, data_end, array("Q", offsets),
-                                      own_flags, fully_indexed=fully, limit=50)
+        checker = kernel.EntryChecker(handle.fileno(), 0, data_end, scanner.offsets,
+                                      own_flags, scanner.keys, scanner.key_ends,
+                                      fully_indexed=fully, limit=50)
         pos = data_end
         for width, code, body in buckets:
             checker.bucket(width, code)
@@ -181,15 +186,33 @@ def test_the_entry_checker_matches_its_twin(tmp_path_factory: pytest.TempPathFac
                                             data: st.DataObject) -> None:
     module = compiled()
     payload, start = data.draw(car_payloads())
-    offsets, digests, codes = _sections(payload, start)
-    flags = bytes(1 if c == 0 else 0 for c in codes)
+    scanner = _sections(payload, start)
+    offsets, digests = list(scanner.offsets), _digests(scanner)
     buckets = []
     for code in data.draw(st.lists(st.sampled_from([None, 0x12, 0xB220, 0x00]), max_size=3)):
-        width = data.draw(st.sampled_from([8, 9, 40, 41, 72]))
+        width = data.draw(st.sampled_from([8, 9, 40, 41, 72, 2**32 - 1]))
         buckets.append((width, code, data.draw(index_entries(offsets, digests, width))))
     path = tmp_path_factory.mktemp("car") / "a.car"
     path.write_bytes(payload + b"".join(body for _, _, body in buckets))
     fully = data.draw(st.booleans())
     chunk = data.draw(st.integers(1, 200))
-    twin = _check(_car_py, path, len(payload), offsets, flags, buckets, fully, 1 << 20)
-    assert _check(module, path, len(payload), offsets, flags, buckets, fully, chunk) == twin
+    twin = _check(_car_py, path, len(payload), scanner, buckets, fully, 1 << 20)
+    assert _check(module, path, len(payload), scanner, buckets, fully, chunk) == twin
+
+
+def test_a_huge_bucket_width_allocates_nothing() -> None:
+    """An empty bucket may declare any width: nothing is sized by it."""
+    import tracemalloc
+
+    for kernel in (_car_py, compiled()):
+        checker = kernel.EntryChecker(0, 0, 0, array("Q"), bytearray(), bytearray(),
+                                      array("Q"), fully_indexed=False)
+        tracemalloc.start()
+        try:
+            checker.bucket(2**32 - 1, None)
+            checker.feed(b"", 100)
+            checker.missing()
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 1 << 16 and checker.problems == []

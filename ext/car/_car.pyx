@@ -33,6 +33,7 @@ cdef extern from "car_sha256.h":
 cdef extern from "car_frames.h":
     ctypedef struct ck_cid:
         Py_ssize_t end
+        Py_ssize_t mh_start
         Py_ssize_t digest_start
         uint64_t version
         uint64_t codec
@@ -160,6 +161,8 @@ cdef class Scanner:
     cdef public set roots_found
     cdef public array.array offsets
     cdef public bytearray flags
+    cdef public bytearray keys
+    cdef public array.array key_ends
     cdef public long long wanted
     cdef public bint done
     cdef public object stopped_at
@@ -188,6 +191,8 @@ cdef class Scanner:
         self.roots_found = set()
         self.offsets = _array_module.array("Q")
         self.flags = bytearray()
+        self.keys = bytearray()
+        self.key_ends = _array_module.array("Q")
         self._recorded = 0
         self.wanted = 0
         self.done = False
@@ -265,12 +270,18 @@ cdef class Scanner:
             self._zero_count = 0
         return 0
 
-    cdef int _record(self, long long offset, uint8_t flag) except -1:
+    cdef int _record(self, long long offset, uint8_t flag, const uint8_t *key,
+                     Py_ssize_t key_length) except -1:
         cdef Py_ssize_t k = self._recorded
+        cdef Py_ssize_t used = PyByteArray_GET_SIZE(self.keys)
         array.resize_smart(self.offsets, k + 1)
         self.offsets.data.as_ulonglongs[k] = <unsigned long long>offset
         PyByteArray_Resize(self.flags, k + 1)
         PyByteArray_AS_STRING(self.flags)[k] = <char>flag
+        PyByteArray_Resize(self.keys, used + key_length)
+        memcpy(PyByteArray_AS_STRING(self.keys) + used, key, <size_t>key_length)
+        array.resize_smart(self.key_ends, k + 1)
+        self.key_ends.data.as_ulonglongs[k] = <unsigned long long>(used + key_length)
         self._recorded = k + 1
         return 0
 
@@ -303,7 +314,8 @@ cdef class Scanner:
         self._hashes.add(cid.hash_code)
         if self.record:
             self._record(offset - self.payload_start,
-                         _IDENTITY_CID if cid.hash_code == _IDENTITY else 0)
+                         _IDENTITY_CID if cid.hash_code == _IDENTITY else 0,
+                         p + cid.mh_start, cid.end - cid.mh_start)
         if self._root_list and self._is_root(p + cid_start, cid_length):
             self.roots_found.add(self._cid(p, cid_start, cid_length))
         cdef const uint8_t *digest = p + cid.digest_start
@@ -373,13 +385,16 @@ cdef class Scanner:
 
 
 cdef class EntryChecker:
-    """Checks index entries against the recorded sections (see the twin)."""
+    """Checks index entries against the recorded sections (see the twin). Nothing is
+    allocated on an index's word: buffers grow only to hold bytes the file has."""
 
     cdef public int fd
     cdef public long long payload_start
     cdef public long long data_end
     cdef public object offsets
     cdef public object flags
+    cdef public object keys
+    cdef public object key_ends
     cdef public bint fully_indexed
     cdef _Problems _problems
     cdef public list problems
@@ -387,6 +402,8 @@ cdef class EntryChecker:
     cdef public Py_ssize_t entries
     cdef const unsigned long long[::1] _offsets
     cdef unsigned char[::1] _flags
+    cdef const uint8_t[::1] _keys
+    cdef const unsigned long long[::1] _key_ends
     cdef Py_ssize_t _sections
     cdef Py_ssize_t _width
     cdef object _code            # None: car-index-sorted
@@ -395,38 +412,40 @@ cdef class EntryChecker:
     cdef bint _has_previous
     cdef bytearray _scratch      # a section's head, read back from the file
 
-    def __init__(self, int fd, long long payload_start, long long data_end, offsets, flags, *,
-                 bint fully_indexed, Py_ssize_t limit=1000):
+    def __init__(self, int fd, long long payload_start, long long data_end, offsets, flags,
+                 keys, key_ends, *, bint fully_indexed, Py_ssize_t limit=1000):
+        self._sections = len(flags)
+        if len(offsets) != self._sections or len(key_ends) != self._sections:
+            raise ValueError("offsets, flags and key_ends differ in length")
         self.fd = fd
         self.payload_start = payload_start
         self.data_end = data_end
         self.offsets = offsets
         self.flags = flags
+        self.keys = keys
+        self.key_ends = key_ends
         self.fully_indexed = fully_indexed
         self._problems = _Problems(limit)
         self.problems = self._problems.problems
         self.counts = self._problems.counts
         self.entries = 0
-        self._sections = len(flags)
-        if len(offsets) != self._sections:
-            raise ValueError("offsets and flags differ in length")
         if self._sections:
             self._offsets = offsets
             self._flags = flags
+            self._key_ends = key_ends
+            if len(keys):
+                self._keys = keys
         self._width = 8
         self._code = None
         self._previous = bytearray()
         self._has_previous = False
-        self._scratch = bytearray(_CID_HEAD + 64)
+        self._scratch = bytearray()
 
     def bucket(self, Py_ssize_t width, code):
         self._width = width
         self._code = code
         self._code_value = 0 if code is None else <uint64_t>code
-        self._previous = bytearray(width - 8 if width > 8 else 0)
         self._has_previous = False
-        if PyByteArray_GET_SIZE(self._scratch) < _CID_HEAD + width:
-            self._scratch = bytearray(_CID_HEAD + width)
 
     cdef Py_ssize_t _find(self, uint64_t offset) noexcept:
         """The index of the section at ``offset``, or -1."""
@@ -450,6 +469,10 @@ cdef class EntryChecker:
         cdef const uint8_t *entry
         cdef uint64_t offset
         cdef long long here
+        if n < width:
+            return
+        if PyByteArray_GET_SIZE(self._previous) < size:  # at most one entry: in the view
+            self._previous = bytearray(size)
         cdef uint8_t *previous = <uint8_t *>PyByteArray_AS_STRING(self._previous)
         while i + width <= n:
             self.entries += 1
@@ -469,93 +492,70 @@ cdef class EntryChecker:
                 self._problems.add("car_index_duplicate", here, None, (offset,))
                 continue
             self._flags[k] |= _COVERED
-            self._compare(here, offset, entry, size)
+            self._compare(here, k, entry, size)
             if self._flags[k] & _IDENTITY_CID and not self.fully_indexed:
                 self._problems.add("car_index_identity", here, None, (offset,))
 
-    cdef int _read_cid(self, uint64_t offset, Py_ssize_t room, ck_cid *cid,
-                       const uint8_t **head, Py_ssize_t *first) except -1:
-        """Read the head of the section at payload ``offset`` into the scratch buffer and
-        parse its CID (positions relative to ``*head``; ``*first`` is the CID's first byte);
-        returns 0, or 1 if it does not parse (the file changed meanwhile). One read with
-        ``room`` bytes for the digest, a second one if the digest is longer."""
-        cdef long long start = self.payload_start + <long long>offset
+    cdef int _compare(self, long long here, Py_ssize_t k, const uint8_t *key,
+                      Py_ssize_t size) except -1:
+        cdef Py_ssize_t start = <Py_ssize_t>self._key_ends[k - 1] if k else 0
+        cdef Py_ssize_t end = <Py_ssize_t>self._key_ends[k]
+        cdef const uint8_t *mh = &self._keys[0] if end > 0 else <const uint8_t *>b""
+        cdef uint64_t code, length
+        cdef Py_ssize_t p, q
+        ck_varint(mh, start, end, &code, &p)   # recorded from a parsed CID: they parse
+        ck_varint(mh, p, end, &length, &q)
+        cdef Py_ssize_t held = end - q
+        cdef tuple info
+        if self._code is not None and code != self._code_value:
+            info = ("code", self._code, code)
+        elif held != size:
+            info = ("length", size, held)
+        elif memcmp(mh + q, key, <size_t>size) != 0:
+            info = ("digest", PyBytes_FromStringAndSize(<const char *>key, size),
+                    PyBytes_FromStringAndSize(<const char *>mh + q, held))
+        else:
+            return 0
+        self._problems.add("car_index_mismatch", here,
+                           self._kept_cid("car_index_mismatch", k, end - start), info)
+        return 0
+
+    cdef object _kept_cid(self, str code, Py_ssize_t k, Py_ssize_t multihash):
+        """The CID of section ``k`` for a finding of ``code`` that will be kept (None for
+        one only counted, or if the file no longer holds it)."""
+        cdef Py_ssize_t seen = self.counts.get(code, 0)
+        if seen >= self._problems.limit:
+            return None
+        cdef long long start = self.payload_start + <long long>self._offsets[k]
         cdef long long limit = self.data_end - start
-        cdef Py_ssize_t want = _CID_HEAD + room
-        cdef Py_ssize_t got, q, end
+        cdef Py_ssize_t want = _CID_HEAD + multihash
+        cdef Py_ssize_t got, q
         cdef uint64_t length, bad
-        cdef int status
+        cdef ck_cid cid
         if want > limit:
             want = <Py_ssize_t>limit
-        cdef uint8_t *raw = self._room(want)
-        got = self._pread(raw, want, start)
-        if ck_varint(raw, 0, got, &length, &q) != CK_VARINT_OK:
-            return 1
-        end = q + <Py_ssize_t>length if length <= <uint64_t>(limit - q) else <Py_ssize_t>limit
-        status = ck_parse_cid(raw, q, got if got < end else end, cid, &bad)
-        if status == CK_CID_DIGEST and got < end:
-            want = end
-            if bad < <uint64_t>(end - q) and q + _CID_HEAD + <Py_ssize_t>bad < end:
-                want = q + _CID_HEAD + <Py_ssize_t>bad
-            raw = self._room(want)
-            got = self._pread(raw, want, start)
-            status = ck_parse_cid(raw, q, got if got < end else end, cid, &bad)
-        if status != CK_CID_OK:
-            return 1
-        head[0] = raw
-        first[0] = q
-        return 0
-
-    cdef uint8_t *_room(self, Py_ssize_t size) except NULL:
-        if PyByteArray_GET_SIZE(self._scratch) < size:
-            self._scratch = bytearray(size)
-        return <uint8_t *>PyByteArray_AS_STRING(self._scratch)
-
-    cdef Py_ssize_t _pread(self, uint8_t *raw, Py_ssize_t size, long long start) except -1:
-        cdef Py_ssize_t got
+        if PyByteArray_GET_SIZE(self._scratch) < want:
+            self._scratch = bytearray(want)
+        cdef uint8_t *raw = <uint8_t *>PyByteArray_AS_STRING(self._scratch)
         with nogil:
-            got = ck_pread(self.fd, raw, size, start)
+            got = ck_pread(self.fd, raw, want, start)
         if got < 0:
             raise OSError(errno, _os.strerror(errno))
-        return got
-
-    cdef int _compare(self, long long here, uint64_t offset, const uint8_t *key,
-                      Py_ssize_t size) except -1:
-        cdef ck_cid cid
-        cdef const uint8_t *head
-        cdef Py_ssize_t first
-        if self._read_cid(offset, size + 1, &cid, &head, &first):
-            self._problems.add("car_index_bad_offset", here, None, (offset,))
-            return 0
-        cdef bytes cid_bytes = PyBytes_FromStringAndSize(<const char *>head + first,
-                                                         cid.end - first)
-        if self._code is not None and cid.hash_code != self._code_value:
-            self._problems.add("car_index_mismatch", here, cid_bytes,
-                               ("code", self._code, cid.hash_code))
-        elif cid.digest_length != <uint64_t>size:
-            self._problems.add("car_index_mismatch", here, cid_bytes,
-                               ("length", size, cid.digest_length))
-        elif memcmp(head + cid.digest_start, key, <size_t>size) != 0:
-            self._problems.add("car_index_mismatch", here, cid_bytes,
-                               ("digest", PyBytes_FromStringAndSize(<const char *>key, size),
-                                PyBytes_FromStringAndSize(<const char *>head + cid.digest_start,
-                                                          size)))
-        return 0
+        if ck_varint(raw, 0, got, &length, &q) != CK_VARINT_OK:
+            return None
+        cdef Py_ssize_t end = q + <Py_ssize_t>length if length <= <uint64_t>(got - q) else got
+        if ck_parse_cid(raw, q, end, &cid, &bad) != CK_CID_OK:
+            return None
+        return PyBytes_FromStringAndSize(<const char *>raw + q, cid.end - q)
 
     def missing(self):
         cdef Py_ssize_t k
-        cdef ck_cid cid
-        cdef const uint8_t *head
-        cdef Py_ssize_t first
-        cdef object cid_bytes
         for k in range(self._sections):
             if self._flags[k] & _COVERED or (self._flags[k] & _IDENTITY_CID
                                              and not self.fully_indexed):
                 continue
-            if self._read_cid(self._offsets[k], 64, &cid, &head, &first):
-                cid_bytes = None
-            else:
-                cid_bytes = PyBytes_FromStringAndSize(<const char *>head + first,
-                                                      cid.end - first)
-            self._problems.add("car_index_missing",
-                               self.payload_start + <long long>self._offsets[k], cid_bytes, ())
+            self._problems.add(
+                "car_index_missing", self.payload_start + <long long>self._offsets[k],
+                self._kept_cid("car_index_missing", k,
+                               <Py_ssize_t>(self._key_ends[k] - (self._key_ends[k - 1] if k else 0))),
+                ())

@@ -34,6 +34,7 @@ static inline int ck_varint(const uint8_t *p, Py_ssize_t pos, Py_ssize_t end, ui
 
 typedef struct {
     Py_ssize_t end;           /* one past the CID's last byte */
+    Py_ssize_t mh_start;      /* the multihash: hash code varint, length varint, digest */
     Py_ssize_t digest_start;
     uint64_t version;
     uint64_t codec;
@@ -50,6 +51,7 @@ static inline int ck_parse_cid(const uint8_t *p, Py_ssize_t pos, Py_ssize_t end,
     if (end - pos >= 2 && p[pos] == 0x12 && p[pos + 1] == 0x20) {  /* CIDv0 */
         if (end - pos < 34) { *bad = 32; return CK_CID_DIGEST; }
         c->end = pos + 34;
+        c->mh_start = pos;
         c->digest_start = pos + 2;
         c->version = 0;
         c->codec = 0x70;
@@ -63,6 +65,7 @@ static inline int ck_parse_cid(const uint8_t *p, Py_ssize_t pos, Py_ssize_t end,
     if (s) { *bad = (uint64_t)s; return CK_CID_VARINT; }
     if (c->version != 1) { *bad = c->version; return CK_CID_VERSION; }
     if ((s = ck_varint(p, q, end, &c->codec, &q))) { *bad = (uint64_t)s; return CK_CID_VARINT; }
+    c->mh_start = q;
     if ((s = ck_varint(p, q, end, &c->hash_code, &q))) { *bad = (uint64_t)s; return CK_CID_VARINT; }
     if ((s = ck_varint(p, q, end, &length, &q))) { *bad = (uint64_t)s; return CK_CID_VARINT; }
     if (length > (uint64_t)(end - q)) { *bad = length; return CK_CID_DIGEST; }

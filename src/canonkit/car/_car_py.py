@@ -4,10 +4,11 @@ Two hot loops, fed by the reader (``canonkit.car.verify``) with the file's bytes
 streams them:
 
 - :class:`Scanner` walks the sections of a data payload, parses each CID and recomputes
-  its digest, and records what the index check needs (each section's offset and whether
-  its CID is an identity CID);
-- :class:`EntryChecker` checks the entries of one index bucket against those sections,
-  reading each section's CID back from the file at the entry's offset.
+  its digest, and records what the index check needs: each section's offset, a flag byte
+  (an identity CID?) and the multihash of its CID (``keys``, ended at ``key_ends``) — at
+  most 17 bytes besides the multihash, itself part of the section, per section;
+- :class:`EntryChecker` checks the entries of one index bucket against those records; it
+  reads the file only for the CID of a section it reports a finding about.
 
 Both report problems as tuples ``(code, offset, cid, info)``: the finding code, the byte
 offset in the file, the CID's bytes (or None) and a tuple of values the findings layer
@@ -102,6 +103,8 @@ class Scanner:
         self.roots_found: set[bytes] = set()
         self.offsets = array("Q")
         self.flags = bytearray()
+        self.keys = bytearray()
+        self.key_ends = array("Q")
         self.wanted = 0
         self.done = False
         self.stopped_at: int | None = None
@@ -165,6 +168,8 @@ class Scanner:
         if self.record:
             self.offsets.append(offset - self.payload_start)
             self.flags.append(IDENTITY_CID if cid.hash_code == IDENTITY else 0)
+            self.keys += view[cid.mh_start:cid.end]
+            self.key_ends.append(len(self.keys))
         if cid_bytes in self.roots:
             self.roots_found.add(cid_bytes)
         expected = bytes(view[cid.digest_start:cid.digest_start + cid.digest_length])
@@ -182,20 +187,26 @@ class Scanner:
 
 
 class EntryChecker:
-    """Checks index entries against the sections a :class:`Scanner` recorded
-    (``offsets``, relative to ``payload_start``, ascending; ``flags``, updated in place:
-    COVERED marks a section an entry pointed at). Reads each section's CID back from the
-    open file ``fd``, within the data, which ends at ``data_end``. Call :meth:`bucket` before
-    the entries of each bucket, :meth:`feed` with whole entries, :meth:`missing` at the end.
+    """Checks index entries against the sections a :class:`Scanner` recorded: ``offsets``
+    (from ``payload_start``, ascending), ``flags`` (updated in place: COVERED marks a
+    section an entry pointed at), ``keys`` and ``key_ends`` (each section's multihash).
+    The CID of a section a kept finding is about is read back from the open file ``fd``,
+    within the data, which ends at ``data_end``. Call :meth:`bucket` before the entries of
+    each bucket, :meth:`feed` with whole entries, :meth:`missing` at the end.
     """
 
     def __init__(self, fd: int, payload_start: int, data_end: int, offsets: Any,
-                 flags: bytearray, *, fully_indexed: bool, limit: int = 1000) -> None:
+                 flags: bytearray, keys: Any, key_ends: Any, *, fully_indexed: bool,
+                 limit: int = 1000) -> None:
+        if not len(offsets) == len(flags) == len(key_ends):
+            raise ValueError("offsets, flags and key_ends differ in length")
         self.fd = fd
         self.payload_start = payload_start
         self.data_end = data_end
         self.offsets = offsets
         self.flags = flags
+        self.keys = keys
+        self.key_ends = key_ends
         self.fully_indexed = fully_indexed
         self._problems = _Problems(limit)
         self.problems = self._problems.problems
@@ -232,43 +243,41 @@ class EntryChecker:
                 self._problems.add("car_index_duplicate", here, None, (offset,))
                 continue
             self.flags[k] |= COVERED
-            self._compare(here, offset, key)
+            self._compare(here, k, key)
             if self.flags[k] & IDENTITY_CID and not self.fully_indexed:
                 self._problems.add("car_index_identity", here, None, (offset,))
 
-    def _section_cid(self, offset: int, digest_room: int) -> tuple[bytes, int, bytes]:
-        """The CID bytes, hash code and digest of the section at payload ``offset``: one
-        read of its head with ``digest_room`` bytes for the digest, a second one if the
-        digest is longer."""
-        start = self.payload_start + offset
-        limit = self.data_end - start
-        raw = read_at(self.fd, min(_CID_HEAD + digest_room, limit), start)
-        length, q = read_varint(raw, 0, len(raw))
-        end = min(limit, q + length)
-        try:
-            cid = parse_cid(raw, q, min(len(raw), end))
-        except CidProblem as exc:
-            if exc.reason != "digest" or len(raw) >= end:
-                raise
-            raw = read_at(self.fd, min(end, q + _CID_HEAD + int(exc.value)), start)
-            cid = parse_cid(raw, q, min(len(raw), end))
-        return (bytes(raw[q:cid.end]), cid.hash_code,
-                bytes(raw[cid.digest_start:cid.digest_start + cid.digest_length]))
-
-    def _compare(self, here: int, offset: int, key: bytes) -> None:
-        # the walk parsed this section's CID, so it parses again unless the file changed
-        # (which the reader detects and reports on its own)
-        try:
-            cid, code, held = self._section_cid(offset, len(key) + 1)
-        except (VarintProblem, CidProblem):
-            self._problems.add("car_index_bad_offset", here, None, (offset,))
-            return
+    def _compare(self, here: int, k: int, key: bytes) -> None:
+        multihash = bytes(self.keys[self.key_ends[k - 1] if k else 0:self.key_ends[k]])
+        code, p = read_varint(multihash, 0, len(multihash))
+        _, p = read_varint(multihash, p, len(multihash))
+        held = multihash[p:]
         if self._code is not None and code != self._code:
-            self._problems.add("car_index_mismatch", here, cid, ("code", self._code, code))
+            info: tuple[Any, ...] = ("code", self._code, code)
         elif len(held) != len(key):
-            self._problems.add("car_index_mismatch", here, cid, ("length", len(key), len(held)))
+            info = ("length", len(key), len(held))
         elif held != key:
-            self._problems.add("car_index_mismatch", here, cid, ("digest", key, held))
+            info = ("digest", key, held)
+        else:
+            return
+        self._problems.add("car_index_mismatch", here, self._kept_cid("car_index_mismatch", k),
+                           info)
+
+    def _kept_cid(self, code: str, k: int) -> bytes | None:
+        """The CID of section ``k`` for a finding of ``code`` that will be kept (None for
+        one only counted, or if the file no longer holds it)."""
+        if self.counts.get(code, 0) >= self._problems.limit:
+            return None
+        start = self.payload_start + self.offsets[k]
+        limit = self.data_end - start
+        multihash = self.key_ends[k] - (self.key_ends[k - 1] if k else 0)
+        raw = read_at(self.fd, min(_CID_HEAD + multihash, limit), start)
+        try:
+            length, q = read_varint(raw, 0, len(raw))
+            cid = parse_cid(raw, q, min(len(raw), q + length))
+        except (VarintProblem, CidProblem):
+            return None
+        return bytes(raw[q:cid.end])
 
     def missing(self) -> None:
         """Report every recorded section no entry pointed at that the index must list:
@@ -276,9 +285,5 @@ class EntryChecker:
         for k, flag in enumerate(self.flags):
             if flag & COVERED or (flag & IDENTITY_CID and not self.fully_indexed):
                 continue
-            offset = self.offsets[k]
-            try:
-                cid: bytes | None = self._section_cid(offset, 64)[0]
-            except (VarintProblem, CidProblem):
-                cid = None
-            self._problems.add("car_index_missing", self.payload_start + offset, cid, ())
+            self._problems.add("car_index_missing", self.payload_start + self.offsets[k],
+                               self._kept_cid("car_index_missing", k), ())

@@ -77,12 +77,15 @@ def read_varint(buf: Any, pos: int, end: int) -> tuple[int, int]:
 # --- CIDs --------------------------------------------------------------------------------
 
 class CidFields(NamedTuple):
-    """A parsed binary CID: where it ends, its fields, where its digest lies."""
+    """A parsed binary CID: where it ends, its fields, where its multihash and its digest
+    start (the multihash, from ``mh_start`` to ``end``, is the hash code varint, the
+    digest length varint and the digest)."""
 
     end: int
     version: int
     codec: int
     hash_code: int
+    mh_start: int
     digest_start: int
     digest_length: int
 
@@ -105,19 +108,19 @@ def parse_cid(buf: Any, pos: int, end: int) -> CidFields:
     if end - pos >= 2 and buf[pos] == SHA2_256 and buf[pos + 1] == 0x20:
         if end - pos < 34:
             raise CidProblem("digest", 32)
-        return CidFields(pos + 34, 0, CIDV0_CODEC, SHA2_256, pos + 2, 32)
+        return CidFields(pos + 34, 0, CIDV0_CODEC, SHA2_256, pos, pos + 2, 32)
     try:
         version, p = read_varint(buf, pos, end)
         if version != 1:
             raise CidProblem("version", version)
-        codec, p = read_varint(buf, p, end)
-        hash_code, p = read_varint(buf, p, end)
+        codec, mh_start = read_varint(buf, p, end)
+        hash_code, p = read_varint(buf, mh_start, end)
         length, p = read_varint(buf, p, end)
     except VarintProblem as exc:
         raise CidProblem("varint", exc.kind) from None
     if length > end - p:
         raise CidProblem("digest", length)
-    return CidFields(p + length, 1, codec, hash_code, p, length)
+    return CidFields(p + length, 1, codec, hash_code, mh_start, p, length)
 
 
 # --- hash functions ----------------------------------------------------------------------

@@ -130,10 +130,11 @@ def _buckets(cursor: _Cursor, checker: Any, code: int | None, result: IndexResul
 
 
 def check_index(fd: int, index_offset: int, size: int, kernel: ModuleType, *,
-                payload_start: int, data_end: int, offsets: Any, flags: bytearray,
-                fully_indexed: bool, limit: int) -> IndexResult:
+                payload_start: int, data_end: int, scanner: Any, fully_indexed: bool,
+                limit: int) -> IndexResult:
     """Check the index at ``index_offset`` of the file ``fd`` (``size`` bytes) against the
-    sections the walk recorded (``offsets`` from ``payload_start``, ``flags``)."""
+    sections ``scanner`` recorded (its ``offsets`` from ``payload_start``, ``flags``,
+    ``keys`` and ``key_ends``)."""
     result = IndexResult()
     head = read_at(fd, min(MAX_VARINT_BYTES, size - index_offset), index_offset)
     try:
@@ -153,7 +154,8 @@ def check_index(fd: int, index_offset: int, size: int, kernel: ModuleType, *,
         return result
     result.format = INDEX_FORMATS[codec]
     checker = result.checker = kernel.EntryChecker(
-        fd, payload_start, data_end, offsets, flags, fully_indexed=fully_indexed, limit=limit)
+        fd, payload_start, data_end, scanner.offsets, scanner.flags, scanner.keys,
+        scanner.key_ends, fully_indexed=fully_indexed, limit=limit)
     cursor = _Cursor(fd, index_offset + used, size)
     try:
         if codec == INDEX_SORTED:

@@ -120,8 +120,7 @@ def _walk_and_check(handle: IO[bytes], layout: Layout, report: Report, strict: b
     assert layout.v2 is not None
     result = check_index(fd, layout.index_offset, layout.size, K,
                          payload_start=layout.payload_start, data_end=layout.data_end,
-                         offsets=scanner.offsets, flags=scanner.flags,
-                         fully_indexed=layout.v2.fully_indexed, limit=limit)
+                         scanner=scanner, fully_indexed=layout.v2.fully_indexed, limit=limit)
     report.index_checked = True
     report.index_format = result.format
     report.index_entries = result.entries

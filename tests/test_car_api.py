@@ -76,6 +76,26 @@ def test_blocks_with_strict_refuses_a_loose_dag_cbor_block(tmp_path: Path) -> No
     assert caught.value.detail == str(cid)
 
 
+def test_sections_are_the_same_whatever_the_buffer_size(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import canonkit.car.window as window
+
+    blocks = sample_blocks()
+    data = bytearray(car.encode([blocks[0][0]], blocks) + b"\x00\x00\x05\x01")
+    data[150] ^= 1
+    path = write(tmp_path / "a.car", bytes(data))
+
+    def listing() -> list[object]:
+        with car.open_car(path) as opened:
+            return list(opened.sections(strict=True))
+
+    whole = listing()
+    assert any(isinstance(item, car.Finding) for item in whole)
+    for chunk in (1, 5, 333):
+        monkeypatch.setattr(window, "CHUNK", chunk)
+        assert listing() == whole
+
+
 def test_sections_lists_findings_in_their_place(tmp_path: Path) -> None:
     a, b = dag({"a": 1}), raw(b"b")
     data = v1([a]) + b"\x00\x00" + section(b[0], b"not b")

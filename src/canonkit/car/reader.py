@@ -18,12 +18,11 @@ from .findings import Finding, finding, from_problem
 from .format import DAG_CBOR, CidFields, CidProblem, parse_cid
 from .frames import Frame, Need, Stop, Zero, block_problems, next_frame
 from .header import Layout, read_layout
-from .verifier import Source
+from .window import Source, Window
 
 __all__ = ["Block", "CarFile", "Section", "blocks", "open_car"]
 
 PathLike = str | os.PathLike[str]
-CHUNK = 1 << 22
 
 
 class Section(NamedTuple):
@@ -49,26 +48,15 @@ class Block(NamedTuple):
     data: bytes
 
 
-def _frames(handle: Source, start: int, end: int, chunk: int = CHUNK
-            ) -> Iterator[tuple[str, int, Any, Any]]:
+def _frames(handle: Source, start: int, end: int) -> Iterator[tuple[str, int, Any, Any]]:
     """``("frame", offset, section bytes, CID's index in them)``, ``("zero", offset, _, _)``
     or ``("stop", offset, code, info)`` for what lies between ``start`` and ``end``."""
-    buf = bytearray(max(1, min(chunk, end - start)))
-    held = 0
-    pos = start
-    handle.seek(start)
+    window = Window(handle, start, end)
     while True:
-        want = min(len(buf) - held, end - (pos + held))
-        if want > 0:
-            with memoryview(buf) as whole, whole[held:held + want] as room:
-                got = handle.readinto(room)
-            if got != want:
-                raise FileChangedError(f"the file ended at offset {pos + held + (got or 0)} "
-                                       "while being read (it held more when opened)")
-            held += got
         p = 0
         wanted = 0
-        with memoryview(buf) as whole, whole[:held] as view:
+        with window.fill() as view:
+            pos = window.pos
             while True:
                 frame = next_frame(view, p, pos, end)
                 if isinstance(frame, Frame):
@@ -86,11 +74,7 @@ def _frames(handle: Source, start: int, end: int, chunk: int = CHUNK
                     return
                 else:
                     return
-        buf[:held - p] = buf[p:held]
-        held -= p
-        pos += p
-        if wanted > len(buf):
-            buf.extend(bytes(wanted - len(buf)))
+        window.advance(p, wanted)
 
 
 class CarFile:

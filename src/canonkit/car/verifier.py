@@ -12,60 +12,32 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
-from typing import IO, Any, Protocol, cast
+from typing import IO, Any, cast
 
 from .. import cbor
 from .._cid import cid_to_string, code_name
 from .._files import Identity, check_unchanged, open_regular
-from ..errors import FileChangedError
 from ._kernel import K
 from .findings import Report, finding, from_problem
 from .format import IDENTITY, parse_cid
 from .header import Layout, read_layout
 from .index import check_index
+from .window import CHUNK, Source, Window
 
 __all__ = ["CHUNK", "verify", "walk"]
 
 PathLike = str | os.PathLike[str]
 
-#: the bytes read at a time while walking the sections
-CHUNK = 1 << 22
-
-
-class Source(Protocol):
-    """A binary file read into a buffer (an open regular file, io.BytesIO)."""
-
-    def seek(self, offset: int, whence: int = ..., /) -> int: ...
-
-    def readinto(self, buffer: Any, /) -> int | None: ...
-
-
-def walk(handle: Source, scanner: Any, start: int, end: int, *, chunk: int = CHUNK) -> None:
+def walk(handle: Source, scanner: Any, start: int, end: int, *, chunk: int | None = None
+         ) -> None:
     """Feed ``scanner`` the file's bytes from ``start`` to ``end`` until it is done."""
-    buf = bytearray(max(1, min(chunk, end - start)))
-    held = 0
-    pos = start
-    handle.seek(start)
+    window = Window(handle, start, end, CHUNK if chunk is None else chunk)
     while True:
-        want = min(len(buf) - held, end - (pos + held))
-        if want > 0:
-            with memoryview(buf) as whole, whole[held:held + want] as room:
-                got = handle.readinto(room)
-            if got != want:
-                raise FileChangedError(f"the file ended at offset {pos + held + (got or 0)} "
-                                       "while being read (it held more when opened)")
-            held += got
-        with memoryview(buf) as whole, whole[:held] as view:
-            used = scanner.feed(view, pos)
+        with window.fill() as view:
+            used = scanner.feed(view, window.pos)
         if scanner.done:
             return
-        if used == 0 and scanner.wanted <= held:  # pragma: no cover - a kernel bug
-            raise RuntimeError(f"the CAR scanner made no progress at offset {pos}")
-        buf[:held - used] = buf[used:held]
-        held -= used
-        pos += used
-        if scanner.wanted > len(buf):  # a section longer than the buffer (within the data)
-            buf.extend(bytes(scanner.wanted - len(buf)))
+        window.advance(used, scanner.wanted)
 
 
 def _strict_check() -> Callable[[Any], object]:

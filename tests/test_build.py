@@ -8,7 +8,10 @@ import pytest
 import canonkit
 from conftest import REPO
 
-EXTENSIONS = sorted(p.stem for p in (REPO / "ext").glob("_*.pyx"))
+# ext/_<name>.pyx builds canonkit._<name>; ext/<capability>/_<kernel>.pyx builds
+# canonkit.<capability>._<kernel>
+EXTENSIONS = sorted([p.stem for p in (REPO / "ext").glob("_*.pyx")]
+                    + [f"{p.parent.name}.{p.stem}" for p in (REPO / "ext").glob("*/_*.pyx")])
 REQUIRED = os.environ.get("CANONKIT_REQUIRE_EXTENSIONS") == "1"
 
 

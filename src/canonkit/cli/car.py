@@ -42,7 +42,8 @@ def register(subparsers: Any) -> None:
                     "(sha2-256, blake2b-256, blake3, identity and the other functions canonkit "
                     "computes; any other is a finding), and a CARv2 index against the data. "
                     "Findings carry stable codes and file offsets (docs/car.md). Exit status "
-                    "0 if every file is clean, 1 on an error finding (warnings do not fail).")
+                    "0 if every file is clean, 1 on an error finding (warnings do not fail), "
+                    "2 if a file could not be read.")
     verify.add_argument("files", nargs="+", metavar="FILE", help="a CAR file")
     verify.add_argument("--strict", action="store_true",
                         help="also decode every dag-cbor block as strict DAG-CBOR")
@@ -55,7 +56,8 @@ def register(subparsers: Any) -> None:
         "ls", help="list the sections of a CAR file",
         description="One line per section: its offset and length, the block's codec, hash "
                     "function, length and CID, and 'ok' or the codes of its findings; "
-                    "framing findings in their place. Exit status 1 if any is an error.")
+                    "framing findings in their place. Exit status 1 if any is an error, 2 if the "
+                    "file could not be read.")
     ls.add_argument("file", metavar="FILE", help="a CAR file")
     ls.add_argument("--strict", action="store_true",
                     help="also decode every dag-cbor block as strict DAG-CBOR")

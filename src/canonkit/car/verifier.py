@@ -5,7 +5,8 @@ The file is read through the input door (a regular file, never blocking; the sam
 from start to end, or FileChangedError) and streamed: the sections pass through one
 buffer of ``CHUNK`` bytes, grown only to hold a section longer than that (never beyond
 what the file holds), and the kernel walks them as they arrive. What the index check keeps
-is one offset and one flag byte per section walked; the index itself is streamed too.
+is, per section walked, its offset, one flag byte and its CID's multihash; the index
+itself is streamed too.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from .window import CHUNK, Source, Window
 __all__ = ["CHUNK", "verify", "walk"]
 
 PathLike = str | os.PathLike[str]
+
 
 def walk(handle: Source, scanner: Any, start: int, end: int, *, chunk: int | None = None
          ) -> None:

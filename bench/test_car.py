@@ -69,7 +69,7 @@ def verifier(which: str) -> Any:
 
     if which == "c":
         if _backend.LIVE.get("car") != "compiled":
-            pytest.skip(f"canonkit.car._car: {_backend.WHY_NOT_COMPILED.get('car')}")
+            pytest.skip(f"canonkit.car._sections: {_backend.WHY_NOT_COMPILED.get('car')}")
         return car
     return _backend.import_on_twins("canonkit.car")
 

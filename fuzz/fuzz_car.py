@@ -25,7 +25,7 @@ with instrumented():
     TWIN = (COMPILED if os.environ.get("CANONKIT_FUZZ_TWIN_ONLY") == "1"
             else _backend.import_on_twins("canonkit.car"))
     if TWIN is not COMPILED and _backend.LIVE.get("car") != "compiled":
-        raise ImportError(f"canonkit.car._car is not built: {_backend.WHY_NOT_COMPILED}")
+        raise ImportError(f"canonkit.car._sections is not built: {_backend.WHY_NOT_COMPILED}")
 
 ROOT = Path(tempfile.mkdtemp(prefix="canonkit-fuzz-car-"))
 atexit.register(shutil.rmtree, ROOT, ignore_errors=True)

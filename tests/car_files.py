@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from canonkit import _backend, cbor
-from canonkit._cid import write_varint as varint
+from canonkit.cbor._cid import write_varint as varint
 from canonkit.cbor import Link
 
 __all__ = ["PRAGMA", "Link", "car", "carv2", "dag", "entries", "header", "identity", "index_sorted",
@@ -34,7 +34,7 @@ def car(request: pytest.FixtureRequest) -> ModuleType:
     if os.environ.get("CANONKIT_NO_EXTENSIONS") == "1":
         pytest.skip("CANONKIT_NO_EXTENSIONS=1")
     if _backend.LIVE.get("car") != "compiled":
-        pytest.skip(f"canonkit.car._car not built: {_backend.WHY_NOT_COMPILED.get('car')}")
+        pytest.skip(f"canonkit.car._sections not built: {_backend.WHY_NOT_COMPILED.get('car')}")
     return canonkit.car
 
 

@@ -10,7 +10,7 @@ import struct
 from hypothesis import strategies as st
 
 from canonkit import cbor
-from canonkit._cid import write_varint as varint
+from canonkit.cbor._cid import write_varint as varint
 from canonkit.car import encode
 
 # hash code -> digest of a block (the functions CAR files use most, and sha2-512)

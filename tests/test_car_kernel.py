@@ -14,32 +14,28 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import backend_module
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from strategies_car import car_payloads, index_entries
 
 from canonkit import _backend, cbor
-from canonkit.car import _car_py
 from canonkit.car.verifier import walk
 
 REQUIRED = os.environ.get("CANONKIT_REQUIRE_EXTENSIONS") == "1"
+TWIN = backend_module("car", "py")
 
 
 def compiled() -> ModuleType:
-    if os.environ.get("CANONKIT_NO_EXTENSIONS") == "1":
-        pytest.skip("CANONKIT_NO_EXTENSIONS=1")
-    try:
-        import canonkit.car._car as module
-    except ImportError as exc:
-        pytest.skip(f"canonkit.car._car not built: {exc}")
-    return module
+    """The compiled kernel; skips the test when it is not built."""
+    return backend_module("car", "c")
 
 
 @pytest.mark.skipif(not REQUIRED, reason="CANONKIT_REQUIRE_EXTENSIONS is not set")
 def test_the_compiled_kernel_is_built_and_live() -> None:
     import canonkit
-    import canonkit.car._car as module
 
+    module = compiled()
     assert module.__file__ is not None and not module.__file__.endswith(".py")
     assert canonkit.backend()["car"] == "compiled"
     assert _backend.LIVE["car"] == "compiled"
@@ -80,7 +76,7 @@ def test_sha256_matches_hashlib(data: bytes) -> None:
             assert module.sha256(data) == hashlib.sha256(data).digest()
         finally:
             module._set_sha256_portable(False)
-    assert _car_py.sha256(data) == hashlib.sha256(data).digest()
+    assert TWIN.sha256(data) == hashlib.sha256(data).digest()
 
 
 # --- the scanner -----------------------------------------------------------------------
@@ -106,9 +102,9 @@ def test_the_scanner_matches_its_twin(case: tuple[bytes, int], chunk: int) -> No
     data, start = case
     module = compiled()
     roots = _roots(data)
-    twin = _scan(_car_py, data, start, 1 << 20, roots)
+    twin = _scan(TWIN, data, start, 1 << 20, roots)
     assert _scan(module, data, start, chunk, roots) == twin
-    assert _scan(_car_py, data, start, chunk, roots) == twin  # the buffer size is invisible
+    assert _scan(TWIN, data, start, chunk, roots) == twin  # the buffer size is invisible
 
 
 @given(st.binary(max_size=400), st.integers(1, 64))
@@ -118,11 +114,11 @@ def test_the_scanner_matches_its_twin(case: tuple[bytes, int], chunk: int) -> No
 @example(b"\x00\x00\x04\x01\x55\x00\x00", 2)
 def test_arbitrary_bytes_scan_alike(data: bytes, chunk: int) -> None:
     module = compiled()
-    assert _scan(module, data, 0, chunk, set()) == _scan(_car_py, data, 0, chunk, set())
+    assert _scan(module, data, 0, chunk, set()) == _scan(TWIN, data, 0, chunk, set())
 
 
 def test_a_scanner_refuses_a_feed_from_elsewhere() -> None:
-    for kernel in (_car_py, compiled()):
+    for kernel in (TWIN, compiled()):
         scanner = kernel.Scanner(0, 10, 20)
         with pytest.raises(ValueError, match="stands at 10"):
             scanner.feed(memoryview(bytes(5)), 11)
@@ -137,14 +133,14 @@ def test_many_roots_are_looked_up_alike() -> None:
     start = len(encode(blocks, []))
     roots = {link.cid_bytes for link in blocks}
     got = _scan(module, data, start, 64, roots)
-    assert got == _scan(_car_py, data, start, 64, roots) and got[7] == roots
+    assert got == _scan(TWIN, data, start, 64, roots) and got[7] == roots
 
 
 # --- the entry checker -----------------------------------------------------------------
 
-def _sections(data: bytes, start: int) -> Any:
+def _walked(data: bytes, start: int) -> Any:
     """The twin's scanner after the walk: what the entry checker is given."""
-    scanner = _car_py.Scanner(0, start, len(data), record=True)
+    scanner = TWIN.Scanner(0, start, len(data), record=True)
     walk(io.BytesIO(data), scanner, start, len(data))
     return scanner
 
@@ -186,7 +182,7 @@ def test_the_entry_checker_matches_its_twin(tmp_path_factory: pytest.TempPathFac
                                             data: st.DataObject) -> None:
     module = compiled()
     payload, start = data.draw(car_payloads())
-    scanner = _sections(payload, start)
+    scanner = _walked(payload, start)
     offsets, digests = list(scanner.offsets), _digests(scanner)
     buckets = []
     for code in data.draw(st.lists(st.sampled_from([None, 0x12, 0xB220, 0x00]), max_size=3)):
@@ -196,7 +192,7 @@ def test_the_entry_checker_matches_its_twin(tmp_path_factory: pytest.TempPathFac
     path.write_bytes(payload + b"".join(body for _, _, body in buckets))
     fully = data.draw(st.booleans())
     chunk = data.draw(st.integers(1, 200))
-    twin = _check(_car_py, path, len(payload), scanner, buckets, fully, 1 << 20)
+    twin = _check(TWIN, path, len(payload), scanner, buckets, fully, 1 << 20)
     assert _check(module, path, len(payload), scanner, buckets, fully, chunk) == twin
 
 
@@ -204,7 +200,7 @@ def test_a_huge_bucket_width_allocates_nothing() -> None:
     """An empty bucket may declare any width: nothing is sized by it."""
     import tracemalloc
 
-    for kernel in (_car_py, compiled()):
+    for kernel in (TWIN, compiled()):
         checker = kernel.EntryChecker(0, 0, 0, array("Q"), bytearray(), bytearray(),
                                       array("Q"), fully_indexed=False)
         tracemalloc.start()

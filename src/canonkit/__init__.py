@@ -11,6 +11,8 @@ import importlib
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import errors
+from ._capabilities import KERNELS as _KERNELS
+from ._version import __version__
 from .errors import CanonkitError
 
 if TYPE_CHECKING:  # imported on first access at run time (__getattr__)
@@ -19,7 +21,6 @@ if TYPE_CHECKING:  # imported on first access at run time (__getattr__)
         store,
     )
 
-__version__ = "0.1.0"
 __all__ = [
     "CAPABILITIES", "BackendName", "CanonkitError", "__version__", "astp", "backend", "car",
     "cbor", "conformance", "dag_json", "engines", "errors", "fps", "manifests", "objects",
@@ -29,9 +30,9 @@ __all__ = [
 #: the backend serving a capability: its compiled extension, or its pure-Python twin
 BackendName = Literal["compiled", "python"]
 
-#: capability -> public facade module; each facade picks its backend through _backend.load
-CAPABILITIES = {"cbor": "canonkit.cbor", "fps": "canonkit.fps", "astp": "canonkit.astp",
-                "store": "canonkit.store", "car": "canonkit.car"}
+#: capability -> public facade module (the capabilities of canonkit._capabilities); each
+#: picks its kernels through canonkit._backend.select
+CAPABILITIES = {name: f"canonkit.{name}" for name in _KERNELS}
 
 _LAZY = frozenset({"astp", "car", "cbor", "conformance", "dag_json", "engines", "fps",
                    "manifests", "objects", "reverify", "store"})
@@ -46,15 +47,9 @@ def __getattr__(name: str) -> Any:
 def backend() -> dict[str, BackendName]:
     """Which backend each compiled capability uses: ``{"cbor": "compiled" | "python", ...}``.
 
-    Imports the facades it reports on; a capability whose facade does not exist yet is
-    left out.
-    """
+    Imports the facades it reports on."""
     from . import _backend
 
     for module in CAPABILITIES.values():
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-    return dict(_backend.LIVE)
+        importlib.import_module(module)
+    return {name: _backend.LIVE[name] for name in CAPABILITIES}

@@ -9,7 +9,7 @@
 - :func:`encode` and :func:`write` make CAR files, CARv2 with either index format.
 
 The hot loops (walking the sections and hashing; checking index entries) run in the
-compiled ``canonkit.car._car`` when built, else in its twin ``canonkit.car._car_py``
+compiled ``canonkit.car._sections`` when built, else in its twin ``canonkit.car._sections_py``
 (``canonkit.backend()["car"]`` says which).
 """
 from __future__ import annotations

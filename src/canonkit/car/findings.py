@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from .._cid import cid_to_string, code_name
+from ..cbor._cid import cid_to_string, code_name
 from ..errors import CODES as ERROR_CODES
 from ..errors import CARError
 from .format import parse_cid
@@ -119,7 +119,7 @@ def _expected_digest(cid: bytes) -> bytes:
 
 
 def _detail(code: str, cid: bytes | None, info: tuple[Any, ...]) -> str:
-    """The words for a kernel problem's ``info`` (see ``_car_py``)."""
+    """The words for a kernel problem's ``info`` (see ``_sections_py``)."""
     if code == "car_section_length":
         return (f"the section's length varint {_VARINT[info[0]]}; the rest of the data "
                 "cannot be walked")

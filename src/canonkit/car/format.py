@@ -147,7 +147,7 @@ def _blake3(data: Any, length: int) -> bytes:
 
 
 #: multihash code -> the function; identity (0x00) is handled apart (its digest is the
-#: block). The same functions as ``Link.for_block`` computes (``canonkit._cid.HASHES``).
+#: block). The same functions as ``Link.for_block`` computes (``canonkit.cbor._cid.HASHES``).
 HASH_FUNCTIONS: dict[int, HashFunction] = {
     0x12: HashFunction("sha2-256", 32, False, _hashlib("sha256")),
     0x13: HashFunction("sha2-512", 64, False, _hashlib("sha512")),

@@ -1,6 +1,6 @@
 """The section reader: where the next section of a data payload lies, and what is wrong
 with a block, as the CARv1 rules say (docs/car.md, "Sections"). Pure Python and shared:
-the kernel's twin (``_car_py.Scanner``) walks with it, and so do the readers that hand
+the kernel's twin (``_sections_py.Scanner``) walks with it, and so do the readers that hand
 out blocks one at a time (``canonkit.car.blocks``, ``ls``, ``extract``).
 
 Positions are indexes into ``view``, a buffer holding the file's bytes from file offset

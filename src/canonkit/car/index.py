@@ -13,7 +13,7 @@ import struct
 from types import ModuleType
 from typing import Any
 
-from .._cid import code_name
+from ..cbor._cid import code_name
 from ..errors import FileChangedError
 from .findings import Finding, finding
 from .format import (

@@ -13,17 +13,22 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
-from typing import IO, Any, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 
-from .. import cbor
-from .._cid import cid_to_string, code_name
+from .. import _backend, cbor
 from .._files import Identity, check_unchanged, open_regular
-from ._kernel import K
+from ..cbor._cid import cid_to_string, code_name
 from .findings import Report, finding, from_problem
 from .format import IDENTITY, parse_cid
 from .header import Layout, read_layout
 from .index import check_index
 from .window import CHUNK, Source, Window
+
+if TYPE_CHECKING:
+    from . import _sections_py as _sections
+else:  # the section walk and the index entry check; the twin is the typed surface
+    _sections = _backend.select("car", compiled="canonkit.car._sections",
+                                twin="canonkit.car._sections_py")
 
 __all__ = ["CHUNK", "verify", "walk"]
 
@@ -66,7 +71,7 @@ def _walk_and_check(handle: IO[bytes], layout: Layout, report: Report, strict: b
     fd = handle.fileno()
     roots = {root.cid_bytes for root in layout.roots}
     record = layout.index_offset is not None
-    scanner = K.Scanner(layout.payload_start, layout.sections_start, layout.data_end,
+    scanner = _sections.Scanner(layout.payload_start, layout.sections_start, layout.data_end,
                         roots=roots, strict=_strict_check() if strict else None,
                         record=record, limit=limit)
     walk(cast(Source, handle), scanner, layout.sections_start, layout.data_end)
@@ -92,7 +97,7 @@ def _walk_and_check(handle: IO[bytes], layout: Layout, report: Report, strict: b
     if scanner.stopped_at is not None:
         return  # the sections past the stop are unknown: the index cannot be held to them
     assert layout.v2 is not None
-    result = check_index(fd, layout.index_offset, layout.size, K,
+    result = check_index(fd, layout.index_offset, layout.size, _sections,
                          payload_start=layout.payload_start, data_end=layout.data_end,
                          scanner=scanner, fully_indexed=layout.v2.fully_indexed, limit=limit)
     report.index_checked = True

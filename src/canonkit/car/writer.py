@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .. import cbor
-from .._cid import write_varint
 from .._files import AtomicWriter
+from ..cbor._cid import write_varint
 from .format import (
     CARV2_PREFIX,
     FULLY_INDEXED,

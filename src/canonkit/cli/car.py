@@ -29,6 +29,7 @@ __all__ = ["register"]
 
 _DESCRIPTION = ("CAR files (CARv1, CARv2 with either index format): verify every rule and "
                 "every block's CID, list the sections, extract the blocks.")
+_STRICT = "also decode every dag-cbor block as strict DAG-CBOR"
 
 
 def register(subparsers: Any) -> None:
@@ -45,8 +46,7 @@ def register(subparsers: Any) -> None:
                     "0 if every file is clean, 1 on an error finding (warnings do not fail), "
                     "2 if a file could not be read.")
     verify.add_argument("files", nargs="+", metavar="FILE", help="a CAR file")
-    verify.add_argument("--strict", action="store_true",
-                        help="also decode every dag-cbor block as strict DAG-CBOR")
+    verify.add_argument("--strict", action="store_true", help=_STRICT)
     verify.add_argument("--json", action="store_true", help="print one JSON report")
     verify.add_argument("--limit", type=_positive, default=1000, metavar="N",
                         help="findings listed per code and file (all are counted; "
@@ -59,8 +59,7 @@ def register(subparsers: Any) -> None:
                     "framing findings in their place. Exit status 1 if any is an error, 2 if the "
                     "file could not be read.")
     ls.add_argument("file", metavar="FILE", help="a CAR file")
-    ls.add_argument("--strict", action="store_true",
-                    help="also decode every dag-cbor block as strict DAG-CBOR")
+    ls.add_argument("--strict", action="store_true", help=_STRICT)
     ls.add_argument("--json", action="store_true",
                     help="JSON lines: the header, then one object per section or finding")
     ls.set_defaults(func=_ls)
@@ -199,7 +198,7 @@ def _print_ls_finding(f: Finding, as_json: bool) -> None:
 
 
 def _print_ls_section(s: Any, as_json: bool) -> None:
-    from .._cid import code_name
+    from ..cbor._cid import code_name
 
     codec = code_name(s.fields.codec) if s.fields else "-"
     hash_name = code_name(s.fields.hash_code) if s.fields else "-"

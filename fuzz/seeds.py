@@ -15,7 +15,10 @@
 - store: each file of ``store_cases``' small store behind its selector, and the hostile
   cases kept in fuzz/corpus/store/;
 - layer3: the exports (``*.json``, behind byte 0) and journals (``*.jsonl``, behind byte 1)
-  of fuzz/corpus/layer3 (fuzz/corpus/layer3/README.md says how they were made).
+  of fuzz/corpus/layer3 (fuzz/corpus/layer3/README.md says how they were made);
+- car: the small CAR files of tests/vectors/car, and CAR files written by
+  ``canonkit.car.encode`` (CARv1; CARv2 with either index, padding, fully indexed; every
+  hash function) with some broken on purpose (``car_seeds``).
 """
 from __future__ import annotations
 
@@ -33,7 +36,7 @@ from fps_cases import LEVELS, build
 
 CBOR_TARGETS = ("cbor_core", "cbor_dcbor", "cbor_dag_cbor")
 TARGETS = (*CBOR_TARGETS, "fps", "astp_documents", "episode_readers", "manifests",
-           "conformance", "layer3", "store")
+           "conformance", "layer3", "store", "car")
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})+")
 
 
@@ -123,12 +126,34 @@ def layer3_seeds() -> Iterator[bytes]:
         yield b"\x01" + path.read_bytes()
 
 
+def car_seeds() -> Iterator[bytes]:
+    from canonkit import car, cbor
+    from canonkit.cbor import Link
+
+    for name in ("carv1-basic.car", "carv2-basic.car"):
+        yield (REPO / "tests" / "vectors" / "car" / name).read_bytes()
+    blocks = [(Link.for_block(data, codec, hash_name), data) for data, codec, hash_name in [
+        (cbor.encode({"a": [1, "two"]}, profile="dag-cbor"), "dag-cbor", "sha2-256"),
+        (b"raw block", "raw", "blake2b-256"), (b"blake3 block", "raw", "blake3"),
+        (b"id", "raw", "identity"), (b"512", "raw", "sha2-512")]]
+    roots = [blocks[0][0]]
+    yield car.encode(roots, blocks)
+    for index in ("car-index-sorted", "car-multihash-index-sorted"):
+        yield car.encode(roots, blocks, version=2, index=index, data_padding=3, index_padding=2)
+        yield car.encode(roots, blocks, version=2, index=index, fully_indexed=True)
+    yield car.encode(roots, blocks, version=2, index=None)
+    v1 = car.encode(roots, blocks)
+    yield v1[:-3]                                   # a truncated last section
+    yield v1 + b"\x00\x00"                          # zero-length sections
+    yield v1.replace(b"raw block", b"raw blocK")    # a digest mismatch
+
+
 def seeds(target: str) -> list[bytes]:
     """The distinct seeds of ``target``, in a stable order."""
     source = {"fps": fps_seeds, "astp_documents": astp_seeds,
               "episode_readers": episode_reader_seeds, "manifests": manifest_seeds,
               "conformance": conformance_seeds, "layer3": layer3_seeds,
-              "store": store_seeds}.get(target, cbor_seeds)
+              "store": store_seeds, "car": car_seeds}.get(target, cbor_seeds)
     return list(dict.fromkeys(source()))
 
 

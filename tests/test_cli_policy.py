@@ -57,6 +57,16 @@ def _store(tmp: Path) -> Path:
     return tmp / "store"
 
 
+def _car(tmp: Path) -> Path:
+    from canonkit import car
+    from canonkit.cbor import Link
+
+    block = (Link.for_block(b"block", "raw"), b"block")
+    path = tmp / "a.car"
+    path.write_bytes(car.encode([block[0]], [block]))
+    return path
+
+
 CASES: dict[tuple[str, ...], list[Case]] = {
     ("cbor", "encode"): [
         lambda t: (["cbor", "encode", str(t / "missing.json")], t / "missing.json"),
@@ -147,6 +157,16 @@ CASES: dict[tuple[str, ...], list[Case]] = {
     ("store", "import"): [
         lambda t: (["store", "import", str(t / "missing"), str(t)], t / "missing"),
         lambda t: (["store", "import", str(_store(t)), str(t / "missing")], t / "missing"),
+    ],
+    ("car", "verify"): [
+        lambda t: (["car", "verify", str(t / "missing.car")], t / "missing.car"),
+        lambda t: (["car", "verify", str(_car(t)), str(t / "missing.car")], t / "missing.car"),
+    ],
+    ("car", "ls"): [lambda t: (["car", "ls", str(t / "missing.car")], t / "missing.car")],
+    ("car", "extract"): [
+        lambda t: (["car", "extract", str(t / "missing.car"), "-o", str(t / "out")],
+                   t / "missing.car"),
+        lambda t: (["car", "extract", str(_car(t)), "-o", str(t / "no" / "out")], t / "no"),
     ],
 }
 # sub-commands routed outside argparse's sub-parsers are listed here by hand

@@ -17,13 +17,14 @@ from .errors import CanonkitError
 
 if TYPE_CHECKING:  # imported on first access at run time (__getattr__)
     from . import (
-        astp, cbor, conformance, dag_json, engines, fps, manifests, objects, reverify, store,
+        astp, car, cbor, conformance, dag_json, engines, fps, manifests, objects, reverify,
+        store,
     )
 
 __all__ = [
-    "CAPABILITIES", "BackendName", "CanonkitError", "__version__", "astp", "backend", "cbor",
-    "conformance", "dag_json", "engines", "errors", "fps", "manifests", "objects", "reverify",
-    "store",
+    "CAPABILITIES", "BackendName", "CanonkitError", "__version__", "astp", "backend", "car",
+    "cbor", "conformance", "dag_json", "engines", "errors", "fps", "manifests", "objects",
+    "reverify", "store",
 ]
 
 #: the backend serving a capability: its compiled extension, or its pure-Python twin
@@ -33,8 +34,8 @@ BackendName = Literal["compiled", "python"]
 #: picks its kernels through canonkit._backend.select
 CAPABILITIES = {name: f"canonkit.{name}" for name in _KERNELS}
 
-_LAZY = frozenset({"astp", "cbor", "conformance", "dag_json", "engines", "fps", "manifests",
-                   "objects", "reverify", "store"})
+_LAZY = frozenset({"astp", "car", "cbor", "conformance", "dag_json", "engines", "fps",
+                   "manifests", "objects", "reverify", "store"})
 
 
 def __getattr__(name: str) -> Any:

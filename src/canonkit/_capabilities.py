@@ -25,6 +25,8 @@ KERNELS: dict[str, dict[str, tuple[str, str]]] = {
     },
     "objects": {"planner": ("_plans", "_plans_py")},
     "store": {"format": ("_format", "_format_py")},
+    # the section walk with SHA-256, the index entry check
+    "car": {"sections": ("_sections", "_sections_py")},
 }
 
 #: compiled modules that belong to a kernel without being one: built from

@@ -5,7 +5,8 @@ programs. A code never changes meaning. ``CODES`` maps each code to its class an
 frozen by ``tests/test_errors.py``.
 
 Sections: CBOR (CBOR.md §2), FPS (FPS.md §2), objects (OBJECTS.md §1),
-ASTP (ASTP.md), manifests and corpora, re-verification, files, the object store (STORE.md).
+ASTP (ASTP.md), manifests and corpora, re-verification, files, the object store (STORE.md),
+CAR files (docs/car.md).
 """
 from __future__ import annotations
 
@@ -641,6 +642,170 @@ class MissingReachableError(StoreError):
 _export(StoreError, NotAStoreError, StoreInitError, MissingObjectError, CorruptObjectError,
         CorruptRefError, UnsafePathError, InvalidRefNameError, RefConflictError, LockHeldError,
         StaleLockError, MissingReachableError)
+
+
+# --- CAR files (docs/car.md) ---------------------------------------------------------
+# One class per finding of severity "error" of ``canonkit.car`` (the finding's code is the
+# class's code); the raising readers (``canonkit.car.blocks``) raise them, ``offset`` is
+# the byte offset in the file and ``detail`` the block's CID where there is one.
+
+class CARError(CanonkitError, ValueError):
+    """A CAR file breaks a rule of the CARv1 or CARv2 format (docs/car.md)."""
+
+    code = "car_error"
+
+
+@_register
+class CarHeaderLengthError(CARError):
+    """The header's length varint is malformed, zero, over the limit or runs past the end."""
+    code = "car_header_length"
+
+
+@_register
+class CarHeaderInvalidError(CARError):
+    """The header is not one strict DAG-CBOR data item."""
+    code = "car_header_invalid"
+
+
+@_register
+class CarHeaderSchemaError(CARError):
+    """The header is not a map of exactly version and roots, nor the exact CARv2 pragma."""
+    code = "car_header_schema"
+
+
+@_register
+class CarRootsInvalidError(CARError):
+    """The header's roots are not an array of CIDs."""
+    code = "car_roots_invalid"
+
+
+@_register
+class CarVersionError(CARError):
+    """The header's version is neither 1 nor the CARv2 pragma's 2; a CARv2 payload's is not 1."""
+    code = "car_unsupported_version"
+
+
+@_register
+class CarV2HeaderTruncatedError(CARError):
+    """The file ends inside the 40-byte CARv2 header."""
+    code = "car_v2_header_truncated"
+
+
+@_register
+class CarDataOffsetError(CARError):
+    """The CARv2 data offset points inside the pragma and header or past the end of the file."""
+    code = "car_data_offset"
+
+
+@_register
+class CarDataSizeError(CARError):
+    """The CARv2 data payload is empty or ends past the end of the file."""
+    code = "car_data_size"
+
+
+@_register
+class CarIndexOffsetError(CARError):
+    """The CARv2 index offset points inside the header or data payload, or at or past the end."""
+    code = "car_index_offset"
+
+
+@_register
+class CarSectionLengthError(CARError):
+    """A section's length varint is malformed (over 9 bytes or 2**63, not minimal) or cut off."""
+    code = "car_section_length"
+
+
+@_register
+class CarSectionTruncatedError(CARError):
+    """A section's declared length runs past the end of the data."""
+    code = "car_section_truncated"
+
+
+@_register
+class CarZeroLengthSectionError(CARError):
+    """A section of length zero (null padding inside the data)."""
+    code = "car_zero_length_section"
+
+
+@_register
+class CarCIDInvalidError(CARError):
+    """A section does not start with a valid CID that fits inside it."""
+    code = "car_cid_invalid"
+
+
+@_register
+class CarDigestMismatchError(CARError):
+    """A block's recomputed digest differs from the one its CID holds."""
+    code = "car_digest_mismatch"
+
+
+@_register
+class CarUnknownMultihashError(CARError):
+    """A block's CID names a hash function canonkit does not compute: the block is unverified."""
+    code = "car_unknown_multihash"
+
+
+@_register
+class CarDigestLengthError(CARError):
+    """A CID's digest is longer than its hash function's output."""
+    code = "car_digest_length"
+
+
+@_register
+class CarStrictDecodeError(CARError):
+    """A dag-cbor block is not strict DAG-CBOR (checked with strict=True)."""
+    code = "car_strict_decode"
+
+
+@_register
+class CarUnknownIndexError(CARError):
+    """The CARv2 index is in neither car-index-sorted nor car-multihash-index-sorted: unchecked."""
+    code = "car_unknown_index"
+
+
+@_register
+class CarIndexTruncatedError(CARError):
+    """The CARv2 index ends inside its format code, a bucket header or a bucket."""
+    code = "car_index_truncated"
+
+
+@_register
+class CarIndexMalformedError(CARError):
+    """A negative bucket count, a width below 8, a length not a multiple of it, or bytes after."""
+    code = "car_index_malformed"
+
+
+@_register
+class CarIndexUnsortedError(CARError):
+    """Index buckets, or the digests within one bucket, are not in ascending order."""
+    code = "car_index_unsorted"
+
+
+@_register
+class CarIndexBadOffsetError(CARError):
+    """An index entry's offset is not the start of a section of the data payload."""
+    code = "car_index_bad_offset"
+
+
+@_register
+class CarIndexMismatchError(CARError):
+    """An index entry's digest, digest length or hash code differs from its section's CID."""
+    code = "car_index_mismatch"
+
+
+@_register
+class CarIndexMissingError(CARError):
+    """A block the index must list is not listed."""
+    code = "car_index_missing"
+
+
+@_register
+class CarIndexDuplicateError(CARError):
+    """Two index entries point at the same section."""
+    code = "car_index_duplicate"
+
+
+_export(CARError, *[c for c in CODES.values() if issubclass(c, CARError)])
 
 
 # --- Warnings ---------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from ._common import (
     stdout_reader_gone,
 )
 
-COMMAND_MODULES = ("cbor", "fps", "manifest", "conformance", "reverify", "store", "astp")
+COMMAND_MODULES = ("cbor", "fps", "manifest", "conformance", "reverify", "store", "astp", "car")
 
 
 def build_parser() -> argparse.ArgumentParser:

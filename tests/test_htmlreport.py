@@ -16,12 +16,21 @@ import signal
 import subprocess
 import sys
 import time
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from html_helpers import (
+    HOSTILE_ID,
+    HOSTILE_NAME,
+    SEED_TABLE,
+    STRAY,
+    Page,
+    damaged_store,
+    fsck_summary,
+    hostile_corpus,
+)
 
 from canonkit import htmlreport
 from canonkit.cli import main
@@ -32,66 +41,6 @@ from canonkit.htmlreport.timeline import Timeline
 from canonkit.reverify import synth
 from canonkit.reverify.summary import Summary
 from canonkit.store import Store
-
-REPO = Path(__file__).resolve().parent.parent
-SEED_TABLE = REPO / "examples" / "seed-table"
-HOSTILE_ID = '<script>window.__canonkit_pwned = 1</script>"&\u202e'
-STRAY = '<b onclick="window.__canonkit_pwned=3">stray.txt'
-HOSTILE_NAME = '<img src=x onerror="window.__canonkit_pwned=2">.json'
-
-
-class Page(HTMLParser):
-    """What a test reads from a page: the text of each element with an id, every script
-    and style element's text, every attribute, and all the text."""
-
-    def __init__(self, markup: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.by_id: dict[str, str] = {}
-        self.scripts: list[str] = []
-        self.styles: list[str] = []
-        self.attributes: list[tuple[str, str, str]] = []
-        self.text: list[str] = []
-        self._open: list[tuple[str, str | None, list[str]]] = []
-        self.feed(markup)
-        self.close()
-
-    _VOID = {"meta", "br", "img", "input", "link", "hr", "rect", "line", "circle",
-             "polyline", "polygon"}
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        for name, value in attrs:
-            self.attributes.append((tag, name, value or ""))
-        if tag not in self._VOID:
-            self._open.append((tag, dict(attrs).get("id"), []))
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        for name, value in attrs:
-            self.attributes.append((tag, name, value or ""))
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in self._VOID:
-            return
-        while self._open:
-            name, ident, parts = self._open.pop()
-            text = "".join(parts)
-            if self._open:
-                self._open[-1][2].append(text)
-            if ident is not None:
-                self.by_id[ident] = text
-            if name == "script":
-                self.scripts.append(text)
-            if name == "style":
-                self.styles.append(text)
-            if name == tag:
-                return
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
-        if self._open:
-            self._open[-1][2].append(data)
-
-    def number(self, ident: str) -> int:
-        return int(self.by_id[ident].replace(",", ""))
 
 
 def _run(*argv: str | Path) -> int:
@@ -178,6 +127,23 @@ def test_the_page_policy_allows_exactly_its_own_style_and_script() -> None:
     assert "url(" not in html and "@import" not in html
 
 
+@pytest.mark.parametrize("ci", ["", "true"])
+def test_the_browser_tests_skip_without_chromium_except_under_ci(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, ci: str) -> None:
+    import browser
+
+    monkeypatch.delenv("CANONKIT_CHROMIUM", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no browser on it
+    monkeypatch.setenv("CI", ci)
+    if ci:
+        with pytest.raises(pytest.fail.Exception, match="CI runs the browser tests"):
+            browser.require_chromium()
+    else:
+        with pytest.raises(pytest.skip.Exception) as skipped:
+            browser.require_chromium()
+        assert skipped.value.msg == browser.MISSING
+
+
 # --- the reverify page ---------------------------------------------------------------------
 
 def test_reverify_html_shows_every_count_of_the_summary_and_the_failing_episodes(
@@ -213,19 +179,8 @@ def test_the_report_lines_are_byte_identical_with_and_without_html(tmp_path: Pat
     assert notes_a.read_bytes() == notes_b.read_bytes()
 
 
-def _hostile_corpus(tmp_path: Path) -> Path:
-    """A corpus whose failing Episode has markup in its id and in its file name."""
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    document = json.loads((SEED_TABLE / "0000033.json").read_text())  # no_seal_record
-    document["episode_id"] = HOSTILE_ID
-    (corpus / HOSTILE_NAME).write_text(json.dumps(document))
-    (corpus / "ok.json").write_bytes((SEED_TABLE / "0000002.json").read_bytes())
-    return corpus
-
-
 def test_markup_in_an_episode_id_or_a_path_renders_as_text(tmp_path: Path) -> None:
-    corpus, html = _hostile_corpus(tmp_path), tmp_path / "run.html"
+    corpus, html = hostile_corpus(tmp_path), tmp_path / "run.html"
     _run("reverify", corpus, "--jobs", "1", "--no-progress", "--html", html)
     markup = html.read_text(encoding="utf-8")
     page = Page(markup)
@@ -354,47 +309,6 @@ def test_a_signal_during_the_run_leaves_neither_page_nor_report(
 
 
 # --- the fsck page -------------------------------------------------------------------------
-
-def damaged_store(root: Path) -> Store:
-    """Every form, a planted corruption in a loose file and in a pack, a stray file whose
-    name is markup, and unreachable objects."""
-    store = Store.init(root, durable=False)
-    blobs = [store.put(f"object {i}\n".encode() * (i + 1),
-                       form="deflate" if i % 3 == 0 else "loose") for i in range(12)]
-    tree = store.put_object("tree", {"entries": [
-        {"name": f"f{i}", "mode": 0o100644, "ref": bytes.fromhex(a[7:])}
-        for i, a in enumerate(blobs[:8])]})
-    store.set_ref("main", tree)
-    store.repack(grace_seconds=0)
-    for i in range(5):
-        store.put(f"loose {i}\n".encode() * 40, form="deflate" if i % 2 else "loose")
-    loose = sorted(p for p in (root / "objects").rglob("*") if p.is_file())
-    loose[0].chmod(0o644)
-    data = bytearray(loose[0].read_bytes())
-    data[-1] ^= 1
-    loose[0].write_bytes(bytes(data))
-    (pack,) = (root / "packs").glob("*.pack")
-    pack.chmod(0o644)
-    data = bytearray(pack.read_bytes())
-    data[40] ^= 0x20
-    pack.write_bytes(bytes(data))
-    (root / STRAY).write_text("not part of a store")
-    return store
-
-
-def fsck_summary(report: dict[str, Any]) -> dict[str, int]:
-    """Every count ``canonkit store fsck`` summarises, by the id the page gives it."""
-    counts = {f"count-{k}": report[k] for k in ("objects", "loose_files", "pack_entries",
-                                                "packs", "reachable", "refs",
-                                                "logical_bytes")}
-    counts.update({f"count-code-{code}": n for code, n in report["counts"].items()})
-    counts.update({f"count-form-{form}": v["objects"] for form, v in report["forms"].items()})
-    for severity in ("error", "warning", "info"):
-        counts[f"count-severity-{severity}"] = sum(
-            1 for f in report["findings"] if f["severity"] == severity)
-    counts["count-severity-total"] = len(report["findings"])
-    return counts
-
 
 def test_fsck_html_shows_every_count_of_the_summary(tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from .text import escape
 
-__all__ = ["Column", "FORMAT", "counts_table", "document", "section", "sortable_table", "stack"]
+__all__ = ["FORMAT", "Column", "counts_table", "document", "section", "sortable_table", "stack"]
 
 #: named in each page's ``<meta name="generator">``, with canonkit's version
 FORMAT = "canonkit-html-report/1"
@@ -47,6 +47,8 @@ section.wide{grid-column:1/-1}
 p.note{color:var(--muted);margin:8px 0 0}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:4px 8px;border-bottom:1px solid var(--line);vertical-align:top}
+td{overflow-wrap:anywhere}
+table.sortable td.mono{min-width:18ch}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 tr.total td{font-weight:600;border-top:2px solid var(--fg)}
 td.mono,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;
@@ -165,11 +167,11 @@ def counts_table(rows: Sequence[tuple[str, str, int, str]], *, key_header: str,
     """A table of ``(description, key, count, kind)`` rows, zeros included, and a total
     row. Each count's cell has the id ``<id_prefix><key>`` (``count-total`` for the
     total), so a program reading the page finds every number of the summary."""
-    out = [f'<table id="{escape(ident)}"><thead><tr><th></th><th>{escape(key_header)}</th>'
-           '<th class="num">count</th></tr></thead><tbody>']
+    out = [(f'<table id="{escape(ident)}"><thead><tr><th></th><th>{escape(key_header)}</th>'
+            '<th class="num">count</th></tr></thead><tbody>')]
     for description, key, value, kind in rows:
         out.append(f'<tr><td><span class="swatch {escape(kind)}"></span>'
-                   f'{escape(description)}</td><td class="mono">{escape(key)}</td>'
+                   f'{escape(description)}</td><td class="mono nowrap">{escape(key)}</td>'
                    f'<td class="num" id="{escape(id_prefix + key)}">{value:,}</td></tr>')
     if total is not None:
         out.append(f'<tr class="total"><td>Total</td><td></td>'
@@ -195,8 +197,7 @@ def sortable_table(ident: str, columns: Sequence[Column],
     numeric = ' data-type="number" class="num"'
     head = "".join(f'<th scope="col"{numeric if c.numeric else ""}>{escape(c.heading)}</th>'
                    for c in columns)
-    out = [f'<table class="sortable" id="{escape(ident)}"><thead><tr>{head}</tr></thead>'
-           "<tbody>"]
+    out = [f'<table class="sortable" id="{escape(ident)}"><thead><tr>{head}</tr></thead><tbody>']
     for index, row in enumerate(rows):
         cells = []
         for column, (markup, sort) in zip(columns, row):

@@ -84,7 +84,7 @@ class FailingEpisode(NamedTuple):
     """A row of the table: where the Episode is in the run (1-based) and its report
     line's fields as text, each clipped to what the table shows."""
 
-    index: int
+    position: int
     episode_id: str | None
     outcome: str
     first_mismatch: str
@@ -93,10 +93,10 @@ class FailingEpisode(NamedTuple):
     layer3: str | None
 
     @classmethod
-    def of(cls, index: int, record: dict[str, Any]) -> FailingEpisode:
+    def of(cls, position: int, record: dict[str, Any]) -> FailingEpisode:
         episode = record.get("episode_id")
         layer3 = (record.get("components") or {}).get("layer3")
-        return cls(index, None if episode is None else clip(_text(episode), _ID_CHARS),
+        return cls(position, None if episode is None else clip(_text(episode), _ID_CHARS),
                    clip(_text(record.get("outcome")), 60), clip(first_mismatch(record), 60),
                    clip(_text(record.get("reason") or ""), _REASON_CHARS),
                    clip(source_text(record.get("source")), _SOURCE_CHARS),
@@ -267,10 +267,10 @@ class ReverifyPage:
     @staticmethod
     def _row(row: FailingEpisode, with_layer3: bool) -> Sequence[tuple[str, str | None]]:
         cells: list[tuple[str, str | None]] = [
-            (f"{row.index:,}", str(row.index)),
+            (f"{row.position:,}", str(row.position)),
             ("\u2014" if row.episode_id is None else cell(row.episode_id, _ID_CHARS), None),
             (f'<span class="swatch {KINDS.get(row.outcome, "neutral")}"></span>'
-             f"{cell(row.outcome, 60)}", None),
+             + cell(row.outcome, 60), None),
             (cell(row.first_mismatch, 60), None),
             (cell(row.reason, _REASON_CHARS), None),
             (cell(row.source, _SOURCE_CHARS), None),

@@ -16,7 +16,7 @@ from .text import escape
 __all__ = ["Bar", "bar_chart", "count", "line_chart", "nice_ticks", "span_chart", "split_bar"]
 
 WIDTH = 640
-_CHAR = 6.6     # average advance of a 12px sans-serif character, for label columns
+_CHAR = 7.2     # generous advance of a 12px sans-serif character, for label columns
 _ROW = 22       # height of one bar's row
 _FONT = 12
 
@@ -70,7 +70,7 @@ def _svg(title: str, width: float, height: float, body: list[str]) -> str:
 def bar_chart(bars: Sequence[Bar], *, title: str, unit: str = "", width: int = WIDTH) -> str:
     """Horizontal bars, one row each, the label left, the value right of its bar; the
     longest bar is the largest value (zero is an empty row, still labelled)."""
-    label_w = min(max((len(b.label) for b in bars), default=4) * _CHAR + 12, width * 0.45)
+    label_w = min(max((len(b.label) for b in bars), default=4) * _CHAR + 16, width * 0.5)
     value_w = max((len(count(b.value)) for b in bars), default=1) * _CHAR + 16
     span = max(width - label_w - value_w, 40)
     top = max((b.value for b in bars), default=0) or 1

@@ -31,8 +31,8 @@ class Page(HTMLParser):
         self.feed(markup)
         self.close()
 
-    _VOID: ClassVar[set[str]] = {"meta", "br", "img", "input", "link", "hr", "rect", "line", "circle",
-                                 "polyline", "polygon"}
+    _VOID: ClassVar[set[str]] = {"meta", "br", "img", "input", "link", "hr", "rect", "line",
+                                 "circle", "polyline", "polygon"}
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         for name, value in attrs:

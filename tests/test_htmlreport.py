@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -252,6 +253,31 @@ def test_the_html_output_is_checked_before_any_work(tmp_path: Path, clash: str,
     assert err.startswith(f"canonkit reverify: {html}") and "Traceback" not in err
     assert not report.exists() and not notes.exists() and leftovers(tmp_path) == []
     assert (corpus / "0000000.json").read_bytes() == before
+
+
+def _limit_file_size(limit: int) -> Any:
+    def apply() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a failed write, not a dead process
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return apply
+
+
+@pytest.mark.parametrize("command", ["reverify", "fsck"])
+def test_a_page_that_cannot_be_written_keeps_the_old_one(tmp_path: Path, command: str) -> None:
+    """A real failing write (RLIMIT_FSIZE: EFBIG once the page passes 4 KiB)."""
+    html = tmp_path / "out" / "page.html"
+    html.parent.mkdir()
+    html.write_text("old page")
+    if command == "reverify":
+        argv = ["reverify", str(SEED_TABLE), "--jobs", "1", "--no-progress"]
+    else:
+        argv = ["store", "fsck", damaged_store(tmp_path / "store").root]
+    done = subprocess.run([sys.executable, "-m", "canonkit", *argv, "--html", str(html)],
+                          capture_output=True, text=True, timeout=120,
+                          preexec_fn=_limit_file_size(4096))
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 2 and f"{html}: cannot be written" in done.stderr, done.stderr
+    assert html.read_text() == "old page" and leftovers(html.parent) == []
 
 
 _INTERRUPT_WHILE_WRITING = """

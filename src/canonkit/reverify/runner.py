@@ -98,8 +98,9 @@ class Run:
     ``progress`` None = on a terminal; ``require_layer3`` writes the Layer 3 component on
     every Episode line and fails the run's exit status for an Episode whose Layer 3 failed
     or is absent; ``on_progress(elapsed seconds, Episodes, bytes read)`` is called as each
-    unit of work comes back (an HTML report's throughput samples). Raises ``InputError``/``OutputPathError``/
-    ``ValueError`` at once; the work happens while the run is iterated."""
+    unit of work comes back (an HTML report's throughput samples). Raises
+    ``InputError``/``OutputPathError``/``ValueError`` at once; the work happens while the
+    run is iterated."""
 
     def __init__(
         self,

@@ -1,8 +1,8 @@
 """Samples of a run's progress — (elapsed seconds, items done, bytes done) — kept in
 bounded memory however long the run, for the throughput chart of an HTML report.
 
-Every sample is cumulative, so keeping fewer of them loses no total: when more than
-``limit`` are held, every other one is dropped and from then on only every ``stride``-th
+Every sample is cumulative, so keeping fewer of them loses no total: when ``limit`` are
+held, every other one is dropped and from then on only every ``stride``-th
 update is kept (the stride doubles each time). The samples stay evenly spread over the
 updates, and the latest update is always the last point.
 """
@@ -17,8 +17,8 @@ Sample = tuple[float, int, int]  # (elapsed seconds, items done, bytes done)
 
 class Timeline:
     """``add(elapsed, items, nbytes)`` after each piece of work (``items`` and ``nbytes``
-    are what that piece did); ``points()`` the kept samples, from ``(0.0, 0, 0)`` to the
-    latest."""
+    are what that piece did); ``points()`` the kept samples, at most ``limit``, from
+    ``(0.0, 0, 0)`` to the latest."""
 
     def __init__(self, limit: int = DEFAULT_LIMIT) -> None:
         if limit < 2:
@@ -36,7 +36,7 @@ class Timeline:
         if self._updates % self._stride:
             return
         self._kept.append(self._latest)
-        if len(self._kept) > self._limit:
+        if len(self._kept) >= self._limit:  # room for the latest update, not yet kept
             self._kept = self._kept[::2]
             self._stride *= 2
 

@@ -220,6 +220,19 @@ def test_the_page_is_bounded_however_many_episodes_fail() -> None:
     assert abs(sizes[1] - sizes[0]) < 100 and sizes[1] < 8_000_000
 
 
+def test_only_episode_lines_are_taken() -> None:
+    page = htmlreport.ReverifyPage()
+    with pytest.raises(ValueError, match="not an Episode line"):
+        page.add_line(b'{"summary": {"total": 0}, "format": "canonkit-reverify-report/1"}')
+    with pytest.raises(ValueError, match="not an Episode line"):
+        page.add_line(b"[1, 2]")
+    # odd shapes in an Episode line are shown, never a crash
+    page.add_line(b'{"outcome": "invalid_record", "components": [], "flags": "xy", '
+                  b'"reason": 7, "source": "s", "episode_id": {"a": 1}}')
+    markup = page.render(Summary(paths=["p"], files=1))
+    assert page.failing == 1 and '{"a":1}' in "".join(Page(markup).text)
+
+
 def test_a_page_with_layer3_counts_it_apart(tmp_path: Path) -> None:
     corpus = tmp_path / "c.jsonl"
     synth.write_corpus(24, out=str(corpus), mix="all-outcomes", seed=4, median_segments=6,

@@ -58,6 +58,14 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else orjson.dumps(value).decode()
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _sequence(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def source_text(source: Any) -> str:
     """``file:line`` (JSON lines), ``file @ byte offset`` (CBOR sequences), ``file``."""
     if not isinstance(source, dict):
@@ -72,11 +80,9 @@ def source_text(source: Any) -> str:
 
 def first_mismatch(record: dict[str, Any]) -> str:
     """The first component that did not match, in report order ("" when none did)."""
-    components = record.get("components")
-    if isinstance(components, dict):
-        for name, state in components.items():
-            if state == "mismatch":
-                return str(name)
+    for name, state in _mapping(record.get("components")).items():
+        if state == "mismatch":
+            return str(name)
     return ""
 
 
@@ -95,7 +101,7 @@ class FailingEpisode(NamedTuple):
     @classmethod
     def of(cls, position: int, record: dict[str, Any]) -> FailingEpisode:
         episode = record.get("episode_id")
-        layer3 = (record.get("components") or {}).get("layer3")
+        layer3 = _mapping(record.get("components")).get("layer3")
         return cls(position, None if episode is None else clip(_text(episode), _ID_CHARS),
                    clip(_text(record.get("outcome")), 60), clip(first_mismatch(record), 60),
                    clip(_text(record.get("reason") or ""), _REASON_CHARS),
@@ -127,24 +133,28 @@ class ReverifyPage:
         self.add_line(result.line)
 
     def add_line(self, line: bytes) -> None:
-        """One Episode line of a report (JSON, as ``Result.line``)."""
+        """One Episode line of a report (JSON, as ``Result.line``); ValueError for a line
+        that is not one (the final line, say)."""
+        record = orjson.loads(line)
+        if not isinstance(record, dict) or "outcome" not in record:
+            raise ValueError("not an Episode line of a reverify report (no outcome)")
         self.seen += 1
-        record: dict[str, Any] = orjson.loads(line)
-        outcome = record.get("outcome")
+        outcome = record["outcome"]
         construction = record.get("construction")
         _tally(self.constructions, "none" if construction is None else _text(construction))
-        for name, state in (record.get("components") or {}).items():
+        components = _mapping(record.get("components"))
+        for name, state in components.items():
             if state == "mismatch":
                 _tally(self.mismatches, str(name))
-        for flag in record.get("flags") or ():
+        for flag in _sequence(record.get("flags")):
             _tally(self.flags, _text(flag))
         if outcome == "invalid_record":
             found = _CODE.match(_text(record.get("reason") or ""))
             _tally(self.invalid_codes, found.group(1) if found else OTHER)
-        for item in record.get("layer3_findings") or ():
+        for item in _sequence(record.get("layer3_findings")):
             vector = item.get("vector") if isinstance(item, dict) else None
             _tally(self.layer3_vectors, _text(vector) if vector is not None else OTHER)
-        layer3 = (record.get("components") or {}).get("layer3")
+        layer3 = components.get("layer3")
         if outcome in FAILING or (self.require_layer3 and layer3 in (FAILED, ABSENT)):
             self.failing += 1
             if len(self.rows) < self.max_rows:

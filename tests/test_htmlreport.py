@@ -40,7 +40,7 @@ from canonkit.htmlreport import page as page_module
 from canonkit.htmlreport.svg import nice_ticks
 from canonkit.htmlreport.text import cell, escape, visible
 from canonkit.htmlreport.timeline import Timeline
-from canonkit.reverify import synth
+from canonkit.reverify import synthetic_corpus
 from canonkit.reverify.summary import Summary
 from canonkit.store import Store
 
@@ -235,7 +235,7 @@ def test_only_episode_lines_are_taken() -> None:
 
 def test_a_page_with_layer3_counts_it_apart(tmp_path: Path) -> None:
     corpus = tmp_path / "c.jsonl"
-    synth.write_corpus(24, out=str(corpus), mix="all-outcomes", seed=4, median_segments=6,
+    synthetic_corpus.write_corpus(24, out=str(corpus), mix="all-outcomes", seed=4, median_segments=6,
                        layer3=0.8)
     report, html = tmp_path / "r.jsonl", tmp_path / "r.html"
     _run("reverify", corpus, "--jobs", "1", "--no-progress", "--require-layer3",
@@ -323,7 +323,7 @@ def test_a_signal_while_the_html_is_written_leaves_no_page(tmp_path: Path) -> No
 def long_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A JSON-lines corpus that keeps two workers busy for a few seconds."""
     path = tmp_path_factory.mktemp("long") / "corpus.jsonl"
-    synth.write_corpus(2000, out=str(path), mix="seed-table", seed=8, median_segments=120)
+    synthetic_corpus.write_corpus(2000, out=str(path), mix="seed-table", seed=8, median_segments=120)
     return path
 
 

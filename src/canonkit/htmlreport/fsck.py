@@ -11,6 +11,7 @@ import os
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from .._version import __version__
 from ..store.findings import CODES, SEVERITIES
 from .page import Column, counts_table, document, section, sortable_table
 from .reverify import MAX_ROWS
@@ -51,8 +52,6 @@ def _summary_rows(report: FsckReport) -> list[tuple[str, str, int, str]]:
 def render_fsck(report: FsckReport, store: str | os.PathLike[str], *,
                 max_rows: int = MAX_ROWS) -> str:
     """The whole page for ``report``, the fsck of the store at ``store``."""
-    from .. import __version__
-
     if max_rows < 0:
         raise ValueError("max_rows must be at least 0")
     name = os.fspath(store)

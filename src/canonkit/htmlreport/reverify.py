@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
-from ..reverify.layer3 import ABSENT, FAILED, STATES
+from .._version import __version__
+from ..reverify.layer3_component import ABSENT, FAILED, STATES
 from ..reverify.outcomes import DESCRIPTIONS, FAILING, TABLE_ORDER
 from .page import Column, counts_table, document, section, sortable_table, stack
 from .svg import Bar, bar_chart, line_chart, span_chart
@@ -164,8 +165,6 @@ class ReverifyPage:
 
     def render(self, summary: Summary, timeline: Timeline | None = None) -> str:
         """The whole page, for the run whose results were added."""
-        from .. import __version__
-
         sections = [self._outcomes(summary),
                     stack(self._constructions(), self._findings()),
                     self._throughput(summary, timeline), self._table()]

@@ -133,7 +133,11 @@ def plot(table: Table, baseline: str, directory: Path, stat: str,
             ax.bar_label(bars, labels=[f"{y:.2g}"], fontsize=6, padding=1)
     ax.set_yscale("log")
     ax.axhline(1.0, color="black", linewidth=0.6)
-    ax.set_xticks(range(len(datasets)), datasets, fontsize=8)
+    # 8-point labels are about 0.075 in a character: slant them when they would overlap
+    crowded = max(map(len, datasets)) * 0.075 > 0.9 * fig.get_figwidth() / len(datasets)
+    ax.set_xticks(range(len(datasets)), datasets, fontsize=8,
+                  rotation=20 if crowded else 0, ha="right" if crowded else "center",
+                  rotation_mode="anchor")
     ax.set_ylabel(f"time / {baseline} ({stat}, log)", fontsize=8)
     top = max(r[c][index] / r[baseline][index]
               for r in (table.times[d] for d in datasets) for c in r)

@@ -105,6 +105,8 @@ def register(subparsers: Any) -> None:
                    "the summary line")
     p.add_argument("--annotations", metavar="FILE", help="write the orders found by search "
                    "as resolved_signal_order annotations (the inputs are never modified)")
+    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report: "
+                   "outcomes, constructions, throughput, mismatches, the failing Episodes")
     p.add_argument("--engine", choices=("local", "dask"), default="local",
                    help="local process pool (default) or Dask")
     p.add_argument("--jobs", type=_positive, metavar="N",
@@ -134,6 +136,7 @@ def _reverify(args: argparse.Namespace) -> int:
     if args.scheduler is not None and args.engine != "dask":
         print("canonkit reverify: --scheduler needs --engine dask", file=sys.stderr)
         return EXIT_USAGE
+    html = _HtmlOutput(args) if args.html is not None else None
     with engines.interruptible():
         try:
             run = reverify.run(
@@ -141,7 +144,10 @@ def _reverify(args: argparse.Namespace) -> int:
                 search_cap=args.search_cap, report=args.report, annotations=args.annotations,
                 batch_size=args.batch_size, progress=False if args.no_progress else None,
                 require_layer3=args.require_layer3,
+                on_progress=None if html is None else html.timeline.add,
             )
+            if html is not None:
+                html.check(run.files)
         except (reverify.InputError, OutputPathError, ValueError) as exc:
             print(f"canonkit reverify: {exc}", file=sys.stderr)
             return EXIT_USAGE
@@ -149,9 +155,13 @@ def _reverify(args: argparse.Namespace) -> int:
         results = iter(run)
         try:
             for result in results:
+                if html is not None:
+                    html.page.add(result)
                 if args.json:
                     out.write(result.line + b"\n")
             summary = run.summary
+            if html is not None:
+                html.write(summary, run.files)
             if args.json:
                 import orjson
 
@@ -172,6 +182,30 @@ def _reverify(args: argparse.Namespace) -> int:
             results.close()  # a consumer leaving early still stops the workers
         print(summary.rate_line(), file=sys.stderr)
     return summary.exit_status
+
+
+class _HtmlOutput:
+    """``--html FILE``: checked with the other outputs before any work, fed every result,
+    written (complete or not at all) once the run is complete."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from .. import htmlreport
+
+        self._args = args
+        self.timeline = htmlreport.Timeline()
+        self.page = htmlreport.ReverifyPage(require_layer3=args.require_layer3)
+
+    def check(self, inputs: list[str]) -> None:
+        from ..htmlreport import check_output
+
+        check_output(self._args.html, inputs=inputs,
+                     others=(("--report", self._args.report),
+                             ("--annotations", self._args.annotations)))
+
+    def write(self, summary: Any, inputs: list[str]) -> None:
+        from ..htmlreport import write_html
+
+        write_html(self._args.html, self.page.render(summary, self.timeline), inputs=inputs)
 
 
 def _synth(args: argparse.Namespace) -> int:

@@ -89,6 +89,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--all", action="store_true",
                    help="list info findings too (the table shows errors and warnings, and "
                         "counts the rest)")
+    p.add_argument("--html", metavar="FILE",
+                   help="write a self-contained HTML report: what was checked, findings by "
+                        "code, every finding (outside the store; complete or not at all)")
     _common_flags(p)
     p = action("unlock", "remove a stale store lock (--force: any lock)", _unlock)
     p.add_argument("--force", action="store_true",
@@ -279,8 +282,16 @@ def _fsck(args: argparse.Namespace) -> int:
     def body() -> int:
         if args.scheduler is not None and args.engine != "dask":
             return report_usage_error(_name(args), "--scheduler needs --engine dask")
+        if args.html is not None:  # before the work: a device or a path in the store is refused
+            from ..htmlreport import check_output
+
+            check_output(args.html, input_dirs=[args.store])
         report = _open(args).fsck(jobs=args.jobs, engine=args.engine,
                                   scheduler=args.scheduler, progress=_progress(args))
+        if args.html is not None:  # found errors or not: the page says which
+            from ..htmlreport import render_fsck, write_html
+
+            write_html(args.html, render_fsck(report, args.store), input_dirs=[args.store])
         if args.json:
             _print_json(report.to_dict())
             return report.exit_status

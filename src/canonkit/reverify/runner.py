@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,8 +97,10 @@ class Run:
     ``batch_size``/``batch_bytes`` size the units of work (they never change the report);
     ``progress`` None = on a terminal; ``require_layer3`` writes the Layer 3 component on
     every Episode line and fails the run's exit status for an Episode whose Layer 3 failed
-    or is absent. Raises ``InputError``/``OutputPathError``/
-    ``ValueError`` at once; the work happens while the run is iterated."""
+    or is absent; ``on_progress(elapsed seconds, Episodes, bytes read)`` is called as each
+    unit of work comes back (an HTML report's throughput samples). Raises
+    ``InputError``/``OutputPathError``/``ValueError`` at once; the work happens while the
+    run is iterated."""
 
     def __init__(
         self,
@@ -114,6 +116,7 @@ class Run:
         batch_bytes: int = DEFAULT_BATCH_BYTES,
         progress: bool | None = False,
         require_layer3: bool = False,
+        on_progress: Callable[[float, int, int], None] | None = None,
     ) -> None:
         if search_cap < 1:
             raise ValueError("search_cap must be at least 1")
@@ -136,6 +139,7 @@ class Run:
         self._report_path, self._annotations_path = report, annotations
         self._batch_size, self._batch_bytes = batch_size, batch_bytes
         self._progress_enabled = progress
+        self._on_progress = on_progress
         self._summary = Summary(paths=self._named, files=len(self.inputs),
                                 require_layer3=require_layer3)
         self._started = False
@@ -328,6 +332,9 @@ class Run:
                                                         verdict.order))
                         yield Result(line, verdict.outcome, verdict.episode_id, verdict.order)
                     progress.update(result.disk_bytes, len(result.verdicts))
+                    if self._on_progress is not None:
+                        self._on_progress(time.perf_counter() - start, len(result.verdicts),
+                                          result.disk_bytes)
             summary.seconds = time.perf_counter() - start
             if report is not None:
                 report.write_json(summary.to_json())

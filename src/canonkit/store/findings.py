@@ -10,10 +10,12 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
-__all__ = ["CODES", "EXIT_CLEAN", "EXIT_ERRORS", "EXIT_USAGE", "Finding", "FsckReport",
-           "SEVERITIES", "finding"]
+__all__ = ["CODES", "EXIT_CLEAN", "EXIT_ERRORS", "EXIT_USAGE", "FORMS", "Finding",
+           "FsckReport", "SEVERITIES", "finding"]
 
 SEVERITIES = ("error", "warning", "info")
+#: the keys of ``FsckReport.forms``
+FORMS = ("loose", "loose_deflate", "packed", "packed_deflate")
 EXIT_CLEAN, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 
 CODES: dict[str, tuple[str, str]] = {
@@ -112,6 +114,13 @@ class FsckReport:
     seconds: float = 0.0
     engine: str = "local"
     jobs: int = 1
+    #: the intact objects the units checked, by where and how each is stored (FORMS):
+    #: ``{"objects": n, "bytes": logical bytes}``; an object stored twice counts twice
+    forms: dict[str, dict[str, int]] = field(
+        default_factory=lambda: {k: {"objects": 0, "bytes": 0} for k in FORMS})
+    #: seconds per phase: "plan" (refs, layout, pack structure), "check" (the units),
+    #: "reachability" (refs reported, the reachability pass)
+    phases: dict[str, float] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

@@ -304,6 +304,7 @@ def fsck(store: Store, *, jobs: int = 1, engine: str = "local", scheduler: str |
     _top_level(root, findings)
     units, n_packs, n_entries = plan(store, findings)
     report = FsckReport(packs=n_packs, pack_entries=n_entries, engine=engine, jobs=jobs)
+    planned = time.perf_counter()
     graph = Graph()
     progress_bar = bar(progress, len(units), "fsck", "unit")
     try:
@@ -318,9 +319,11 @@ def fsck(store: Store, *, jobs: int = 1, engine: str = "local", scheduler: str |
             for digest, why in result.unfollowed:
                 graph.unfollowed.setdefault(digest, (result.rel or loose_path(digest), why))
             report.logical_bytes += result.logical_bytes
+            _count_forms(report, "loose" if unit[0] == "loose" else "packed", result)
             progress_bar.update(1)
     finally:
         progress_bar.close()
+    checked = time.perf_counter()
     for problem in ref_scan.problems:
         findings.append(finding(problem.rel, None, problem.code, None, problem.detail))
     refs = [(name, rel, digest_of_address(address)) for name, rel, address in ref_scan.refs]
@@ -329,6 +332,18 @@ def fsck(store: Store, *, jobs: int = 1, engine: str = "local", scheduler: str |
     report.objects = len(graph.where)
     report.findings = sorted(set(findings), key=Finding.sort_key)
     report.seconds = time.perf_counter() - started
+    report.phases = {"plan": planned - started, "check": checked - planned,
+                     "reachability": started + report.seconds - checked}
     return report
+
+
+def _count_forms(report: FsckReport, where: str, result: UnitResult) -> None:
+    """Add a unit's intact objects to ``report.forms`` (``where``: loose or packed)."""
+    intact = len(result.verified) // 32
+    for key, n, size in ((where, intact - result.deflated,
+                          result.logical_bytes - result.deflated_bytes),
+                         (f"{where}_deflate", result.deflated, result.deflated_bytes)):
+        report.forms[key]["objects"] += n
+        report.forms[key]["bytes"] += size
 
 

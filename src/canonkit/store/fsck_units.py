@@ -53,12 +53,16 @@ class UnitResult:
     logical_bytes: int = 0
     disk_bytes: int = 0
     files: int = 0  # loose files examined
+    deflated: int = 0  # of the intact objects, those stored DEFLATE (and their logical bytes)
+    deflated_bytes: int = 0
     vanished: bool = False  # the unit's pack was gone (see fsck)
 
     def intact(self, digest: bytes, data: Any) -> None:
         self.verified += digest
         if isinstance(data, Inflated):  # streamed: its bytes kept only if they may matter
             self.logical_bytes += data.size
+            self.deflated += 1
+            self.deflated_bytes += data.size
             if data.data is None:
                 return
             data = data.data

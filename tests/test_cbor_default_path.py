@@ -203,3 +203,49 @@ def test_decoded_links_are_ordinary_links(cbor_impl: ModuleType) -> None:
     assert value.cid_bytes == link.cid_bytes and str(value) == str(link)
     with pytest.raises(AttributeError):
         value.cid_bytes = b""  # type: ignore[misc]
+
+
+def test_module_functions_accept_every_call_shape(cbor_impl: ModuleType) -> None:
+    """Positional arguments, ``profile=`` alone, other keywords, keywords unpacked from a
+    dict with a name built at run time: the same values and the same TypeErrors."""
+    data = cbor_impl.encode({"a": [1]}, profile="dag-cbor")
+    profile_key = "".join(["pro", "file"])  # not the interned call-site name
+    for kwargs in ({}, {"profile": "dag-cbor"}, {profile_key: "dcbor"},
+                   {"profile": "core", "max_depth": 4}, {"max_items": 10}):
+        assert cbor_impl.decode(data, **kwargs) == {"a": [1]}
+        assert cbor_impl.check(data, **kwargs) is None
+        assert cbor_impl.decode_prefix(data + b"\x00", 0, **kwargs) == ({"a": [1]}, len(data))
+        assert cbor_impl.decode_prefix(b"\x00" + data, 1, **kwargs) == ({"a": [1]}, len(data) + 1)
+        assert cbor_impl.check_prefix(data + b"\x00", **kwargs) == len(data)
+    for kwargs in ({}, {"profile": "dag-cbor"}, {profile_key: "dcbor"}, {"max_depth": 3}):
+        assert cbor_impl.encode({"a": [1]}, **kwargs) == data
+    for bad in (lambda: cbor_impl.decode(), lambda: cbor_impl.decode(data, "core"),
+                lambda: cbor_impl.decode(data, profil="core"),
+                lambda: cbor_impl.decode(data=data),
+                lambda: cbor_impl.check(data, data), lambda: cbor_impl.encode(),
+                lambda: cbor_impl.encode(1, "core"), lambda: cbor_impl.encode(1, profle="core"),
+                lambda: cbor_impl.decode_prefix(data, 0, 0),
+                lambda: cbor_impl.check_prefix()):
+        with pytest.raises(TypeError):
+            bad()
+    with pytest.raises(errors.InvalidOptionError):
+        cbor_impl.decode_prefix(data, len(data) + 1)
+    with pytest.raises(errors.InvalidOptionError):
+        cbor_impl.check_prefix(data, -1, profile="dag-cbor")
+    with pytest.raises(errors.InputTypeError):
+        cbor_impl.decode("not bytes", profile="dag-cbor")
+
+
+def test_module_functions_keep_their_signatures_and_pickle() -> None:
+    import inspect
+    import pickle
+
+    compiled, twin = backend_pair("cbor")
+    for name in ("decode", "check", "decode_prefix", "check_prefix", "encode"):
+        function = getattr(compiled, name)
+        want = [(p.name, p.kind, p.default)
+                for p in inspect.signature(getattr(twin, name)).parameters.values()]
+        assert [(p.name, p.kind, p.default)
+                for p in inspect.signature(function).parameters.values()] == want, name
+        assert function.__doc__ and function.__name__ == name
+        assert pickle.loads(pickle.dumps(function)) is function

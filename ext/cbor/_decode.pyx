@@ -1326,6 +1326,46 @@ def load(fp, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH, max_size=None,
                    max_items=max_items, tag_hook=tag_hook, object_hook=object_hook).load(fp)
 
 
+# --- entry points: the common call without keyword parsing (cbor_entry.pxi) ------------
+
+include "cbor_entry.pxi"
+
+
+cdef inline const Opts *profile_opts(PyObject *profile) except NULL:
+    return &DEFAULT_OPTS[P_CORE if profile == NULL else profile_id(<object>profile)]
+
+
+cdef PyObject *decode_fast(PyObject **args, Py_ssize_t nargs, PyObject *profile) except NULL:
+    return new_ref(decode_with(<object>args[0], profile_opts(profile)))
+
+
+cdef PyObject *check_fast(PyObject **args, Py_ssize_t nargs, PyObject *profile) except NULL:
+    check_with(<object>args[0], profile_opts(profile))
+    return new_ref(None)
+
+
+cdef PyObject *decode_prefix_fast(PyObject **args, Py_ssize_t nargs,
+                                  PyObject *profile) except NULL:
+    cdef const Opts *o = profile_opts(profile)
+    return new_ref(decode_prefix_with(<object>args[0], <object>args[1] if nargs == 2 else 0, o))
+
+
+cdef PyObject *check_prefix_fast(PyObject **args, Py_ssize_t nargs,
+                                 PyObject *profile) except NULL:
+    cdef const Opts *o = profile_opts(profile)
+    return new_ref(check_prefix_with(<object>args[0], <object>args[1] if nargs == 2 else 0, o))
+
+
+_OPTIONS = f"profile='core', max_depth={DEFAULT_MAX_DEPTH}, max_size=None, max_items=None"
+_HOOKS = "tag_hook=None, object_hook=None"
+install_entry(globals(), 0, "decode", f"(data, /, *, {_OPTIONS}, {_HOOKS})", decode_fast, 1)
+install_entry(globals(), 1, "check", f"(data, /, *, {_OPTIONS})", check_fast, 1)
+install_entry(globals(), 2, "decode_prefix", f"(data, offset=0, /, *, {_OPTIONS}, {_HOOKS})",
+              decode_prefix_fast, 2)
+install_entry(globals(), 3, "check_prefix", f"(data, offset=0, /, *, {_OPTIONS})",
+              check_prefix_fast, 2)
+
+
 cdef class Decoder:
     """A reusable strict decoder for one profile, set of limits and hooks.
 

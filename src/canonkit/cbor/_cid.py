@@ -173,7 +173,7 @@ Hasher = Callable[[Any], bytes]
 
 def _hashlib(name: str) -> Hasher:
     constructor = getattr(hashlib, name)  # hashlib.sha256 etc.: cheaper than hashlib.new
-    return lambda data: constructor(data).digest()  # type: ignore[no-any-return]
+    return lambda data: constructor(data).digest()
 
 
 def _blake2(size: int, small: bool = False) -> Hasher:

@@ -62,11 +62,6 @@ def message_bytes(name: str) -> bytes:
     return cbor.encode(MESSAGES[name][1], profile=PROFILE)
 
 
-def _prefix_decoder() -> Callable[[bytes], Any]:
-    decoder = cbor.Decoder(profile=PROFILE)
-    return lambda data: decoder.decode_prefix(data, 0)
-
-
 def contenders(operation: str, name: str) -> dict[str, Callable[[], object]]:
     """The timed calls of one row (canonkit's compiled backend and the peers), each
     checked once against the message before it is returned."""
@@ -109,9 +104,8 @@ def contenders(operation: str, name: str) -> dict[str, Callable[[], object]]:
         assert runs["canonkit-c"]() is None and runs["canonkit-c-object"]() is None
         return runs
     if operation == "decode_prefix":
-        object_prefix = _prefix_decoder()
         runs = {"canonkit-c": lambda: prefix(data, 0, profile=PROFILE),
-                "canonkit-c-object": lambda: object_prefix(data),
+                "canonkit-c-object": lambda: decoder.decode_prefix(data, 0),
                 "libipld": library}
         assert runs["canonkit-c"]() == runs["canonkit-c-object"]() == (value, len(data))
         return runs

@@ -1182,7 +1182,15 @@ cdef int check_with(object data, const Opts *o) except -1:
 
 cdef object decode_prefix_with(object data, object offset, const Opts *o):
     cdef Py_buffer view
-    cdef Py_ssize_t end, start
+    cdef Py_ssize_t end, start, n
+    if type(data) is bytes:  # no buffer to acquire and release
+        n = len(<bytes>data)
+        if type(offset) is int and 0 <= offset <= n:
+            start = offset
+        else:
+            start = check_offset(offset, n)
+        value = read_item(data, <const uint8_t *><char *><bytes>data, n, start, o, False, &end)
+        return value, end
     get_view(data, &view)
     try:
         if type(offset) is int and 0 <= offset <= view.len:

@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import MissingKindError, SchemaViolationError, UnknownKindError
-from .hashing import PREFIX, Buffer, address, digest_of
+from .hashing import Buffer, address
 from .registry import _KINDS, _V1, get_kind
 from .schema import Kind
 
@@ -116,8 +116,7 @@ def _make_encoders(cbor: ModuleType) -> tuple[Callable[..., bytes], Callable[...
         """``address(encode_object(kind, fields, version=version))``."""
         spec = v1.get(kind) if version == 1 and type(kind) is str else None
         if spec is not None and spec.check is None and spec._fast(fields):
-            # the common case; digest_of directly, without address's own frame
-            return PREFIX + digest_of(encode_merged(spec._envelope, fields)).hex()
+            return address(encode_merged(spec._envelope, fields))  # the common case
         return address(encode_object(kind, fields, version=version))
 
     return encode_object, address_object

@@ -38,8 +38,8 @@ def digest_of(data: Buffer, /) -> bytes:
     except IndexError:
         hasher = _blake3()
     hasher.reset()
-    # update returns the hasher; a failure here drops it: only finished ones go back
-    digest = hasher.update(data).digest()
+    hasher.update(data)  # a failure here drops the hasher: only finished ones go back
+    digest = hasher.digest()
     _idle.append(hasher)
     return digest
 

@@ -1019,17 +1019,7 @@ cdef Py_ssize_t encode_into_buffer(object obj, object buffer, object offset, Out
         out_release(&o)
 
 
-cdef int check_encode_options(Out *settings, object profile, object default,
-                              object max_depth) except -1:
-    settings.profile = profile_id(profile)
-    check_default(default)
-    settings.max_depth = check_encode_max_depth(max_depth)
-    settings.default = NULL if default is None else <PyObject *>default
-    settings.hooked = NULL
-    settings.pool = NULL
-    settings.twin_order = False
-    settings.stack_floor = 0
-    return 0
+cdef int MAX_DEPTH_DEFAULT = DEFAULT_MAX_DEPTH
 
 
 cdef inline void default_settings(Out *settings, int profile) noexcept:
@@ -1043,7 +1033,16 @@ cdef inline void default_settings(Out *settings, int profile) noexcept:
     settings.stack_floor = 0
 
 
-cdef int MAX_DEPTH_DEFAULT = DEFAULT_MAX_DEPTH
+cdef int check_encode_options(Out *settings, object profile, object default,
+                              object max_depth) except -1:
+    cdef int profile_number = profile_id(profile)
+    cdef int depth
+    check_default(default)
+    depth = check_encode_max_depth(max_depth)
+    default_settings(settings, profile_number)
+    settings.max_depth = depth
+    settings.default = NULL if default is None else <PyObject *>default
+    return 0
 
 
 @cython.boundscheck(False)  # audited: the indexes are in range by construction

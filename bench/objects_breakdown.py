@@ -6,7 +6,8 @@ Each contender is timed in turn, ``--rounds`` times ``--number`` calls, and its 
 kept, so a load spike on the shared machine hits every contender alike. The same object
 as ``bench/test_objects.py`` (``objects:commit-5-field``): canonkit's ``address_object``
 next to its parts (the fields check, ``encode_merged``, ``address``) and next to the
-peers (cbrrr + blake3, the bare ``blake3`` package calls). Times are in ns per call; the
+peers (cbrrr + blake3, the bare ``blake3`` package calls), and ``Link.for_block`` of the
+same bytes next to its checking path and the bare hash. Times are in ns per call; the
 ratio is cbrrr + blake3's minimum over the contender's (above 1: faster than the peer).
 """
 from __future__ import annotations
@@ -15,11 +16,14 @@ import argparse
 import os
 import timeit
 from collections.abc import Callable
+from hashlib import sha256
 
 import cbrrr
 from blake3 import blake3
 
 from canonkit import cbor, objects
+from canonkit.cbor import Link
+from canonkit.cbor._cid import make_cid
 
 FIELDS = {"tree": bytes(range(32)), "parents": [bytes(range(1, 33))],
           "author": "Ada Lovelace <ada@example.org>", "time": 1767225600000,
@@ -54,6 +58,11 @@ def contenders() -> dict[str, Callable[[], object]]:
         "peer part: blake3(x).hexdigest()": lambda: "blake3:" + blake3(data).hexdigest(),
         "package: reset+update+digest (reused hasher)": package_floor,
         "package: blake3() construction": blake3,
+        # a CID for the same bytes: the fast path, the checking path, the raw hash
+        "Link.for_block(bytes)": lambda: Link.for_block(data),
+        "part: Link(make_cid(...)) (checking path)": lambda: Link(
+            make_cid(data, "dag-cbor", "sha2-256", 1)),
+        "package: hashlib.sha256(bytes).digest()": lambda: sha256(data).digest(),
     }
 
 

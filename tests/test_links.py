@@ -206,3 +206,43 @@ def test_from_string_refuses_non_canonical_base32() -> None:
     text = str(Link.for_block(b"x"))
     with pytest.raises(errors.InvalidLinkError):
         Link.from_string(text + "a")  # one extra character: impossible length
+
+
+def test_for_block_repeated_arguments_give_checked_cids() -> None:
+    """Once a (codec, hash, version) has been seen, later blocks reuse its CID prefix: the
+    links equal freshly checked ones, and arguments that only look equal (the bool True
+    for codec 1, an int code, CIDv0) still take the checking path."""
+    from canonkit.cbor._cid import make_cid
+
+    for data in (b"", b"a", bytes(300)):
+        for codec, hash_name, version in (("dag-cbor", "sha2-256", 1), ("raw", "blake3", 1),
+                                          ("dag-pb", "sha2-256", 0), (0x71, "sha2-256", 1),
+                                          ("raw", "identity", 1)):
+            first = Link.for_block(data, codec, hash_name, version=version)
+            again = Link.for_block(data, codec, hash_name, version=version)
+            checked = Link(make_cid(data, codec, hash_name, version))
+            assert type(again) is Link and first == again == checked
+            assert again.cid_bytes == checked.cid_bytes and hash(again) == hash(checked)
+    Link.for_block(b"x", "raw", "sha2-256", version=1)
+    with pytest.raises(errors.UnknownMulticodecError):
+        Link.for_block(b"x", True, "sha2-256")  # type: ignore[arg-type]
+    with pytest.raises(errors.UnknownMulticodecError):
+        Link.for_block(b"x", "raw", "sha2-256", version=0)
+    with pytest.raises(errors.UnknownMulticodecError):
+        Link.for_block(b"x", "raw", "sha2-256", version=2)
+    with pytest.raises(errors.UnsupportedHashError):
+        Link.for_block(b"x", "raw", "keccak-256")
+
+
+def test_for_block_on_a_subclass_runs_its_constructor() -> None:
+    class Named(Link):
+        __slots__ = ()
+        made = 0
+
+        def __init__(self, cid_bytes: bytes) -> None:
+            type(self).made += 1
+            super().__init__(cid_bytes)
+
+    Link.for_block(b"sub")
+    link = Named.for_block(b"sub")
+    assert type(link) is Named and Named.made == 1 and link == Link.for_block(b"sub")

@@ -1019,16 +1019,29 @@ cdef Py_ssize_t encode_into_buffer(object obj, object buffer, object offset, Out
         out_release(&o)
 
 
-cdef int check_encode_options(Out *settings, object profile, object default,
-                              object max_depth) except -1:
-    settings.profile = profile_id(profile)
-    check_default(default)
-    settings.max_depth = check_encode_max_depth(max_depth)
-    settings.default = NULL if default is None else <PyObject *>default
+cdef int MAX_DEPTH_DEFAULT = DEFAULT_MAX_DEPTH
+
+
+cdef inline void default_settings(Out *settings, int profile) noexcept:
+    """The settings of an encode call that gives no option but the profile."""
+    settings.profile = profile
+    settings.max_depth = MAX_DEPTH_DEFAULT
+    settings.default = NULL
     settings.hooked = NULL
     settings.pool = NULL
     settings.twin_order = False
     settings.stack_floor = 0
+
+
+cdef int check_encode_options(Out *settings, object profile, object default,
+                              object max_depth) except -1:
+    cdef int profile_number = profile_id(profile)
+    cdef int depth
+    check_default(default)
+    depth = check_encode_max_depth(max_depth)
+    default_settings(settings, profile_number)
+    settings.max_depth = depth
+    settings.default = NULL if default is None else <PyObject *>default
     return 0
 
 
@@ -1041,16 +1054,27 @@ def encode(obj, /, *, profile="core", default=None, max_depth=DEFAULT_MAX_DEPTH)
     (its items may again go through ``default``); ``max_depth`` bounds the nesting."""
     cdef Out settings
     if default is None and max_depth is DEFAULT_MAX_DEPTH:  # the common call: no checks
-        settings.profile = profile_id(profile)
-        settings.max_depth = DEFAULT_MAX_DEPTH
-        settings.default = NULL
-        settings.hooked = NULL
-        settings.pool = NULL
-        settings.twin_order = False
-        settings.stack_floor = 0
+        default_settings(&settings, profile_id(profile))
     else:
         check_encode_options(&settings, profile, default, max_depth)
     return encode_bytes(obj, &settings, &module_scratch)
+
+
+include "cbor_entry.pxi"
+
+
+cdef PyObject *encode_fast(PyObject **args, Py_ssize_t nargs, PyObject *profile) except NULL:
+    """``encode(obj)`` / ``encode(obj, profile=...)``: the defaults, no option parsing."""
+    cdef Out settings
+    default_settings(&settings, P_CORE if profile == NULL else profile_id(<object>profile))
+    result = encode_bytes(<object>args[0], &settings, &module_scratch)
+    Py_INCREF(result)
+    return <PyObject *>result
+
+
+install_entry(globals(), 0, "encode",
+              f"(obj, /, *, profile='core', default=None, max_depth={DEFAULT_MAX_DEPTH})",
+              encode_fast, 1)
 
 
 cdef int refuse_shared_keys(object first, object second) except -1:

@@ -64,6 +64,7 @@ cdef extern from "Python.h":
     PyObject *PyNumber_Negative(PyObject *) except NULL
     PyObject *PyNumber_Subtract(PyObject *, PyObject *) except NULL
     PyObject *PyObject_CallOneArg(PyObject *, PyObject *) except NULL
+    PyObject *PyErr_Occurred()
     int PyErr_ExceptionMatches(object)
     void PyErr_Clear()
     int PyGC_Disable()
@@ -103,6 +104,9 @@ cdef extern from "cbor_dec.h":
     PyObject *cd_key_cache_get(PyObject **, size_t, const uint8_t *, Py_ssize_t,
                                size_t *) noexcept nogil
     PyObject *cd_dict_presized(Py_ssize_t) except NULL
+    Py_ssize_t cd_link_content(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t *) noexcept nogil
+    void cd_link_setup(PyObject *, PyObject *) noexcept
+    PyObject *cd_new_link(PyObject *, const uint8_t *, Py_ssize_t) noexcept
     bint cd_likely(bint) noexcept nogil
     bint cd_unlikely(bint) noexcept nogil
 
@@ -137,6 +141,7 @@ cdef object _Link = Link
 cdef object _FrozenDict = FrozenDict
 cdef object _from_bytes = int.from_bytes
 cdef int _MAX_KEY_DEPTH = MAX_KEY_DEPTH
+cd_link_setup(<PyObject *>Link, <PyObject *>Link.__dict__["cid_bytes"])
 
 
 # --- state ----------------------------------------------------------------------------
@@ -543,10 +548,28 @@ cdef PyObject *finish_tag(Dec *d, Prof *prof, Frame *f, PyObject *content) excep
         return new_ref(tag)
 
 
+cdef PyObject *link_of(const uint8_t *s, Py_ssize_t n) except NULL:
+    """A Link (new reference) of the n CID bytes at s, which cd_cid_ok accepted: the
+    constructor's check is that one, so the instance is built without running it."""
+    cdef PyObject *r = cd_new_link(<PyObject *>_Link, s, n)
+    if r == NULL:
+        if PyErr_Occurred():
+            return NULL
+        return new_ref(_Link((<const char *>s)[:n]))
+    return r
+
+
 cdef object make_link(Dec *d, Py_ssize_t head, object content):
     if type(content) is not bytes or len(<bytes>content) == 0 or (<bytes>content)[0] != 0:
         derr(d, "invalid_link", head, "tag 42 content is not a byte string starting 0x00")
-    try:  # Link validates the CID (cid_problem) itself; reuse that, once
+    cdef const uint8_t *s = <const uint8_t *><char *><bytes>content
+    cdef PyObject *r
+    if cd_cid_ok(s + 1, len(<bytes>content) - 1):
+        r = link_of(s + 1, len(<bytes>content) - 1)
+        value = <object>r
+        decref(r)
+        return value
+    try:  # Link's constructor says what is wrong with the CID
         return _Link((<bytes>content)[1:])
     except errors.InvalidLinkError as exc:
         derr(d, "invalid_link", head, str(exc))
@@ -596,7 +619,7 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
     cdef const uint8_t *p = d.p
     cdef Py_ssize_t n = d.n
     cdef Py_ssize_t pos = d.pos
-    cdef Py_ssize_t start, w
+    cdef Py_ssize_t start, w, end
     cdef PyObject *val = NULL
     cdef PyObject *done
     cdef Frame *f = NULL
@@ -715,10 +738,20 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
                 if arg == 2 or arg == 3:
                     tag_error(d, start, P_DCBOR, arg)
             enter(d, start, klevel, F_TAG, 1)
-            f = open_frame(d, F_TAG, start, arg, klevel)
-            f.obj = NULL
-            f.key = NULL
-            continue
+            if Prof is ProfDag:  # a valid link is built from the input in one step
+                w = cd_link_content(p, n, pos, &end)
+                if w < 0:
+                    f = open_frame(d, F_TAG, start, arg, klevel)
+                    f.obj = NULL
+                    f.key = NULL
+                    continue
+                val = link_of(p + w, end - w)
+                pos = end
+            else:
+                f = open_frame(d, F_TAG, start, arg, klevel)
+                f.obj = NULL
+                f.key = NULL
+                continue
 
         # ---- hand the value to the enclosing frames --------------------------------
         # ``val`` is an owned reference until a container takes it.
@@ -1149,7 +1182,15 @@ cdef int check_with(object data, const Opts *o) except -1:
 
 cdef object decode_prefix_with(object data, object offset, const Opts *o):
     cdef Py_buffer view
-    cdef Py_ssize_t end, start
+    cdef Py_ssize_t end, start, n
+    if type(data) is bytes:  # no buffer to acquire and release
+        n = len(<bytes>data)
+        if type(offset) is int and 0 <= offset <= n:
+            start = offset
+        else:
+            start = check_offset(offset, n)
+        value = read_item(data, <const uint8_t *><char *><bytes>data, n, start, o, False, &end)
+        return value, end
     get_view(data, &view)
     try:
         if type(offset) is int and 0 <= offset <= view.len:
@@ -1187,6 +1228,34 @@ cdef Py_ssize_t check_sequence_with(object data, const Opts *o) except -1:
     return count
 
 
+# The options of a call that passes none, one read-only set per profile: the module
+# functions' common call parses and builds nothing. They hold no hook and nothing writes
+# them after import (each call's state is its own ``Dec`` on the C stack), so any number
+# of threads and nested calls (a hook calling ``decode``) read them at once.
+cdef Opts DEFAULT_OPTS[3]
+for _k in range(3):
+    DEFAULT_OPTS[_k].profile = <int>_k
+    DEFAULT_OPTS[_k].max_depth = DEFAULT_MAX_DEPTH if DEFAULT_MAX_DEPTH < 0x7fffffff \
+        else 0x7fffffff
+    DEFAULT_OPTS[_k].max_size = -1
+    DEFAULT_OPTS[_k].max_items = -1
+    DEFAULT_OPTS[_k].tag_hook = NULL
+    DEFAULT_OPTS[_k].object_hook = NULL
+cdef object _DEFAULT_MAX_DEPTH = DEFAULT_MAX_DEPTH
+
+
+cdef inline const Opts *call_opts(Opts *o, object profile, object max_depth, object max_size,
+                                  object max_items, object tag_hook,
+                                  object object_hook) except NULL:
+    """A module function's options: the profile's ``DEFAULT_OPTS`` when only ``profile``
+    is given, else ``o`` filled and checked by ``set_opts``."""
+    if (max_depth is _DEFAULT_MAX_DEPTH and max_size is None and max_items is None
+            and tag_hook is None and object_hook is None):
+        return &DEFAULT_OPTS[profile_id(profile)]
+    set_opts(o, profile, max_depth, max_size, max_items, tag_hook, object_hook)
+    return o
+
+
 cdef Py_ssize_t clip_limit(object value) except -2:
     return value if value < 0x7fffffffffffffff else 0x7fffffffffffffff
 
@@ -1214,8 +1283,8 @@ def decode(data, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH, max_size=Non
            max_items=None, tag_hook=None, object_hook=None):
     """Decode exactly one deterministic CBOR data item from a bytes-like ``data``."""
     cdef Opts o
-    set_opts(&o, profile, max_depth, max_size, max_items, tag_hook, object_hook)
-    return decode_with(data, &o)
+    return decode_with(data, call_opts(&o, profile, max_depth, max_size, max_items, tag_hook,
+                                       object_hook))
 
 
 def check(data, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH, max_size=None,
@@ -1223,32 +1292,31 @@ def check(data, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH, max_size=None
     """Validate exactly one data item without building values; raises what ``decode``
     raises, except that valid maps whose keys are equal as Python values pass."""
     cdef Opts o
-    set_opts(&o, profile, max_depth, max_size, max_items, None, None)
-    check_with(data, &o)
+    check_with(data, call_opts(&o, profile, max_depth, max_size, max_items, None, None))
 
 
 def decode_prefix(data, offset=0, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH,
                   max_size=None, max_items=None, tag_hook=None, object_hook=None):
     """Decode the one data item starting at ``offset``: ``(value, end)``."""
     cdef Opts o
-    set_opts(&o, profile, max_depth, max_size, max_items, tag_hook, object_hook)
-    return decode_prefix_with(data, offset, &o)
+    return decode_prefix_with(data, offset, call_opts(&o, profile, max_depth, max_size,
+                                                      max_items, tag_hook, object_hook))
 
 
 def check_prefix(data, offset=0, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH,
                  max_size=None, max_items=None):
     """Validate the one data item starting at ``offset``; returns the offset after it."""
     cdef Opts o
-    set_opts(&o, profile, max_depth, max_size, max_items, None, None)
-    return check_prefix_with(data, offset, &o)
+    return check_prefix_with(data, offset, call_opts(&o, profile, max_depth, max_size,
+                                                     max_items, None, None))
 
 
 def check_sequence(data, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH, max_size=None,
                    max_items=None):
     """Validate a CBOR sequence (RFC 8742) item by item; returns the number of items."""
     cdef Opts o
-    set_opts(&o, profile, max_depth, max_size, max_items, None, None)
-    return check_sequence_with(data, &o)
+    return check_sequence_with(data, call_opts(&o, profile, max_depth, max_size, max_items,
+                                               None, None))
 
 
 def iter_sequence(source, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH, max_size=None,
@@ -1264,6 +1332,46 @@ def load(fp, /, *, profile="core", max_depth=DEFAULT_MAX_DEPTH, max_size=None,
     """Decode the one data item that fills the rest of binary file ``fp``."""
     return Decoder(profile=profile, max_depth=max_depth, max_size=max_size,
                    max_items=max_items, tag_hook=tag_hook, object_hook=object_hook).load(fp)
+
+
+# --- entry points: the common call without keyword parsing (cbor_entry.pxi) ------------
+
+include "cbor_entry.pxi"
+
+
+cdef inline const Opts *profile_opts(PyObject *profile) except NULL:
+    return &DEFAULT_OPTS[P_CORE if profile == NULL else profile_id(<object>profile)]
+
+
+cdef PyObject *decode_fast(PyObject **args, Py_ssize_t nargs, PyObject *profile) except NULL:
+    return new_ref(decode_with(<object>args[0], profile_opts(profile)))
+
+
+cdef PyObject *check_fast(PyObject **args, Py_ssize_t nargs, PyObject *profile) except NULL:
+    check_with(<object>args[0], profile_opts(profile))
+    return new_ref(None)
+
+
+cdef PyObject *decode_prefix_fast(PyObject **args, Py_ssize_t nargs,
+                                  PyObject *profile) except NULL:
+    cdef const Opts *o = profile_opts(profile)
+    return new_ref(decode_prefix_with(<object>args[0], <object>args[1] if nargs == 2 else 0, o))
+
+
+cdef PyObject *check_prefix_fast(PyObject **args, Py_ssize_t nargs,
+                                 PyObject *profile) except NULL:
+    cdef const Opts *o = profile_opts(profile)
+    return new_ref(check_prefix_with(<object>args[0], <object>args[1] if nargs == 2 else 0, o))
+
+
+_OPTIONS = f"profile='core', max_depth={DEFAULT_MAX_DEPTH}, max_size=None, max_items=None"
+_HOOKS = "tag_hook=None, object_hook=None"
+install_entry(globals(), 0, "decode", f"(data, /, *, {_OPTIONS}, {_HOOKS})", decode_fast, 1)
+install_entry(globals(), 1, "check", f"(data, /, *, {_OPTIONS})", check_fast, 1)
+install_entry(globals(), 2, "decode_prefix", f"(data, offset=0, /, *, {_OPTIONS}, {_HOOKS})",
+              decode_prefix_fast, 2)
+install_entry(globals(), 3, "check_prefix", f"(data, offset=0, /, *, {_OPTIONS})",
+              check_prefix_fast, 2)
 
 
 cdef class Decoder:

@@ -12,15 +12,20 @@ from the multicodec table (``_multicodec_table``), loaded on first use only.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from blake3 import blake3 as Blake3
+
 if TYPE_CHECKING:
     from multiformats import CID
 
 __all__ = [
+    "BLOCK_PREFIXES",
+    "FIXED_LENGTH",
     "HASHES",
     "CIDParts",
     "b32decode",
@@ -167,7 +172,8 @@ Hasher = Callable[[Any], bytes]
 
 
 def _hashlib(name: str) -> Hasher:
-    return lambda data: hashlib.new(name, data).digest()
+    constructor = getattr(hashlib, name)  # hashlib.sha256 etc.: cheaper than hashlib.new
+    return lambda data: constructor(data).digest()
 
 
 def _blake2(size: int, small: bool = False) -> Hasher:
@@ -177,9 +183,7 @@ def _blake2(size: int, small: bool = False) -> Hasher:
 
 
 def _blake3(data: Any) -> bytes:
-    from blake3 import blake3
-
-    return bytes(blake3(data).digest())
+    return bytes(Blake3(data).digest())
 
 
 def _identity(data: Any) -> bytes:
@@ -203,6 +207,25 @@ HASHES: dict[str, tuple[int, Hasher]] = {
     "blake2s-256": (0xB260, _blake2(32, small=True)),
     "blake3": (0x1E, _blake3),
 }
+
+
+# The hashes whose digest has one length, by a constructor of hashlib's interface
+# (``constructor(data).digest()``): ``Link.for_block``'s fast path calls it directly.
+FIXED_LENGTH: dict[str, Callable[[Any], Any]] = {
+    "sha2-256": hashlib.sha256, "sha2-512": hashlib.sha512, "sha2-384": hashlib.sha384,
+    "sha2-224": hashlib.sha224, "sha3-512": hashlib.sha3_512, "sha3-384": hashlib.sha3_384,
+    "sha3-256": hashlib.sha3_256, "sha3-224": hashlib.sha3_224,
+    "blake2b-256": functools.partial(hashlib.blake2b, digest_size=32),
+    "blake2b-512": hashlib.blake2b,
+    "blake2s-256": hashlib.blake2s,
+    "blake3": Blake3,
+}
+
+# (codec name, hash name, version) -> (the CID's bytes before the digest, the hash's
+# FIXED_LENGTH constructor), written by ``make_cid`` once it has built (and so checked)
+# such a CID: later blocks with the same arguments need one hash and one concatenation.
+# Only exact str names and int versions are keys (``True`` is not the codec 1).
+BLOCK_PREFIXES: dict[tuple[str, str, int], tuple[bytes, Callable[[Any], Any]]] = {}
 
 
 def hash_spec(name: str) -> tuple[int, Hasher]:
@@ -229,10 +252,17 @@ def make_cid(data: Any, codec: str | int, hash_name: str, version: int) -> bytes
     hash_code, digest_of = hash_spec(hash_name)
     digest = digest_of(data)
     multihash = write_varint(hash_code) + write_varint(len(digest)) + digest
+    cid = None
     if version == 1:
-        return b"\x01" + write_varint(code) + multihash
-    if version == 0 and code == CIDV0_CODEC and hash_code == SHA2_256:
-        return multihash
+        cid = b"\x01" + write_varint(code) + multihash
+    elif version == 0 and code == CIDV0_CODEC and hash_code == SHA2_256:
+        cid = multihash
+    if cid is not None:
+        if (type(codec) is str and type(hash_name) is str and type(version) is int
+                and hash_name in FIXED_LENGTH):
+            BLOCK_PREFIXES[(codec, hash_name, version)] = (cid[:-len(digest)],
+                                                           FIXED_LENGTH[hash_name])
+        return cid
     if version == 0:
         raise UnknownMulticodecError(
             "a CIDv0 is always dag-pb with sha2-256; use version=1", detail=(codec, hash_name))

@@ -182,6 +182,11 @@ class FrozenDict(_Frozen, Mapping[Any, Any]):
         return f"FrozenDict({self._d!r})"
 
 
+# Link.for_block builds a Link around a CID it made itself without revalidating it
+_new_object = object.__new__
+_set_slot = object.__setattr__
+
+
 class Link:
     """A DAG-CBOR link (tag 42): a CID. ``cid_bytes`` is the binary CID *without* the
     0x00 multibase prefix that tag 42 content carries. Never inferred from plain ``bytes``.
@@ -218,6 +223,12 @@ class Link:
         tagged with the content ``codec`` (a multicodec name such as ``"dag-cbor"`` or
         ``"raw"``, or a code). ``version=0`` makes a CIDv0 (dag-pb with sha2-256 only).
         Raises ``UnknownMulticodecError`` or ``UnsupportedHashError``."""
+        if cls is Link and type(codec) is str and type(hash) is str and type(version) is int:
+            known = _cid.BLOCK_PREFIXES.get((codec, hash, version))
+            if known is not None:  # arguments seen before: the CID is valid by construction
+                link = _new_object(Link)
+                _set_slot(link, "cid_bytes", known[0] + known[1](data).digest())
+                return link
         return cls(_cid.make_cid(data, codec, hash, version))
 
     @classmethod

@@ -214,22 +214,32 @@ def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Endpoint
         import moto.server  # noqa: F401
     except ImportError as exc:
         unavailable(f"moto[server] is not installed ({exc}): pip install -e '.[test]'")
-    logs = tmp_path_factory.mktemp("moto")
+    endpoint = start_moto(tmp_path_factory.mktemp("moto"))
+    try:
+        yield endpoint
+    finally:
+        assert endpoint.service is not None
+        endpoint.service.stop()
+
+
+def start_moto(log_dir: Path, bucket: str = "canonkit-test") -> S3Endpoint:
+    """moto's S3 server on a free port, holding ``bucket`` (stop it with
+    ``.service.stop()``)."""
     port = free_port()
     service = start("moto", [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p",
-                             str(port)], logs)
+                             str(port)], log_dir)
     try:
         wait_until(lambda: _http_ok(port, "/moto-api/"), service, "listening")
-        bucket = "canonkit-test"
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         connection.request("PUT", f"/{bucket}")  # moto needs no signature to make a bucket
         status = connection.getresponse().status
         connection.close()
         assert status == 200, f"moto refused to create the bucket: {status}"
-        env = dict(_MOTO_ENV, AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}")
-        yield S3Endpoint(f"http://127.0.0.1:{port}", bucket, env, service)
-    finally:
+    except BaseException:
         service.stop()
+        raise
+    env = dict(_MOTO_ENV, AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}")
+    return S3Endpoint(f"http://127.0.0.1:{port}", bucket, env, service)
 
 
 @dataclass

@@ -88,15 +88,19 @@ def fsspec_small(fs: Any, path: str, offsets: list[int], concurrency: int) -> in
     return int(sync(fs.loop, main))
 
 
-def fsspec_large(fs: Any, path: str, size: int) -> int:
+def drain(f: Any) -> int:
+    """Read ``f`` to its end in blocks; the bytes read."""
     total = 0
+    while True:
+        chunk = f.read(BLOCK)
+        if not chunk:
+            return total
+        total += len(chunk)
+
+
+def fsspec_large(fs: Any, path: str, size: int) -> int:
     with fs.open(path, "rb", block_size=BLOCK, cache_type="none") as f:
-        while True:
-            chunk = f.read(BLOCK)
-            if not chunk:
-                break
-            total += len(chunk)
-    return total
+        return drain(f)
 
 
 # --- canonkit and local ------------------------------------------------------------------
@@ -104,15 +108,8 @@ def fsspec_large(fs: Any, path: str, size: int) -> int:
 def canonkit_large(url: str) -> int:
     from canonkit._files import remote
 
-    info = remote.head(url)
-    total = 0
-    with remote.open_range(info) as f:
-        while True:
-            chunk = f.read(BLOCK)
-            if not chunk:
-                break
-            total += len(chunk)
-    return total
+    with remote.open_range(remote.head(url)) as f:
+        return drain(f)
 
 
 def local_small(path: Path, offsets: list[int]) -> int:
@@ -124,14 +121,8 @@ def local_small(path: Path, offsets: list[int]) -> int:
 
 
 def local_large(path: Path) -> int:
-    total = 0
     with open(path, "rb", buffering=0) as f:
-        while True:
-            chunk = f.read(BLOCK)
-            if not chunk:
-                break
-            total += len(chunk)
-    return total
+        return drain(f)
 
 
 def timed(call: Callable[[], int]) -> tuple[float, int]:

@@ -1,7 +1,10 @@
 """Extension list and build knobs; all metadata lives in pyproject.toml.
 
-Every ``ext/_<name>.pyx`` becomes ``canonkit._<name>``; C helpers in ``ext/`` are
-``#include``d by the .pyx that needs them, so the list needs no per-module sources.
+The compiled modules are those of the capability table, src/canonkit/_capabilities.py:
+``ext/<capability>/<module>.pyx`` becomes ``canonkit.<capability>.<module>``, the name
+derived from the path. C helpers and .pxi files in ``ext/<capability>/`` are ``#include``d
+by the .pyx that needs them, so the list needs no per-module sources; a .pyx the table
+does not name, or a module it names without a source, fails the build.
 
 Knobs (environment):
   CANONKIT_NO_EXTENSIONS=1       build nothing: a pure ``py3-none-any`` wheel, the twins serve.
@@ -11,11 +14,12 @@ Knobs (environment):
                                  nothing is tagged ``py3-none-any``, not ``cp3xx-<platform>``.
   CANONKIT_WERROR=1              turn C compiler warnings into errors (CI).
   CANONKIT_CYTHON_ANNOTATE=1     write Cython's annotated HTML next to the sources.
-  CANONKIT_EXTENSIONS=_cbor,...  build only the named extensions (development).
+  CANONKIT_EXTENSIONS=cbor._codec,...  build only the named extensions (development).
   CANONKIT_SANITIZE=address,undefined  compile and link with -fsanitize=... (debug build
                                  for .ci/sanitize; load the ASan runtime with LD_PRELOAD).
 """
 import os
+import runpy
 import sys
 from pathlib import Path
 
@@ -61,25 +65,39 @@ if SANITIZE:  # -O1 after -O3 wins: readable reports, still fast enough to test
     LDFLAGS += [f"-fsanitize={SANITIZE}"]
 
 
+def module_name(pyx):
+    """``ext/<capability>/<module>.pyx`` -> ``canonkit.<capability>.<module>``."""
+    return ".".join(["canonkit", *pyx.relative_to(HERE / "ext").with_suffix("").parts])
+
+
 def extensions():
     if NO_EXT:
         return []
-    pyx = sorted((HERE / "ext").glob("_*.pyx"))
-    # headers are #included by the .pyx files: a changed header must rebuild them
-    headers = [str(h.relative_to(HERE)) for h in sorted((HERE / "ext").glob("*.h"))]
-    return [
-        Extension(
-            f"canonkit.{p.stem}",
-            [str(p.relative_to(HERE))],
-            include_dirs=["ext"],
+    table = runpy.run_path(str(HERE / "src" / "canonkit" / "_capabilities.py"))
+    wanted = set(table["compiled_modules"]())
+    sources = {module_name(p): p for p in sorted((HERE / "ext").glob("*/_*.pyx"))}
+    if set(sources) != wanted:
+        raise SystemExit(f"ext/ and src/canonkit/_capabilities.py disagree: sources without "
+                         f"a table entry {sorted(set(sources) - wanted)}, table entries "
+                         f"without a source {sorted(wanted - set(sources))}")
+    out = []
+    for name, pyx in sorted(sources.items()):
+        if ONLY and name.removeprefix("canonkit.") not in ONLY:
+            continue
+        folder = pyx.parent
+        # headers and .pxi files are #included: a changed one must rebuild the module
+        depends = [str(h.relative_to(HERE)) for h in sorted(folder.iterdir())
+                   if h.suffix in (".h", ".pxi", ".pxd")]
+        out.append(Extension(
+            name,
+            [str(pyx.relative_to(HERE))],
+            include_dirs=[str(folder.relative_to(HERE))],
             extra_compile_args=CFLAGS,
             extra_link_args=LDFLAGS,
-            depends=headers,
+            depends=depends,
             optional=not REQUIRE_EXT,  # a failure skips the extension with a warning
-        )
-        for p in pyx
-        if not ONLY or p.stem in ONLY
-    ]
+        ))
+    return out
 
 
 class CythonBuildExt(build_ext):

@@ -7,11 +7,16 @@ from types import ModuleType
 
 import pytest
 
+from canonkit._capabilities import KERNELS
 
-def backend(capability: str, which: str) -> ModuleType:
-    """``canonkit._<capability>`` for ``which == "c"``, else the twin
-    ``canonkit._<capability>_py``; a skip naming the module if it cannot be imported."""
-    name = f"canonkit._{capability}" if which == "c" else f"canonkit._{capability}_py"
+
+def backend(capability: str, which: str, kernel: str | None = None) -> ModuleType:
+    """The compiled kernel of ``capability`` (``canonkit._capabilities``) for
+    ``which == "c"``, else its twin; ``kernel`` names one of a capability with several
+    (``astp``: "hasher", "prover", ...). A skip naming the module if it cannot be imported."""
+    kernels = KERNELS[capability]
+    compiled, twin = kernels[kernel] if kernel else next(iter(kernels.values()))
+    name = f"canonkit.{capability}.{compiled if which == 'c' else twin}"
     try:
         return importlib.import_module(name)
     except ImportError as exc:

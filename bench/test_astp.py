@@ -44,7 +44,7 @@ LEAVES = np.frombuffer(random.Random(7).randbytes(32 * N_FOLD), dtype=np.uint8).
 
 def _lanes_available() -> int:
     try:
-        return int(importlib.import_module("canonkit._astp_hash")._keccak_lanes()[1])
+        return int(importlib.import_module("canonkit.astp._hash")._keccak_lanes()[1])
     except ImportError:
         return 1
 
@@ -66,7 +66,7 @@ def lanes(request: pytest.FixtureRequest) -> Iterator[int]:
     want = request.param
     if want > _lanes_available():
         pytest.skip(f"{want}-lane Keccak not available on this CPU")
-    kernels = [backend(name, "c") for name in ("astp_hash", "astp_proofs")]
+    kernels = [backend("astp", "c", name) for name in ("hasher", "prover")]
     for kernel in kernels:
         kernel._set_keccak_lanes(want)
     try:
@@ -118,7 +118,7 @@ def test_sha3_stream(benchmark: Any, contender: str, portable: bool | None) -> N
         fn = lambda: hashlib.sha3_256(FLOOR_BUFFER).digest()
         run(benchmark, "sha3-136MB", contender, fn, rounds=5)
         return
-    astp = backend("astp_hash", "c")
+    astp = backend("astp", "c", "hasher")
     astp._set_keccak_lanes(0, portable=portable)
     try:
         assert astp.sha3_256(FLOOR_BUFFER) == hashlib.sha3_256(FLOOR_BUFFER).digest()
@@ -138,7 +138,7 @@ FOLD_CASES = [("c", 0, "canonkit-c"), ("c", 4, "canonkit-c-avx2"), ("c", 2, "can
                          indirect=["lanes"], ids=[c for _, _, c in FOLD_CASES])
 def test_fold_compiled(benchmark: Any, perm_s: float, sav: int, which: str, lanes: int,
                        contender: str) -> None:
-    astp = backend("astp_hash", which)
+    astp = backend("astp", which, "hasher")
     fn = lambda: astp.spine_root(LEAVES, spine_algorithm_version=sav, episode_id=EPISODE)
     run(benchmark, f"fold-1M-sav{sav}", contender, fn, rounds=5)
     leaves = N_FOLD + (1 if sav == 1 else 0)
@@ -167,7 +167,7 @@ def _interleaved_ratio(fold: Callable[[], object], floor: Callable[[], object],
 
 @pytest.mark.parametrize("sav", [1, 2])
 def test_fold_twin(benchmark: Any, sav: int) -> None:
-    astp = backend("astp_hash", "py")
+    astp = backend("astp", "py", "hasher")
     fn = lambda: astp.spine_root(LEAVES, spine_algorithm_version=sav, episode_id=EPISODE)
     run(benchmark, f"fold-1M-sav{sav}", "canonkit-py", fn, rounds=1)
 
@@ -184,7 +184,7 @@ HEX_LEAVES = [bytes(row).hex() for row in LEAVES[:N_FOLD]]
 @pytest.mark.parametrize("which", ["c", "py"])
 def test_fold_hex_list(benchmark: Any, perm_s: float, which: str) -> None:
     """The same fold from a list of 10^6 hex strings (parsed once into a C buffer)."""
-    astp = backend("astp_hash", which)
+    astp = backend("astp", which, "hasher")
     fn = lambda: astp.spine_root(HEX_LEAVES, spine_algorithm_version=2)
     run(benchmark, "fold-1M-sav2-hex-list", f"canonkit-{which}", fn,
         rounds=5 if which == "c" else 1)
@@ -207,7 +207,7 @@ PROOF_INDEX = 40_001
 @pytest.mark.parametrize("which", ["c", "py"])
 @pytest.mark.parametrize("version", [1, 2])
 def test_proof_generate(benchmark: Any, which: str, version: int) -> None:
-    astp = backend("astp_proofs", which)
+    astp = backend("astp", which, "prover")
     make = astp.inclusion_proof_v1 if version == 1 else astp.inclusion_proof_v2
     run(benchmark, f"proof-v{version}-generate-64Ki", f"canonkit-{which}",
         lambda: make(PROOF_LEAVES, PROOF_INDEX), rounds=10 if which == "c" else 2)
@@ -218,7 +218,7 @@ def test_proof_generate(benchmark: Any, which: str, version: int) -> None:
 def test_proof_verify(benchmark: Any, which: str, version: int) -> None:
     """Verify one proof from the 10^6-leaf tree (20 siblings)."""
     index = 777_777
-    verifier = backend("astp_proofs", which)
+    verifier = backend("astp", which, "prover")
     if version == 2:
         leaf, siblings, root = _proof(index, 2)
         fn = lambda: verifier.verify_inclusion_proof_v2(leaf, index, N_FOLD, siblings, root)
@@ -237,7 +237,7 @@ def _proof(index: int, version: int) -> tuple[Any, ...]:
     10^6-leaf tree; the differential tests hold both to the same proofs)."""
     key = (version, index)
     if key not in _PROOFS:
-        c = backend("astp_proofs", "c")
+        c = backend("astp", "c", "prover")
         make = c.inclusion_proof_v1 if version == 1 else c.inclusion_proof_v2
         _PROOFS[key] = make(LEAVES, index)
     return _PROOFS[key]
@@ -256,13 +256,13 @@ SEALED_ORDER = list(range(SEGMENTS)) + list(range(SEGMENTS + TIED - 1, SEGMENTS 
 
 @pytest.fixture(scope="module")
 def sealed_root() -> str:
-    twin = backend("astp_hash", "py")
+    twin = backend("astp", "py", "hasher")
     return twin.spine_root(TIE_INPUTS[SEALED_ORDER], spine_algorithm_version=1, episode_id=EPISODE)
 
 
 @pytest.mark.parametrize("which", ["c", "py"])
 def test_tie_search(benchmark: Any, sealed_root: str, which: str) -> None:
-    astp = backend("astp_proofs", which)
+    astp = backend("astp", which, "prover")
 
     def search() -> object:
         return astp.search_orders(TIE_INPUTS, GROUPS, sealed_root, spine_algorithm_version=1,
@@ -278,7 +278,7 @@ def test_tie_search_naive(benchmark: Any, sealed_root: str) -> None:
     """Every one of the 8! orders refolded from scratch with the compiled fold."""
     import itertools
 
-    astp = backend("astp_hash", "c")
+    astp = backend("astp", "c", "hasher")
     prefix = list(range(SEGMENTS))
     tied = range(SEGMENTS, SEGMENTS + TIED)
 

@@ -23,7 +23,7 @@ import pytest
 from backends import backend
 from cbor_datasets import dataset
 
-from canonkit import cbor_tags
+from canonkit.cbor import tags as cbor_tags
 
 OPTION_DATASETS = ["records10k", "twitter", "citm", "canada"]
 

@@ -22,7 +22,8 @@ import orjson
 import pytest
 from cbor_datasets import dataset
 
-from canonkit import cbor, dag_json
+from canonkit.cbor import dag_json
+from canonkit import cbor
 
 DATASETS = ["records10k", "twitter", "citm", "canada"]
 

@@ -33,7 +33,7 @@ ENVELOPE = {"t": "commit", "v": 1, **FIELDS}
 
 
 def _codec(which: str) -> ObjectCodec:
-    name = "canonkit._cbor" if which == "c" else "canonkit._cbor_py"
+    name = "canonkit.cbor._codec" if which == "c" else "canonkit.cbor._codec_py"
     try:
         return ObjectCodec(importlib.import_module(name))
     except ImportError as exc:

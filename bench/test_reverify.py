@@ -30,7 +30,7 @@ BENCH_DIR = Path(os.environ.get("REVERIFY_BENCH_DIR", "/tmp/canonkit-reverify-be
 
 @pytest.fixture(scope="session")
 def corpus() -> Path:
-    from canonkit.reverify.synth import write_corpus
+    from canonkit.reverify.synthetic_corpus import write_corpus
 
     BENCH_DIR.mkdir(parents=True, exist_ok=True)
     path = BENCH_DIR / f"seed-table-{EPISODES}-m200-s100.jsonl"

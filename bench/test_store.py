@@ -89,7 +89,7 @@ def packed_1e5(workdir: Path, big_items: list[bytes]) -> Store:
 def _twin(store: Store) -> Store:
     """The same store read by the pure-Python readers."""
     return Store(store.root, durable=False,
-                 backend=importlib.import_module("canonkit._store_py"))
+                 backend=importlib.import_module("canonkit.store._format_py"))
 
 
 def _get_all(store: Store, addresses: list[str], **kw: Any) -> Callable[[], None]:

@@ -102,15 +102,19 @@ def _show(result: tuple[Any, ...]) -> str:
     return text if len(text) < 300 else text[:300] + "..."
 
 
-def pair(name: str) -> tuple[Any, Any]:
-    """(compiled, twin) modules of a capability; the compiled one must be built unless
-    ``CANONKIT_FUZZ_TWIN_ONLY=1`` (then the twin is compared with itself)."""
+def pair(capability: str) -> tuple[Any, Any]:
+    """(compiled, twin) modules of a one-kernel capability of ``canonkit._capabilities``;
+    the compiled one must be built unless ``CANONKIT_FUZZ_TWIN_ONLY=1`` (then the twin is
+    compared with itself)."""
     import importlib
 
-    twin = importlib.import_module(f"canonkit._{name}_py")
+    from canonkit._capabilities import KERNELS
+
+    ((compiled, twin_name),) = KERNELS[capability].values()
+    twin = importlib.import_module(f"canonkit.{capability}.{twin_name}")
     if os.environ.get("CANONKIT_FUZZ_TWIN_ONLY") == "1":
         return twin, twin
-    return importlib.import_module(f"canonkit._{name}"), twin
+    return importlib.import_module(f"canonkit.{capability}.{compiled}"), twin
 
 
 def run(one_input: Callable[[bytes], None],

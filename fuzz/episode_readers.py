@@ -178,13 +178,12 @@ class Readers:
 
     def __init__(self) -> None:
         from canonkit import _backend
-        from canonkit.astp import _kernel
+        from canonkit.astp import _live
+        from canonkit.astp._py import scan
 
         self.twin_astp = _backend.import_on_twins("canonkit.astp")
-        self.compiled_scanner = _kernel.reader
-        from canonkit import _astp_segments_py
-
-        self.twin_scanner = _astp_segments_py
+        self.compiled_scanner = _live.scanner
+        self.twin_scanner = scan
 
 
 def _reverify_line(data: bytes, fast: bool) -> bytes:

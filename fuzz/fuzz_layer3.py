@@ -47,7 +47,7 @@ with instrumented():
     from canonkit.astp.layer3.workspace import JOURNAL_FORMAT, MAX_JOURNAL_LINE
     from canonkit.cli import main as cli_main
     from canonkit.errors import CanonkitError, InvalidRecordError, JSONInputError
-    from canonkit.reverify.layer3 import check as reverify_layer3
+    from canonkit.reverify.layer3_component import check as reverify_layer3
 
 EXPORT, JOURNAL = 0, 1
 

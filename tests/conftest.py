@@ -1,9 +1,10 @@
 """Shared fixtures.
 
 Backend fixtures (multidict style): tests never import a backend directly. Each
-``<name>_impl`` fixture is parametrized over ``c`` (``canonkit._<name>``) and ``py``
-(``canonkit._<name>_py``); ``c`` is skipped with the import error as the reason when the
-extension is not built, and ``tests/test_build.py`` fails CI when it is not.
+capability of ``canonkit._capabilities`` has a ``<capability>_impl`` fixture parametrized
+over ``c`` (its compiled kernel) and ``py`` (its twin); ``c`` is skipped with the import
+error as the reason when the extension is not built, and ``tests/test_build.py`` fails CI
+when it is not.
 """
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 from services import dask_cluster, http_server, s3, s3_endpoint  # noqa: F401  (fixtures)
 
+from canonkit._capabilities import KERNELS
+
 VECTORS = Path(__file__).parent / "vectors"
 REPO = Path(__file__).parent.parent
 
@@ -35,16 +38,26 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
-#: the ASTP kernels: compiled modules, each with its twin, plus shared pure Python
-ASTP_KERNELS = ("astp_hash", "astp_proofs", "astp_fields", "astp_segments", "astp_formb")
+def _kernel_module(capability: str, kernel: str, which: str) -> ModuleType:
+    compiled, twin = KERNELS[capability][kernel]
+    if which == "py":
+        return importlib.import_module(f"canonkit.{capability}.{twin}")
+    if os.environ.get("CANONKIT_NO_EXTENSIONS") == "1":
+        pytest.skip("CANONKIT_NO_EXTENSIONS=1")
+    name = f"canonkit.{capability}.{compiled}"
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        pytest.skip(f"{name} not built: {exc}")
 
 
-def _astp_view(which: str) -> ModuleType:
-    """The whole ASTP kernel API of one backend as one namespace: the kernel modules and
-    ``canonkit._astp_common``. The Keccak knobs (compiled only) reach every module."""
-    modules = [backend_module(name, which) for name in ASTP_KERNELS]
-    common = importlib.import_module("canonkit._astp_common")
-    view = ModuleType(f"canonkit.astp kernels ({which})")
+def _capability_view(capability: str, which: str) -> ModuleType:
+    """The whole kernel API of a capability with several kernels (``astp``) as one
+    namespace: its kernel modules and ``canonkit.astp._py.common``. The Keccak knobs
+    (compiled only) reach every module."""
+    modules = [_kernel_module(capability, k, which) for k in KERNELS[capability]]
+    common = importlib.import_module("canonkit.astp._py.common")
+    view = ModuleType(f"canonkit.{capability} kernels ({which})")
     view.__dict__.update({n: getattr(common, n) for n in common.__all__})
     for module in modules:
         view.__dict__.update({k: v for k, v in vars(module).items() if not k.startswith("__")})
@@ -57,44 +70,34 @@ def _astp_view(which: str) -> ModuleType:
     return view
 
 
-def backend_module(name: str, which: str) -> ModuleType:
-    """``which`` is "c" or "py"; skips the test when the compiled module is unavailable.
-    ``"astp"`` is the ASTP kernels together (``_astp_view``)."""
-    if name == "astp":
-        return _astp_view(which)
-    if which == "py":
-        return importlib.import_module(f"canonkit._{name}_py")
-    if os.environ.get("CANONKIT_NO_EXTENSIONS") == "1":
-        pytest.skip("CANONKIT_NO_EXTENSIONS=1")
-    try:
-        return importlib.import_module(f"canonkit._{name}")
-    except ImportError as exc:
-        pytest.skip(f"canonkit._{name} not built: {exc}")
+def backend_module(capability: str, which: str, kernel: str | None = None) -> ModuleType:
+    """One backend of a capability of ``canonkit._capabilities``: ``which`` is "c" or
+    "py"; skips the test when the compiled module is unavailable. ``kernel`` names one
+    kernel of a capability that has several (``astp``: "hasher", "former", ...); without it
+    such a capability is all its kernels as one namespace."""
+    kernels = KERNELS[capability]
+    if kernel is None and len(kernels) > 1:
+        return _capability_view(capability, which)
+    return _kernel_module(capability, kernel or next(iter(kernels)), which)
 
 
-def backend_pair(name: str) -> tuple[ModuleType, ModuleType]:
+def backend_pair(capability: str, kernel: str | None = None) -> tuple[ModuleType, ModuleType]:
     """(compiled, twin) for differential tests; skips when the compiled one is missing."""
-    return backend_module(name, "c"), backend_module(name, "py")
+    return backend_module(capability, "c", kernel), backend_module(capability, "py", kernel)
 
 
-@pytest.fixture(params=["c", "py"])
-def cbor_impl(request: pytest.FixtureRequest) -> ModuleType:
-    return backend_module("cbor", request.param)
+def _impl_fixture(capability: str) -> Any:
+    @pytest.fixture(params=["c", "py"], name=f"{capability}_impl")
+    def fixture(request: pytest.FixtureRequest) -> ModuleType:
+        return backend_module(capability, request.param)
+
+    return fixture
 
 
-@pytest.fixture(params=["c", "py"])
-def fps_impl(request: pytest.FixtureRequest) -> ModuleType:
-    return backend_module("fps", request.param)
-
-
-@pytest.fixture(params=["c", "py"])
-def astp_impl(request: pytest.FixtureRequest) -> ModuleType:
-    return backend_module("astp", request.param)
-
-
-@pytest.fixture(params=["c", "py"])
-def store_impl(request: pytest.FixtureRequest) -> ModuleType:
-    return backend_module("store", request.param)
+#: one ``<capability>_impl`` fixture per capability of the table
+IMPL_FIXTURES = tuple(f"{capability}_impl" for capability in KERNELS)
+for _capability in KERNELS:
+    globals()[f"_{_capability}_impl"] = _impl_fixture(_capability)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -109,7 +112,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     drop: list[pytest.Item] = []
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
-        used = {params[f] for f in ("cbor_impl", "fps_impl", "astp_impl", "store_impl") if f in params}
+        used = {params[f] for f in IMPL_FIXTURES if f in params}
         (drop if used - wanted else keep).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)

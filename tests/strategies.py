@@ -12,7 +12,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from canonkit._cbor_types import UNDEFINED, FrozenDict, Link, Simple, Tag
+from canonkit.cbor._types import UNDEFINED, FrozenDict, Link, Simple, Tag
 
 U64 = 1 << 64
 I63 = 1 << 63

@@ -14,7 +14,7 @@ from conftest import VECTORS
 from strategies_astp import EP, sav2_episode
 
 from canonkit import astp
-from canonkit.astp.layer3.synth import make_export
+from canonkit.astp.layer3.synthetic_exports import make_export
 
 POR = VECTORS / "astp" / "proof-of-record-5.0.0.json"
 

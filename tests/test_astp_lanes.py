@@ -1,5 +1,5 @@
 """The compiled tree folds hash up to 8 nodes side by side (2-way SSE2, 4-way AVX2 or
-8-way AVX-512F Keccak, ext/astp_keccak_simd.h) and fall back to one state at a time. Every width the CPU
+8-way AVX-512F Keccak, ext/astp/astp_keccak_simd.h) and fall back to one state at a time. Every width the CPU
 offers must give the twin's results; batches of every fill level (1..8 nodes, odd levels,
 carried-up nodes) are covered by the sizes below."""
 from __future__ import annotations

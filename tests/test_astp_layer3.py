@@ -30,7 +30,7 @@ from canonkit.astp.layer3 import (
     verify,
 )
 from canonkit.astp.layer3.schema import AUDIT_EVENTS, WORKFLOW_STATUSES
-from canonkit.astp.layer3.synth import VIOLATIONS, make_export, make_workspace
+from canonkit.astp.layer3.synthetic_exports import VIOLATIONS, make_export, make_workspace
 from canonkit.errors import InvalidFieldError, InvalidRecordError
 
 EP = "550e8400-e29b-41d4-a716-446655440000"

@@ -156,7 +156,7 @@ def _digits(value: int) -> str:
                                    10**12000 + 10**6000 + 1],
                          ids=["4300-nines", "4301-digits", "negative", "3^30000", "sparse"])
 def test_integers_past_pythons_int_to_text_limit_keep_every_digit(value: int) -> None:
-    compiled, twin = backend_pair("astp_formb")
+    compiled, twin = backend_pair("astp", "former")
     layout = LAYOUTS["ExecutionNode"]
     fields = execution(input_state={"v": value, "w": [value]}, duration_ms=abs(value))
     text = _digits(value)
@@ -170,7 +170,7 @@ def test_integers_past_pythons_int_to_text_limit_keep_every_digit(value: int) ->
 def test_long_integers_do_not_depend_on_the_int_to_text_limit_in_force() -> None:
     import sys
 
-    compiled, twin = backend_pair("astp_formb")
+    compiled, twin = backend_pair("astp", "former")
     layout = LAYOUTS["ExecutionNode"]
     fields = execution(input_state={"v": 7**2000})        # 1691 digits
     expected = twin.form_b(layout, fields)
@@ -432,7 +432,7 @@ def outcome(fn: Any) -> Any:
        st.booleans())
 def test_compiled_form_b_equals_the_twin_on_integers_of_thousands_of_digits(
         digits: int, low: int, negative: bool) -> None:
-    compiled, twin = backend_pair("astp_formb")
+    compiled, twin = backend_pair("astp", "former")
     value = (10 ** (digits - 1) + low) * (-1 if negative else 1)
     layout = LAYOUTS["WorkflowDeclaration"]
     fields = declaration(input_context={"n": value, "l": [low, value]}, timeout_ms=abs(value))
@@ -444,7 +444,7 @@ def test_compiled_form_b_equals_the_twin_on_integers_of_thousands_of_digits(
 @settings(max_examples=300, deadline=None)
 @given(st.sampled_from(sorted(LAYOUTS)), st.data())
 def test_compiled_form_b_equals_the_twin(node_type: str, data: st.DataObject) -> None:
-    compiled, twin = backend_pair("astp_formb")
+    compiled, twin = backend_pair("astp", "former")
     base = {"WorkflowDeclaration": declaration, "ExecutionNode": execution,
             "SkillInvocation": skill}[node_type]()
     for name in data.draw(st.lists(st.sampled_from(FIELD_ORDER[node_type]), max_size=3)):

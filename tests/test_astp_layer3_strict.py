@@ -18,7 +18,7 @@ from test_astp_layer3 import CIA, EP, declare, execute, full, invoke, journaled,
 from canonkit.astp.audit import audit_record_hash
 from canonkit.astp.canonical_json import canonical_json, parse_canonical
 from canonkit.astp.layer3 import Layer3GovernanceError, Workspace, verify
-from canonkit.astp.layer3.synth import make_export
+from canonkit.astp.layer3.synthetic_exports import make_export
 from canonkit.cli import main as cli_main
 from canonkit.errors import InvalidFieldError, InvalidRecordError
 

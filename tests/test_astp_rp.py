@@ -9,7 +9,7 @@ import pytest
 from strategies_astp import EP, FOLD_ORDER, H, tie_fixture_document, tie_fixture_segments, u
 
 from canonkit import astp
-from canonkit.astp._kernel import prover as K
+from canonkit.astp._live import prover as K
 from canonkit.errors import EmptyTreeError, InvalidFieldError, WriteGuardError
 
 SEGS = [H(f"leaf-{i}") for i in range(7)]

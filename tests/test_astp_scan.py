@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import backend_pair
+from conftest import backend_module, backend_pair
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +20,7 @@ from canonkit.astp import reproduce
 from canonkit.astp.documents import Segment, Signal, read_episode, read_episode_bytes
 from canonkit._files import loads_json
 from canonkit.errors import CanonkitError, JSONInputError
-from canonkit.reverify import synth
+from canonkit.reverify import synthetic_corpus as synth
 
 
 def _corpus() -> list[bytes]:
@@ -184,7 +184,7 @@ def test_post_closure_instants_compare_as_the_general_reader(
 
 
 def test_compiled_scanner_reads_nothing_the_twin_refuses() -> None:
-    compiled, twin = backend_pair("astp_segments")
+    compiled, twin = backend_pair("astp", "scanner")
     for data in CORPUS:
         for variant in (data, data.replace(b'"STANDARD"', b'"EPHEMERAL"', 3),
                         data.replace(b'"segments":[', b'"segments":[{"q":1},')):
@@ -199,7 +199,8 @@ def test_compiled_scanner_reads_nothing_the_twin_refuses() -> None:
 
 @pytest.mark.parametrize("sav", [2, 3])
 def test_v2_leaves_of_the_table_equal_the_leaf_kernel(sav: int) -> None:
-    compiled, twin = backend_pair("astp_segments")
+    compiled, twin = backend_pair("astp", "scanner")
+    leaves = backend_module("astp", "py", "reader")
     for data in CORPUS:
         scanned = compiled.scan_episode(data, Segment, Signal)
         if scanned is None or not len(scanned[1]):
@@ -209,7 +210,7 @@ def test_v2_leaves_of_the_table_equal_the_leaf_kernel(sav: int) -> None:
             with pytest.raises(CanonkitError, match=f"sav {sav} needs"):
                 table.leaves_v2_raw(sav)
             continue
-        expected = b"".join(bytes.fromhex(twin.leaf_hash_v2(s.node_id, s.node_type, s.schema_version,
+        expected = b"".join(bytes.fromhex(leaves.leaf_hash_v2(s.node_id, s.node_type, s.schema_version,
                                                               s.sequence_index, s.content_hash,
                                                               s.parent_node_id)) for s in table)
         assert table.leaves_v2_raw(sav) == expected

@@ -404,7 +404,7 @@ def test_context_inclusion_proof_and_erasure() -> None:
 
 
 def test_entry_preimage_field_order() -> None:
-    from canonkit.astp._kernel import encoder as K
+    from canonkit.astp._live import hasher as K
     entry = _entries_without_vector_keys()[0]
     order = CC["entry_hash_v1"]["preimage_field_order"]
     fields = []

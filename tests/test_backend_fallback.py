@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from conftest import REPO
+from canonkit._capabilities import compiled_modules
 
 # Hide the compiled modules from the import system, then use two capabilities.
 _SCRIPT = """
@@ -39,7 +39,7 @@ def _run(no_extensions: bool) -> dict[str, object]:
     env.pop("CANONKIT_NO_EXTENSIONS", None)
     if no_extensions:
         env["CANONKIT_NO_EXTENSIONS"] = "1"
-    compiled = [f"canonkit.{p.stem}" for p in (REPO / "ext").glob("_*.pyx")]
+    compiled = compiled_modules()
     proc = subprocess.run([sys.executable, "-c", _SCRIPT, json.dumps(compiled)],
                           capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr

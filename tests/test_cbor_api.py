@@ -30,7 +30,7 @@ def test_all_names_exist() -> None:
 
 def test_functions_are_the_backends_own() -> None:
     live = canonkit.backend()["cbor"]
-    impl = importlib.import_module("canonkit._cbor" if live == "compiled" else "canonkit._cbor_py")
+    impl = importlib.import_module("canonkit.cbor._codec" if live == "compiled" else "canonkit.cbor._codec_py")
     assert cbor.encode is impl.encode and cbor.decode is impl.decode
     assert cbor.Encoder is impl.Encoder and cbor.Decoder is impl.Decoder
     assert cbor.dumps is cbor.encode and cbor.loads is cbor.decode
@@ -49,7 +49,7 @@ def test_profile_is_keyword_only(cbor_impl: ModuleType) -> None:
 
 
 def test_twin_signatures() -> None:
-    from canonkit import _cbor_py
+    from canonkit.cbor import _codec_py as _cbor_py
 
     enc = inspect.signature(_cbor_py.encode).parameters
     assert enc["obj"].kind is inspect.Parameter.POSITIONAL_ONLY

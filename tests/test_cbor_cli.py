@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from strategies import PROFILE_VALUES
 
-from canonkit import cbor, dag_json
+from canonkit.cbor import dag_json
+from canonkit import cbor
 from canonkit.cli import main
 from canonkit.cli._cbor_json import JSONFormError, from_json, to_json
 

@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 from strategies import PROFILE_VALUES, cbor_ish, mutated, same
 
 import canonkit
-from canonkit import _cbor_stream, errors, reverify
-from canonkit._cbor_options import MAX_KEY_DEPTH
-from canonkit._cbor_types import FrozenDict, Tag
+from canonkit.cbor import _sequences as _cbor_stream
+from canonkit import errors, reverify
+from canonkit.cbor._options import MAX_KEY_DEPTH
+from canonkit.cbor._types import FrozenDict, Tag
 
 PROFILES = ["core", "dcbor", "dag-cbor"]
 
@@ -64,7 +65,7 @@ def test_deep_map_key_is_refused_without_crashing(which: str, unit: bytes,
     a 10^6-deep tag key raised RecursionError. Both are depth_exceeded at the 65th
     container inside the key, on both backends."""
     count = 10**6 if unit == b"\xc1" else 150_000
-    module = "canonkit._cbor" if which == "c" else "canonkit._cbor_py"
+    module = "canonkit.cbor._codec" if which == "c" else "canonkit.cbor._codec_py"
     out = _run_isolated(
         f"import importlib; impl = importlib.import_module({module!r})\n"
         f"data = b'\\xa1' + {unit!r} * {count} + b'\\x00\\x00'\n"
@@ -373,7 +374,7 @@ limits = st.fixed_dictionaries({}, optional={
 
 
 def _hostile(profile: str) -> st.SearchStrategy[bytes]:
-    from canonkit import _cbor_py
+    from canonkit.cbor import _codec_py as _cbor_py
 
     valid = PROFILE_VALUES[profile]().map(lambda v: _cbor_py.encode(v, profile=profile))
     colliding = st.sampled_from([bytes.fromhex(h) for h, _, _ in COLLIDING])
@@ -553,7 +554,7 @@ def test_differential_hooks(profile: str) -> None:
 
 
 def test_hook_value_errors_are_located(cbor_impl: ModuleType) -> None:
-    """A hook refusing content with ValueError (as the tag handlers of canonkit.cbor_tags
+    """A hook refusing content with ValueError (as the tag handlers of canonkit.cbor.tags
     do) becomes hook_refused at the head of the tag or map, like any other bad input."""
     def refuse(_: Any) -> Any:
         raise ValueError("not a time")

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from canonkit import errors
-from canonkit._cbor_types import FrozenDict, Simple, Tag
+from canonkit.cbor._types import FrozenDict, Simple, Tag
 
 
 def _outcome(fn: Any, *args: Any, **kwargs: Any) -> tuple[str, Any]:

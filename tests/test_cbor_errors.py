@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from canonkit import errors
-from canonkit._cbor_types import UNDEFINED, FrozenDict, Link, Simple, Tag
+from canonkit.cbor._types import UNDEFINED, FrozenDict, Link, Simple, Tag
 
 # (hex, profile, code, offset)
 DECODE_CASES: list[tuple[str, str, str, int]] = [

@@ -1,4 +1,4 @@
-"""default= hooks, the registered-tag handlers (canonkit.cbor_tags), encode_into, dump and
+"""default= hooks, the registered-tag handlers (canonkit.cbor.tags), encode_into, dump and
 max_depth on encode: each on both backends, and compiled vs twin by hypothesis."""
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import PROFILE_VALUES
 
-from canonkit import cbor, cbor_tags, errors
-from canonkit._cbor_types import MAX_ENCODE_DEPTH, Tag
+from canonkit.cbor import tags as cbor_tags
+from canonkit import cbor, errors
+from canonkit.cbor._types import MAX_ENCODE_DEPTH, Tag
 
 UTC = dt.timezone.utc
 

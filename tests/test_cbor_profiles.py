@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from strategies import dag_values, same
 
 from canonkit import errors
-from canonkit._cbor_types import UNDEFINED, FrozenDict, Link, Simple, Tag
+from canonkit.cbor._types import UNDEFINED, FrozenDict, Link, Simple, Tag
 
 CID_V1 = b"\x01\x71\x12\x20" + hashlib.sha256(b"canonkit").digest()
 CID_V0 = b"\x12\x20" + hashlib.sha256(b"canonkit").digest()

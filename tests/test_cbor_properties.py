@@ -30,7 +30,7 @@ def _hostile(profile: str) -> st.SearchStrategy[bytes]:
 
 
 def _twin_encode(value: Any, profile: str) -> bytes:
-    from canonkit import _cbor_py
+    from canonkit.cbor import _codec_py as _cbor_py
 
     return _cbor_py.encode(value, profile=profile)
 

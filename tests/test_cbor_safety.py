@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from canonkit import errors
-from canonkit._cbor_types import Tag
+from canonkit.cbor._types import Tag
 
 DEEP = 10**6
 
@@ -116,7 +116,7 @@ def test_no_leaks_over_many_cycles(cbor_impl: ModuleType) -> None:
     """Allocated blocks stay flat over 10^6 encode/decode cycles of a tiny value on the
     compiled backend (10^4 on the twin) and 10^4 rounds of every entry point; a leak of
     one object per cycle would show as thousands of blocks."""
-    compiled = cbor_impl.__name__ == "canonkit._cbor"
+    compiled = cbor_impl.__name__ == "canonkit.cbor._codec"
     encode, decode = cbor_impl.encode, cbor_impl.decode
     _cycle(cbor_impl, 1000)  # warm caches (interned keys, free lists)
     for _ in range(1000):
@@ -139,7 +139,7 @@ def test_no_leaks_tracemalloc(cbor_impl: ModuleType) -> None:
         _cycle(cbor_impl, 100)
         gc.collect()
         first, _ = tracemalloc.get_traced_memory()
-        _cycle(cbor_impl, 2000 if cbor_impl.__name__ == "canonkit._cbor" else 500)
+        _cycle(cbor_impl, 2000 if cbor_impl.__name__ == "canonkit.cbor._codec" else 500)
         gc.collect()
         second, _ = tracemalloc.get_traced_memory()
     finally:

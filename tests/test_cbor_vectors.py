@@ -13,7 +13,7 @@ from conftest import VECTORS
 from strategies import same
 
 from canonkit import errors
-from canonkit._cbor_types import UNDEFINED, Simple, Tag
+from canonkit.cbor._types import UNDEFINED, Simple, Tag
 
 CBOR_VECTORS = VECTORS / "cbor"
 APPENDIX_A = json.loads((CBOR_VECTORS / "rfc8949-appendix-a.json").read_text())

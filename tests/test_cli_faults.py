@@ -27,7 +27,7 @@ from unprivileged import run_unprivileged
 
 import canonkit.reverify as rv
 from canonkit.errors import OutputPathError
-from canonkit.reverify import synth
+from canonkit.reverify import synthetic_corpus as synth
 
 
 

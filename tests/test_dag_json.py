@@ -13,9 +13,10 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from canonkit import cbor, dag_json, errors
-from canonkit._cbor_types import UNDEFINED, FrozenDict, Link, Simple, Tag
-from canonkit.dag_json import float_text
+from canonkit.cbor import dag_json
+from canonkit import cbor, errors
+from canonkit.cbor._types import UNDEFINED, FrozenDict, Link, Simple, Tag
+from canonkit.cbor.dag_json import float_text
 from strategies import dag_values, expected_after_roundtrip
 
 CID = "bafyreihdb57fdysx5h35urvxz64ros7zvywshber7id6t6c6fek37jgyfe"

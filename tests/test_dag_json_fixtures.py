@@ -9,8 +9,9 @@ from types import ModuleType
 
 import pytest
 
-from canonkit import dag_json, errors
-from canonkit._cbor_types import Link
+from canonkit.cbor import dag_json
+from canonkit import errors
+from canonkit.cbor._types import Link
 
 ROOT = Path(__file__).parent / "vectors" / "ipld-codec-fixtures"
 FIXTURES = sorted(p for p in (ROOT / "fixtures").iterdir() if p.is_dir())

@@ -16,7 +16,8 @@ from conftest import REPO
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from canonkit.reverify import synth, worker
+from canonkit.reverify import synthetic_corpus as synth
+from canonkit.reverify import worker
 
 sys.path.insert(0, str(REPO / "fuzz"))
 readers_module = importlib.import_module("episode_readers")
@@ -98,7 +99,7 @@ def test_plain_json_never_lets_orjson_read_what_the_strict_reader_reads_otherwis
         doc: bytes, plan: list[tuple[int, int]]) -> None:
     from conftest import backend_pair
 
-    compiled, twin = backend_pair("astp_segments")
+    compiled, twin = backend_pair("astp", "scanner")
     for how, where in plan:
         for text in (doc, doc[:where % max(1, len(doc))]):
             if compiled.plain_json(text):

@@ -11,7 +11,8 @@ from conftest import backend_pair
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from canonkit import astp, cbor_tags
+from canonkit.cbor import tags as cbor_tags
+from canonkit import astp
 from canonkit._instant import instant_from_text
 from canonkit.astp.chain import _instant as chain_instant
 from canonkit.errors import InvalidFieldError, InvalidRecordError
@@ -158,7 +159,7 @@ def test_field_encoders_read_z_on_both_backends(which: str) -> None:
 
 
 def test_layer3_datetime_fields_take_only_the_canonical_utc_text() -> None:
-    from canonkit._astp_common import L3_DATETIME, l3_field
+    from canonkit.astp._py.common import L3_DATETIME, l3_field
 
     assert l3_field("at", L3_DATETIME, False, None, "2026-01-01T00:00:00.123000+00:00") \
         == "2026-01-01T00:00:00.123000+00:00"

@@ -15,8 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from canonkit import errors
-from canonkit._cbor_types import Link
-from canonkit._cid import HASHES, b32decode, b32encode, read_varint, write_varint
+from canonkit.cbor._types import Link
+from canonkit.cbor._cid import HASHES, b32decode, b32encode, read_varint, write_varint
 
 FIXTURES = Path(__file__).parent / "vectors" / "ipld-codec-fixtures" / "fixtures"
 FIXTURE_FILES = sorted(FIXTURES.glob("*/*.dag-*"))

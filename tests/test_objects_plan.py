@@ -1,4 +1,4 @@
-"""The compiled fields check of simple kinds (canonkit._objects) against its twin and
+"""The compiled fields check of simple kinds (canonkit.objects._plans) against its twin and
 against the generated predicate it replaces: the same answer for any fields."""
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ import pytest
 from conftest import REPO, backend_module
 
 from canonkit import errors
-from canonkit.cbor_tags import Tag
+from canonkit.cbor.tags import Tag
 
 
 def _tagged(cbor_impl: ModuleType, count: int = 20) -> bytes:
@@ -131,9 +131,9 @@ def test_a_failed_reinit_keeps_the_previous_settings(cbor_impl: ModuleType) -> N
 # The scenario that used to free a running hook: run apart, a crash would kill the suite.
 _CRASHING = textwrap.dedent("""
     import gc, sys
-    from canonkit import _backend, errors
-    from canonkit.cbor_tags import Tag
-    cbor = _backend.load("cbor")
+    from canonkit import errors
+    from canonkit.cbor.tags import Tag
+    from canonkit import cbor
     decoder = encoder = None
     def tag_hook(tag):
         decoder.__init__(tag_hook=lambda t: t)
@@ -168,7 +168,7 @@ def test_reinitialising_from_a_hook_never_crashes_the_process(backend: str) -> N
 
 
 def test_the_sha3_hasher_is_initialised_once() -> None:
-    astp_hash = backend_module("astp_hash", "c")
+    astp_hash = backend_module("astp", "c", "hasher")
     hasher = astp_hash.Sha3_256(b"prefix-")
     with pytest.raises(errors.InUseError):
         hasher.__init__(b"other")
@@ -189,7 +189,7 @@ def _tie_search(astp_impl: ModuleType) -> tuple[Any, list[str]]:
 
 
 def test_a_tie_search_used_again_from_its_own_order_raises() -> None:
-    compiled, _ = _tie_search(backend_module("astp_proofs", "c"))
+    compiled, _ = _tie_search(backend_module("astp", "c", "prover"))
 
     def order() -> Any:
         yield 0
@@ -203,8 +203,8 @@ def test_a_tie_search_used_again_from_its_own_order_raises() -> None:
 
 
 def test_a_root_of_that_fails_midway_leaves_the_tree_consistent() -> None:
-    compiled, inputs = _tie_search(backend_module("astp_proofs", "c"))
-    twin, _ = _tie_search(backend_module("astp_proofs", "py"))
+    compiled, inputs = _tie_search(backend_module("astp", "c", "prover"))
+    twin, _ = _tie_search(backend_module("astp", "py", "prover"))
     swapped = [0, 1, 2, 3, 7, 6, 5, 4]
 
     def failing() -> Any:

@@ -22,7 +22,7 @@ from conftest import VECTORS
 
 from canonkit import astp, reverify
 from canonkit.errors import CanonkitError
-from canonkit.reverify import synth
+from canonkit.reverify import synthetic_corpus as synth
 
 PROOFS_OF_RECORD = sorted((VECTORS / "astp").glob("proof-of-record-*.json"))
 # instant texts the TIMESTAMP encoder reads or refuses, by the rule (docs/astp.md)

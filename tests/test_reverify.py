@@ -20,8 +20,8 @@ import canonkit
 
 from canonkit import reverify
 from canonkit.cli import main as cli_main
-from canonkit.reverify import synth
-from canonkit.reverify.progress import Progress
+from canonkit.reverify import synthetic_corpus as synth
+from canonkit._progress import Progress
 
 REPO = Path(__file__).parent.parent
 EXAMPLE = REPO / "examples" / "seed-table"
@@ -400,7 +400,7 @@ def test_progress_without_tqdm(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_progress_shows_in_a_terminal_of_any_width(tmp_path: Path, columns: int) -> None:
     """A real pty: a 0-column terminal (where tqdm's dynamic width draws nothing) and a
     narrow one get the plain line with the rate, a wide one the bar."""
-    from canonkit.reverify import progress as progress_module
+    from canonkit import _progress as progress_module
     import fcntl
     import pty
     import struct
@@ -413,7 +413,7 @@ def test_progress_shows_in_a_terminal_of_any_width(tmp_path: Path, columns: int)
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     code = ("import sys, canonkit.reverify as rv\n"
-            "from canonkit.reverify import progress\n"
+            "from canonkit import _progress as progress\n"
             "for _ in rv.run([sys.argv[1]], jobs=1, progress=True, batch_size=1): pass\n")
     done = subprocess.run([sys.executable, "-c", code, str(corpus)], stderr=slave,
                           stdout=subprocess.DEVNULL, timeout=120)

@@ -19,7 +19,8 @@ import zstandard
 from test_corpus_faults import canonkit_measured
 
 import canonkit.reverify as rv
-from canonkit.reverify import synth, worker
+from canonkit.reverify import synthetic_corpus as synth
+from canonkit.reverify import worker
 
 
 @pytest.fixture(scope="module")

@@ -17,9 +17,10 @@ import pytest
 
 import canonkit
 import canonkit.reverify as reverify
-from canonkit.astp.layer3 import synth as l3synth
+from canonkit.astp.layer3 import synthetic_exports as l3synth
 from canonkit.cli import main as cli_main
-from canonkit.reverify import synth, worker
+from canonkit.reverify import synthetic_corpus as synth
+from canonkit.reverify import worker
 
 FINDING_KEYS = ["vector", "node_id", "field", "detail"]
 

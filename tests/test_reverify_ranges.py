@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from canonkit import reverify
-from canonkit.reverify import ranges, runner, sources, synth, units
+from canonkit.reverify import synthetic_corpus as synth
+from canonkit.reverify import ranges, runner, sources, units
 
 REPO = Path(__file__).parent.parent
 EXAMPLE = REPO / "examples" / "seed-table"

@@ -1,4 +1,4 @@
-"""The in-extension SHA3-256 (ext/keccak.h) against hashlib.sha3_256.
+"""The in-extension SHA3-256 (ext/astp/keccak.h) against hashlib.sha3_256.
 
 Only the compiled backend has its own Keccak; the twin uses hashlib, so these tests
 use the compiled module alone (skipped, with the reason, when it is not built). The
@@ -140,7 +140,7 @@ def test_big_endian_lane_code(tmp_path) -> None:
         "  return 0; }\n"
     )
     exe = tmp_path / "be"
-    subprocess.run([cc, "-O1", "-DCK_LITTLE_ENDIAN=0", f"-I{REPO / 'ext'}", str(program),
+    subprocess.run([cc, "-O1", "-DCK_LITTLE_ENDIAN=0", f"-I{REPO / 'ext' / 'astp'}", str(program),
                     "-o", str(exe)], check=True, capture_output=True)
     got = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
     data = bytes((i * 131 + 7) & 0xFF for i in range(700))

@@ -2,6 +2,7 @@
 of the file; findings are identical whatever the engine and the number of jobs."""
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -287,8 +288,8 @@ def test_findings_identical_across_jobs_and_engines(tmp_path: Path,
     assert two.findings == one.findings
     assert (two.objects, two.reachable, two.logical_bytes) == (
         one.objects, one.reachable, one.logical_bytes)
-    twin = Store(store.root, backend=__import__("canonkit._store_py").
-                 _store_py).fsck(jobs=2)
+    twin = Store(store.root, backend=importlib.import_module("canonkit.store._format_py")
+                 ).fsck(jobs=2)
     assert twin.findings == one.findings
 
 

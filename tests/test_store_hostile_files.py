@@ -36,7 +36,7 @@ _TRUNCATE = r"""
 import json, os, sys
 from canonkit import errors
 from canonkit.store import Store
-import canonkit._store_py as twin
+import canonkit.store._format_py as twin
 
 root, backend = sys.argv[1], sys.argv[2]
 store = Store(root, backend=twin if backend == "py" else None)
@@ -123,7 +123,15 @@ def big_deflate_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, st
     return store.root, digest
 
 
+# Under AddressSanitizer (.ci/sanitize preloads it, with PYTHONMALLOC=malloc) the peak RSS
+# counts the sanitizer's own allocator (redzones, quarantine, no pymalloc arenas), not what
+# canonkit holds: the memory bounds are measured by the plain build's run of these tests.
+_UNDER_ASAN = "libasan" in os.environ.get("LD_PRELOAD", "")
+
+
 @pytest.mark.slow
+@pytest.mark.skipif(_UNDER_ASAN, reason="peak RSS under ASan measures the sanitizer's "
+                    "allocator; the plain build's run checks the bound")
 @pytest.mark.parametrize("zlib_module", ["default", "stdlib"])
 @pytest.mark.parametrize("call", ["get", "fsck"])
 def test_inflating_costs_what_the_stream_holds(big_deflate_store: tuple[str, str],

@@ -120,9 +120,12 @@ def test_puts_racing_back_to_back_gc_with_no_grace_all_succeed(tmp_path: Path) -
     writer = subprocess.Popen([sys.executable, "-c", _PUTS, store.root, "250"], env=ENV,
                               stdout=subprocess.PIPE, text=True)
     rounds = 0
-    while writer.poll() is None or rounds < 3:
+    while True:  # the last round starts after the writer has exited
+        finished = writer.poll() is not None
         Store(store.root).gc(grace_seconds=0)
         rounds += 1
+        if finished and rounds >= 3:
+            break
     out, _ = writer.communicate()
     assert writer.returncode == 0 and out.strip() == "0"
     assert rounds >= 3 and leftovers(store.root) == []

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from canonkit import _fps_py as twin
+from canonkit.fps import _primitives_py as twin
 from canonkit import manifests
 from canonkit.errors import FPSError
 

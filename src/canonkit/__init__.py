@@ -11,6 +11,8 @@ import importlib
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import errors
+from ._capabilities import KERNELS as _KERNELS
+from ._version import __version__
 from .errors import CanonkitError
 
 if TYPE_CHECKING:  # imported on first access at run time (__getattr__)
@@ -18,7 +20,6 @@ if TYPE_CHECKING:  # imported on first access at run time (__getattr__)
         astp, cbor, conformance, dag_json, engines, fps, manifests, objects, reverify, store,
     )
 
-__version__ = "0.1.0"
 __all__ = [
     "CAPABILITIES", "BackendName", "CanonkitError", "__version__", "astp", "backend", "cbor",
     "conformance", "dag_json", "engines", "errors", "fps", "manifests", "objects", "reverify",
@@ -28,9 +29,9 @@ __all__ = [
 #: the backend serving a capability: its compiled extension, or its pure-Python twin
 BackendName = Literal["compiled", "python"]
 
-#: capability -> public facade module; each facade picks its backend through _backend.load
-CAPABILITIES = {"cbor": "canonkit.cbor", "fps": "canonkit.fps", "astp": "canonkit.astp",
-                "store": "canonkit.store"}
+#: capability -> public facade module (the capabilities of canonkit._capabilities); each
+#: picks its kernels through canonkit._backend.select
+CAPABILITIES = {name: f"canonkit.{name}" for name in _KERNELS}
 
 _LAZY = frozenset({"astp", "cbor", "conformance", "dag_json", "engines", "fps", "manifests",
                    "objects", "reverify", "store"})
@@ -45,15 +46,9 @@ def __getattr__(name: str) -> Any:
 def backend() -> dict[str, BackendName]:
     """Which backend each compiled capability uses: ``{"cbor": "compiled" | "python", ...}``.
 
-    Imports the facades it reports on; a capability whose facade does not exist yet is
-    left out.
-    """
+    Imports the facades it reports on."""
     from . import _backend
 
     for module in CAPABILITIES.values():
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-    return dict(_backend.LIVE)
+        importlib.import_module(module)
+    return {name: _backend.LIVE[name] for name in CAPABILITIES}

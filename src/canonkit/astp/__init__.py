@@ -3,14 +3,16 @@ structural manifest, Episode roots, context commitment, proofs, chain root, tie 
 G-1, audit records v2, witnesses and anchors, documents and seal reproduction; Layer 3 in
 ``canonkit.astp.layer3``.
 
-The hot kernels come from the compiled ``canonkit._astp_hash``, ``_astp_proofs``,
-``_astp_fields``, ``_astp_segments`` and ``_astp_formb`` when built, else from their pure-Python twins
-(``canonkit.backend()`` says which); everything else is pure Python.
+The hot kernels come from the compiled ``canonkit.astp._hash``, ``_proofs``, ``_segments``,
+``_scan`` and ``_formb`` when built, else from their pure-Python twins in ``canonkit.astp._py``
+(``canonkit.backend()`` says which; ``canonkit.astp._live`` binds them); everything else is
+pure Python.
 Hashes go in as 64-hex text or 32 bytes and come out as lowercase hex.
 """
 from __future__ import annotations
 
-from canonkit.astp import _kernel
+from canonkit._backend import LIVE as _LIVE
+from canonkit.astp import _live  # noqa: F401  (selects the kernels first)
 from canonkit.astp.audit import AUDIT_FIELDS, ChainVerdict, audit_record_hash, verify_audit_chain
 from canonkit.astp.canonical_json import canonical_json, canonical_json_bytes, parse_canonical
 from canonkit.astp.chain import verify_proof_chain
@@ -151,5 +153,5 @@ __all__ = [
 
 from canonkit.astp import layer3  # noqa: E402  (after the names it builds on)
 
-#: "compiled" or "python": which kernel module is live
-__backend__ = "python" if _kernel.hasher.__name__.endswith("_py") else "compiled"
+#: "compiled" or "python": which kernels are live
+__backend__ = _LIVE["astp"]

@@ -5,8 +5,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from canonkit._astp_common import short_repr
-from canonkit.astp._kernel import encoder, hasher
+from canonkit.astp._py.common import short_repr
+from canonkit.astp._live import hasher
 from canonkit.astp.canonical_json import canonical_json_bytes, parse_canonical
 from canonkit.errors import ASTPError, InvalidFieldError
 
@@ -46,7 +46,7 @@ def audit_record_hash(record: Mapping[str, Any]) -> str:
         if name in ("forward_delta", "reverse_delta"):
             value = _delta(value, name)
         values.append((kind, value))
-    return encoder.hash_fields(b"AUDIT_RECORD:v2:", values).hex()
+    return hasher.hash_fields(b"AUDIT_RECORD:v2:", values).hex()
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
-from canonkit._astp_common import decimal_text
+from canonkit.astp._py.common import decimal_text
 from canonkit._files import loads_json
 from canonkit.errors import InvalidFieldError, JSONInputError
 

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from canonkit._instant import instant_from_text
-from canonkit.astp._kernel import hasher, prover
+from canonkit.astp._live import hasher, prover
 from canonkit.astp.audit import ChainVerdict
 from canonkit.astp.encoding import uuid_text
 from canonkit.astp.roots import chain_root

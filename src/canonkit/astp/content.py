@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from canonkit.astp._kernel import encoder, hasher
+from canonkit.astp._live import hasher
 from canonkit.errors import InvalidFieldError
 
 __all__ = ["CONTENT_LAYOUTS", "content_hash_v2", "public_key_fingerprint"]
@@ -65,7 +65,7 @@ def content_hash_v2(construction: str, fields: Mapping[str, Any]) -> str:
         if name not in fields and not kind.endswith("|NULL"):
             raise InvalidFieldError(f"{construction}: missing field {name!r}", detail=name)
         values.append((kind, fields.get(name)))
-    return encoder.hash_fields(prefix, values).hex()
+    return hasher.hash_fields(prefix, values).hex()
 
 
 def public_key_fingerprint(public_key: bytes) -> str:

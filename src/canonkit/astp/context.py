@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from canonkit.astp._kernel import encoder, hasher
+from canonkit.astp._live import hasher
 from canonkit.astp.encoding import uuid_text
 from canonkit.errors import InvalidFieldError, UnknownIdentifierError
 
@@ -29,10 +29,10 @@ CAPTURE_POSTURES = frozenset({"all_external", "declared_only", "none"})
 def context_content_hash(content: bytes, salt: bytes | None = None) -> str:
     """Plain ``CONTEXT_CONTENT:v1:`` or, with a 32-byte salt, ``CONTEXT_CONTENT_SALTED:v1:``."""
     if salt is None:
-        return encoder.hash_fields(b"CONTEXT_CONTENT:v1:", (("BYTES", content),)).hex()
+        return hasher.hash_fields(b"CONTEXT_CONTENT:v1:", (("BYTES", content),)).hex()
     if not isinstance(salt, (bytes, bytearray, memoryview)) or len(bytes(salt)) != 32:
         raise InvalidFieldError("a context salt is exactly 32 bytes")
-    return encoder.hash_fields(b"CONTEXT_CONTENT_SALTED:v1:", (("BYTES", salt), ("BYTES", content))).hex()
+    return hasher.hash_fields(b"CONTEXT_CONTENT_SALTED:v1:", (("BYTES", salt), ("BYTES", content))).hex()
 
 
 def entry_hash(entry: Mapping[str, Any], resolves_entry_hash: Any = None) -> str:
@@ -63,7 +63,7 @@ def entry_hash(entry: Mapping[str, Any], resolves_entry_hash: Any = None) -> str
     elif content_hash is None or verifiability is None:
         raise InvalidFieldError("context entry: captured needs content_hash and verifiability_at_seal",
                                 detail="capture_state")
-    return encoder.hash_fields(b"CONTEXT_ENTRY:v1:", (
+    return hasher.hash_fields(b"CONTEXT_ENTRY:v1:", (
         ("UUID", need("entry_id")), ("UUID", need("episode_id")), ("STRING", entry_type),
         ("STRING", need("provided_to")), ("TIMESTAMP", need("provided_at")),
         ("UINT|NULL", entry.get("provided_before_sequence_index")), ("STRING", state),
@@ -116,14 +116,14 @@ def context_manifest_hash(capture_posture: str, entry_count: int, tree_root: Any
         raise UnknownIdentifierError(f"unknown capture_posture {capture_posture!r}", detail=capture_posture)
     if (entry_count == 0) != (tree_root is None):
         raise InvalidFieldError("context manifest: the tree root is null exactly when there are no entries")
-    return encoder.hash_fields(b"CONTEXT_MANIFEST:v1:", (
+    return hasher.hash_fields(b"CONTEXT_MANIFEST:v1:", (
         ("STRING", capture_posture), ("UINT", entry_count), ("HASH|NULL", tree_root))).hex()
 
 
 def tombstone_hash(*, tombstone_id: Any, episode_id: Any, entry_id: Any, entry_hash: Any,
                    erased_at: Any, erasure_authority: str, erasure_request_id: str, erased_by: str) -> str:
     """``ERASURE_TOMBSTONE:v1:`` (§9.4)."""
-    return encoder.hash_fields(b"ERASURE_TOMBSTONE:v1:", (
+    return hasher.hash_fields(b"ERASURE_TOMBSTONE:v1:", (
         ("UUID", tombstone_id), ("UUID", episode_id), ("UUID", entry_id), ("HASH", entry_hash),
         ("TIMESTAMP", erased_at), ("STRING", erasure_authority), ("STRING", erasure_request_id),
         ("STRING", erased_by))).hex()

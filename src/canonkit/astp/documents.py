@@ -16,7 +16,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from canonkit._instant import INSTANT_FORM, instant_from_text
-from canonkit.astp._kernel import reader
+from canonkit.astp._live import reader, scanner
 from canonkit.astp.encoding import hash_hex, is_uuid_text, uuid_text
 from canonkit.astp.structural import member_hash
 from canonkit.errors import ASTPError, InvalidFieldError, InvalidRecordError
@@ -454,7 +454,7 @@ def read_episode_bytes(data: bytes) -> Episode | None:
     no Python object per stored segment); None when the text is outside that path — then
     ``read_episode(canonkit._files.loads_json(data))`` (the strict reader) reads it, with
     the same result for every document this one reads. Raises ``InvalidRecordError`` exactly as ``read_episode`` would."""
-    scanned = reader.scan_episode(data, Segment, Signal)
+    scanned = scanner.scan_episode(data, Segment, Signal)
     if scanned is None:
         return None
     doc, segments, excluded, latest, signals = scanned

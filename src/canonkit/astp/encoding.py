@@ -6,8 +6,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from canonkit import _astp_common as common
-from canonkit.astp._kernel import encoder, hasher
+from canonkit.astp._py import common
+from canonkit.astp._live import hasher
 
 __all__ = [
     "FIELD_KINDS",
@@ -34,9 +34,9 @@ hash_hex = hasher.hash_hex
 hash_bytes = hasher.hash_bytes
 hash_set_v1 = hasher.hash_set_v1
 hash_set_v2 = hasher.hash_set_v2
-encode_field = encoder.encode_field
-encode_fields = encoder.encode_fields
-hash_fields = encoder.hash_fields
+encode_field = hasher.encode_field
+encode_fields = hasher.encode_fields
+hash_fields = hasher.hash_fields
 
 
 def encode_set(prefix: bytes, members: Iterable[Any]) -> bytes:

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from canonkit import _astp_common as common
-from canonkit.astp._kernel import prover
+from canonkit.astp._py import common
+from canonkit.astp._live import prover
 
 __all__ = [
     "InclusionProofV1",

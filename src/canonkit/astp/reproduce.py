@@ -17,9 +17,9 @@ from datetime import datetime
 from itertools import groupby
 from typing import Any
 
-from canonkit.astp._kernel import hasher, prover
+from canonkit.astp._live import hasher, prover
 from canonkit.astp.documents import Episode, parse_instant, read_episode
-from canonkit import _astp_common as common
+from canonkit.astp._py import common
 from canonkit.astp.roots import leaf_hash_v1, leaf_hash_v2
 from canonkit.astp.seal import check_identifiers, compute_roots
 from canonkit.errors import ASTPError, InvalidFieldError, InvalidRecordError, UnknownIdentifierError

@@ -7,8 +7,8 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from canonkit import _astp_common as common
-from canonkit.astp._kernel import encoder, hasher, reader
+from canonkit.astp._py import common
+from canonkit.astp._live import hasher, reader
 from canonkit.astp.encoding import is_uuid_text
 from canonkit.errors import EmptyTreeError
 
@@ -63,7 +63,7 @@ def episode_root_v1(spine_root: Any, signal_manifest_hash: Any, exclusion_hash: 
 def episode_root_v2(episode_id: Any, spine_root: Any, signal_manifest_hash: Any,
                     structural_manifest_hash: Any, exclusion_hash: Any) -> str:
     """``EPISODE_ROOT:v2:`` over UUID and four HASH fields; a non-UUID id is refused (G-40)."""
-    return encoder.hash_fields(b"EPISODE_ROOT:v2:", (
+    return hasher.hash_fields(b"EPISODE_ROOT:v2:", (
         ("UUID", episode_id), ("HASH", spine_root), ("HASH", signal_manifest_hash),
         ("HASH", structural_manifest_hash), ("HASH", exclusion_hash))).hex()
 
@@ -72,7 +72,7 @@ def episode_root_v3(episode_id: Any, spine_root: Any, signal_manifest_hash: Any,
                     structural_manifest_hash: Any, exclusion_hash: Any,
                     context_manifest_hash: Any) -> str:
     """``EPISODE_ROOT:v3:``: the v2 fields then HASH context_manifest_hash."""
-    return encoder.hash_fields(b"EPISODE_ROOT:v3:", (
+    return hasher.hash_fields(b"EPISODE_ROOT:v3:", (
         ("UUID", episode_id), ("HASH", spine_root), ("HASH", signal_manifest_hash),
         ("HASH", structural_manifest_hash), ("HASH", exclusion_hash),
         ("HASH", context_manifest_hash))).hex()

@@ -11,8 +11,8 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from canonkit import _astp_common as common
-from canonkit.astp._kernel import hasher
+from canonkit.astp._py import common
+from canonkit.astp._live import hasher
 from canonkit.astp.context import context_manifest_hash, context_tree_root, entry_hashes
 from canonkit.astp.documents import EPISODE_FORMAT, Episode, read_episode
 from canonkit.astp.encoding import hash_hex

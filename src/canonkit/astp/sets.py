@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from canonkit.astp._kernel import hasher
+from canonkit.astp._live import hasher
 from canonkit.errors import UnknownIdentifierError
 
 __all__ = ["exclusion_hash", "set_version_for", "signal_manifest_hash", "structural_manifest_hash"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from canonkit.astp._kernel import encoder
+from canonkit.astp._live import hasher
 from canonkit.errors import InvalidFieldError
 
 __all__ = [
@@ -74,7 +74,7 @@ def _hash(prefix: bytes, layout: list[tuple[str, str]], fields: Mapping[str, Any
             raise InvalidFieldError(f"{what}: missing field {name!r}", detail=name)
         values.append((kind, fields[name]))
     try:
-        return encoder.hash_fields(prefix, values).hex()
+        return hasher.hash_fields(prefix, values).hex()
     except InvalidFieldError as exc:
         raise type(exc)(f"{what}: {exc}", detail=exc.detail) from None
 
@@ -88,7 +88,7 @@ def hitl_resolution_hash(**fields: Any) -> str:
 
 
 def hitl_node_hash(context_hash: Any, resolution_hash: Any) -> str:
-    return encoder.hash_fields(b"HITL_NODE:v2:", (("HASH", context_hash), ("HASH", resolution_hash))).hex()
+    return hasher.hash_fields(b"HITL_NODE:v2:", (("HASH", context_hash), ("HASH", resolution_hash))).hex()
 
 
 def _member(type_name: str):  # type: ignore[no-untyped-def]

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from canonkit.astp._kernel import hasher
+from canonkit.astp._live import hasher
 from canonkit.astp.content import content_hash_v2
 from canonkit.errors import ASTPError, MissingDependencyError
 

@@ -18,7 +18,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from .. import __version__
+from .._version import __version__
 from ..errors import MissingDependencyError
 from ._common import (
     EXIT_COULD_NOT_RUN,

@@ -1,6 +1,6 @@
 """The reversible JSON form of decoded CBOR values used by ``canonkit cbor decode`` and
 read by ``canonkit cbor encode`` for the ``core`` and ``dcbor`` profiles (``dag-cbor``
-uses DAG-JSON, ``canonkit.dag_json``). The ``$bytes`` and ``$link`` objects are spelled
+uses DAG-JSON, ``canonkit.cbor.dag_json``). The ``$bytes`` and ``$link`` objects are spelled
 as in the AT Protocol's JSON data model: base64 without padding, and the CID string.
 
 JSON null/true/false, strings, integers (any size) and finite floats map to themselves
@@ -31,8 +31,8 @@ import math
 import struct
 from typing import Any
 
-from .._cbor_types import UNDEFINED, FrozenDict, Link, Simple, Tag, UndefinedType
-from .._cid import b64decode_unpadded, b64encode_unpadded
+from ..cbor._types import UNDEFINED, FrozenDict, Link, Simple, Tag, UndefinedType
+from ..cbor._cid import b64decode_unpadded, b64encode_unpadded
 
 __all__ = ["JSONFormError", "from_json", "to_json"]
 

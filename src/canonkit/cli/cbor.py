@@ -1,7 +1,7 @@
 """``canonkit cbor encode | decode | check``: JSON → CBOR, CBOR → JSON (or diagnostic
 notation) and strict validation, under an explicit profile.
 
-The JSON form is DAG-JSON for ``dag-cbor`` (``canonkit.dag_json``: canonical on output,
+The JSON form is DAG-JSON for ``dag-cbor`` (``canonkit.cbor.dag_json``: canonical on output,
 read leniently on input) and the reversible ``$``-object form of ``_cbor_json`` for
 ``core`` and ``dcbor``."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import json
 import sys
 from typing import Any
 
-from .._cbor_types import PROFILES
+from ..cbor._types import PROFILES
 from .._files import loads_json, read_regular, write_atomic
 from ..errors import CanonkitError, JSONInputError
 from ._cbor_json import JSONFormError, from_json, to_json
@@ -102,7 +102,7 @@ class _DagJSONInput(Exception):
 
 
 def _read_dag_json(raw: bytes) -> Any:
-    from .. import dag_json
+    from ..cbor import dag_json
 
     try:
         return dag_json.decode(raw, strict=False)
@@ -115,7 +115,8 @@ def _document(data: bytes, args: argparse.Namespace) -> bytes:
     block whose CID is a dag-json CID, unless --indent asks for whitespace), the
     reversible JSON form otherwise, diagnostic notation with --diag; text forms end in a
     newline, canonical DAG-JSON does not."""
-    from .. import cbor, dag_json
+    from ..cbor import dag_json
+    from .. import cbor
 
     if args.diag:
         return (cbor.diagnose(data) + "\n").encode("utf-8")

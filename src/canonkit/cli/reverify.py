@@ -50,7 +50,7 @@ def _fraction(text: str) -> float:
 
 def _register_synth(subparsers: Any) -> None:
     from ..reverify.runner import DEFAULT_SEARCH_CAP
-    from ..reverify.synth import MIXES
+    from ..reverify.synthetic_corpus import MIXES
 
     p = subparsers.add_parser(
         "synth",
@@ -178,7 +178,7 @@ def _synth(args: argparse.Namespace) -> int:
     from .. import engines
     from ..errors import CorpusExistsError, OutputPathError
     from ..reverify.outcomes import EXIT_USAGE, TABLE_ORDER
-    from ..reverify.synth import write_corpus
+    from ..reverify.synthetic_corpus import write_corpus
 
     with engines.interruptible():
         try:

@@ -27,7 +27,7 @@ __all__ = ["NEGATIVE_CLASSES", "NEGATIVE_FIXTURES", "OBJECT_FIXTURES", "REASONS"
 
 
 def available_backends() -> dict[str, ModuleType]:
-    """``{"c": canonkit._cbor, "py": canonkit._cbor_py}``, without ``c`` when it is not
+    """``{"c": canonkit.cbor._codec, "py": canonkit.cbor._codec_py}``, without ``c`` when it is not
     built or ``CANONKIT_NO_EXTENSIONS=1``."""
     import importlib
 
@@ -36,10 +36,10 @@ def available_backends() -> dict[str, ModuleType]:
     out: dict[str, ModuleType] = {}
     if not _backend.NO_EXTENSIONS:
         try:
-            out["c"] = importlib.import_module("canonkit._cbor")
+            out["c"] = importlib.import_module("canonkit.cbor._codec")
         except ImportError:
             pass
-    out["py"] = importlib.import_module("canonkit._cbor_py")
+    out["py"] = importlib.import_module("canonkit.cbor._codec_py")
     return out
 
 

@@ -19,7 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from .. import errors
-from .._cbor_types import PROFILES
+from ..cbor._types import PROFILES
 from .._files import decimal_uint64, loads_json, open_regular, read_regular
 from ..errors import FileTooLargeError, JSONInputError
 from ..objects import BUILTIN_KINDS, ObjectCodec, address

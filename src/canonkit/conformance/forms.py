@@ -78,11 +78,11 @@ def kernel_for(cbor: ModuleType) -> ModuleType:
     from .. import _backend
 
     if getattr(cbor, "__name__", "").endswith("_py") or _backend.NO_EXTENSIONS:
-        return importlib.import_module("canonkit._store_py")
+        return importlib.import_module("canonkit.store._format_py")
     try:
-        return importlib.import_module("canonkit._store")
+        return importlib.import_module("canonkit.store._format")
     except ImportError:
-        return importlib.import_module("canonkit._store_py")
+        return importlib.import_module("canonkit.store._format_py")
 
 
 def _described(exc: CorruptObjectError) -> str:

@@ -14,8 +14,7 @@
 """
 from __future__ import annotations
 
-from .. import cbor as _cbor
-from .codec import Object, ObjectCodec
+from .codec import Object, ObjectCodec, live
 from .hashing import PREFIX, address, addresses, digest_of, parse_address
 from .registry import BUILTIN_KINDS, get_kind, register_kind, registered_kinds, unregister_kind
 from .schema import (
@@ -41,7 +40,7 @@ __all__ = [
     "parse_address", "register_kind", "registered_kinds", "unregister_kind", "violation",
 ]
 
-_live = ObjectCodec(_cbor)
+_live = live()
 encode_object = _live.encode_object
 decode_object = _live.decode_object
 address_object = _live.address_object

@@ -12,6 +12,7 @@ CBOR error classes), the envelope (``missing_kind``, ``unknown_kind``,
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import cache
 from types import ModuleType
 from typing import Any
 
@@ -43,9 +44,7 @@ class Object:
     data: bytes
 
     def __init__(self, kind: str, fields: Any, *, version: int = 1) -> None:
-        from . import encode_object  # the live backend, resolved at call time
-
-        self._set(kind, version, fields, encode_object(kind, fields, version=version))
+        self._set(kind, version, fields, live().encode_object(kind, fields, version=version))
 
     def _set(self, kind: str, version: int, fields: Any, data: bytes) -> None:
         self.kind = kind
@@ -195,3 +194,11 @@ def _envelope(value: Any) -> tuple[str, int]:
         raise MissingKindError("the object map has no unsigned integer field 'v' (version)",
                                detail="v")
     return t, v
+
+
+@cache
+def live() -> ObjectCodec:
+    """The codec over the live CBOR backend (``canonkit.cbor``), made on first use."""
+    from .. import cbor
+
+    return ObjectCodec(cbor)

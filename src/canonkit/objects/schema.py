@@ -21,9 +21,10 @@ from .. import _backend
 from ..errors import SchemaViolationError
 
 if TYPE_CHECKING:  # the twin is the typed surface
-    from .. import _objects_py as _plans
+    from . import _plans_py as _plans
 else:
-    _plans = _backend.load("objects")
+    _plans = _backend.select("objects", compiled="canonkit.objects._plans",
+                             twin="canonkit.objects._plans_py")
 
 __all__ = [
     "REF",
@@ -433,7 +434,7 @@ def _field_op(ftype: FieldType) -> tuple[int, int] | None:
 
 def _plan(required: Mapping[str, FieldType],
           optional: Mapping[str, FieldType]) -> tuple[tuple[str, int, int], ...] | None:
-    """The plan of the compiled fields check (see ``canonkit._objects_py``), or None when
+    """The plan of the compiled fields check (see ``canonkit.objects._plans_py``), or None when
     a field is optional or of a type it does not know (the generated predicate serves)."""
     if optional:
         return None

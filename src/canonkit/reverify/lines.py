@@ -12,11 +12,12 @@ orjson and joined with the same separators).
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
-from .layer3 import Layer3Result
+if TYPE_CHECKING:
+    from .layer3_component import Layer3Result
 
 _dumps = orjson.dumps
 

@@ -21,7 +21,7 @@ from .. import engines
 from .._files import validate_output_path
 from ..errors import OutputPathError
 from .output import AtomicLines, annotation
-from .progress import Progress
+from .._progress import Progress
 from . import ranges
 from .ranges import chunk_bytes_for, seekable_kind
 from .sources import UNREADABLE, Input, expand_paths, iter_items, total_disk_bytes
@@ -243,19 +243,19 @@ class Run:
         asked: every worker must find every seekable input as the same file (device,
         inode, size, modification time) for descriptors to be sent. In-process, the
         parent's own readers serve (there is no one to send descriptors to)."""
-        if isinstance(engine, engines.InProcessEngine):
+        if engine.in_process:
             return False
         if engine.shares_files:
             return True
-        if not isinstance(engine, engines.DaskEngine):
-            return False
         paths = [os.path.abspath(i.path) for i in self.inputs
                  if i.kind != UNREADABLE and seekable_kind(i.path)]
         if not paths:
             return False
+        seen = engine.run_on_workers(_identities, paths)  # None: it cannot ask its workers
+        if not seen:
+            return False
         mine = _identities(paths)
-        seen = engine.run_on_workers(_identities, paths)
-        return bool(seen) and all(theirs == mine for theirs in seen.values())
+        return all(theirs == mine for theirs in seen.values())
 
     def _recover(self, engine: engines.Engine, unit: Unit) -> UnitResult:
         """A unit whose worker died twice: run its Episodes one by one, so that only the

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .layer3 import ABSENT, FAILED, STATES
+from .layer3_component import ABSENT, FAILED, STATES
 from .outcomes import DESCRIPTIONS, EXIT_FAILURES, OUTCOMES, TABLE_ORDER, exit_status
 
 #: the report's format: the keys of an Episode line (REVERIFY.md §3) and of the final line.
@@ -50,7 +50,7 @@ class Summary:
     def to_json(self) -> dict[str, Any]:
         """The report's final line: counts of every outcome (zeros included) and total,
         then what produced the report: its format, the canonkit version and the inputs."""
-        from .. import __version__
+        from .._version import __version__
 
         counts: dict[str, Any] = {name: self.counts.get(name, 0) for name in OUTCOMES}
         counts["total"] = self.episodes

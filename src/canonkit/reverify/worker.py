@@ -12,7 +12,7 @@ import orjson
 
 from .._files import loads_json
 from ..errors import CanonkitError, JSONInputError
-from .layer3 import Layer3Result, check
+from .layer3_component import Layer3Result, check
 from .lines import Source, Verdict, invalid, render
 from .sources import plain
 
@@ -51,11 +51,11 @@ def _as_json(item: bytes, value: Any) -> bytes | None:
 
 def _strict_json(payload: bytes) -> Any:
     """The document as the strict reader (``canonkit._files.loads_json``) reads it: by
-    orjson where the reader kernel finds the text plain (then both read it alike), else
+    orjson where the scanner kernel finds the text plain (then both read it alike), else
     by the strict reader itself, which also words every refusal."""
-    from ..astp._kernel import reader
+    from ..astp._live import scanner
 
-    if reader.plain_json(payload):
+    if scanner.plain_json(payload):
         try:
             return orjson.loads(payload)
         except orjson.JSONDecodeError:  # NaN, a lone surrogate...: the strict reader says

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from .._files import loads_json, read_regular
 from ..errors import JSONInputError, ManifestError
-from .progress import bar
+from .._progress import bar
 
 if TYPE_CHECKING:
     from .store import Store

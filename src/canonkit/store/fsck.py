@@ -42,7 +42,7 @@ from .layout import (
 )
 from .lock import read_lock
 from .packs import map_file
-from .progress import bar
+from .._progress import bar
 
 if TYPE_CHECKING:
     from .store import Store
@@ -57,7 +57,7 @@ Unit = tuple[Any, ...]
 
 
 def _backend_name(store: Store) -> str:
-    return "compiled" if store.kernel.__name__ == "canonkit._store" else "python"
+    return "compiled" if store.kernel.__name__ == "canonkit.store._format" else "python"
 
 
 def _scan_dir(root: str, rel: str) -> list[os.DirEntry[str]]:
@@ -255,7 +255,7 @@ def _execute(units: list[Unit], root: str, jobs: int, engine: str, scheduler: st
     from .. import engines
 
     with engines.open_engine(engine, jobs=jobs, scheduler=scheduler) as runner:
-        if isinstance(runner, engines.DaskEngine) and not runner.shares_files:
+        if not runner.shares_files:
             seen = runner.run_on_workers(os.path.isdir, root)
             if not seen or not all(seen.values()):
                 raise StoreError(f"the Dask workers cannot read the store at {root}: fsck "

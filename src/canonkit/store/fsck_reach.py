@@ -74,8 +74,8 @@ class Graph:
 
 def _located(store: Store, digest: bytes) -> str | None:
     """Where ``get`` found an object: its pack's path, or None (its loose path)."""
-    for pf in list(store._packs):
-        if store._offset(pf, digest) >= 0:
+    for pf in store.packs.snapshot():
+        if store.packs.offset(pf, digest) >= 0:
             return pf.pack_rel
     return None
 

@@ -78,8 +78,8 @@ def _inflate(payload: Any, logical: int, base: int, digest: bytes | None) -> Inf
 
 
 def _kernel(backend: str) -> ModuleType:
-    return importlib.import_module("canonkit._store" if backend == "compiled"
-                                   else "canonkit._store_py")
+    return importlib.import_module("canonkit.store._format" if backend == "compiled"
+                                   else "canonkit.store._format_py")
 
 
 def _bad(result: UnitResult, exc: CorruptObjectError, rel: str, digest: bytes | None) -> None:

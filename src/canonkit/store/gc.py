@@ -80,8 +80,7 @@ def gc(store: Store, *, roots: Iterable[str] = (), grace_seconds: float = 3600.0
     with StoreLock(store.root, durable=store.durable):
         now = time.time()
         stats.leftovers_removed = sweep_leftovers(store.root, grace_seconds)
-        store._refresh_packs()
-        packs: list[PackFile] = list(store._packs)
+        packs: list[PackFile] = store.packs.current()
         loose = list(loose_objects(store.root))
 
         def young(mtime: float) -> bool:
@@ -168,7 +167,7 @@ def gc(store: Store, *, roots: Iterable[str] = (), grace_seconds: float = 3600.0
             stats.deleted += dropped.get(pf.hex, 0)
         remove_packs(store, superseded)
         stats.packs_removed += len(superseded)
-        store._refresh_packs()
+        store.packs.refresh()
         stats.deleted += stats.deleted_loose
         stats.kept_young = len(keep - reachable)
     stats.seconds = time.perf_counter() - started

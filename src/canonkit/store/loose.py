@@ -14,7 +14,7 @@ import stat
 from collections.abc import Callable
 from typing import Any
 
-from .._store_py import FORM_DEFLATE, FORM_RAW, LOOSE_MAGIC
+from ._format_py import FORM_DEFLATE, FORM_RAW, LOOSE_MAGIC
 from ..errors import UnsafePathError
 from . import mutations as fs
 from .deflate import compress

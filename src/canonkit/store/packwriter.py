@@ -16,7 +16,7 @@ from typing import Any
 
 from blake3 import blake3
 
-from .._store_py import (
+from ._format_py import (
     DIGEST,
     ENTRY_HEADER,
     FORM_DEFLATE,

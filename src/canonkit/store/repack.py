@@ -32,7 +32,7 @@ from .lock import StoreLock
 from .loose import read_file
 from .packs import PackFile, located
 from .packwriter import PackWriter
-from .progress import Bar, bar
+from .._progress import Progress, bar
 from .stats import RepackStats
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ def read_for_pack(store: Store, digest: bytes, source: Source, mode: str
 
 
 def write_pack(store: Store, items: Iterable[tuple[bytes, Source]], mode: str,
-               progress: Bar | None = None) -> tuple[PackWriter | None, set[bytes], int]:
+               progress: Progress | None = None) -> tuple[PackWriter | None, set[bytes], int]:
     """Write the objects (in the order given: digest order) into a new pack in ``tmp/``.
     Returns the finished writer (None if no object could be packed), the digests packed
     and how many were skipped as corrupt or gone."""
@@ -175,8 +175,9 @@ def repack(store: Store, *, deflate: str = "auto", merge: bool = True,
     stats = RepackStats()
     with StoreLock(store.root, durable=store.durable):
         stats.leftovers_removed = sweep_leftovers(store.root, grace_seconds)
-        store._refresh_packs()
-        old = list(store._packs) if merge else []
+        old = store.packs.current() if merge else []
+        if not merge:
+            store.packs.refresh()
         loose = list(loose_objects(store.root, with_stat=False))
         if not loose and len(old) <= 1:
             stats.seconds = time.perf_counter() - started
@@ -214,7 +215,7 @@ def repack(store: Store, *, deflate: str = "auto", merge: bool = True,
                       and all(d in packed for d in pf.index.entries()[0])]
         remove_packs(store, superseded)
         stats.packs_removed += len(superseded)
-        store._refresh_packs()
+        store.packs.refresh()
     stats.seconds = time.perf_counter() - started
     return stats
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from blake3 import blake3
 
+from .. import _backend
 from .. import objects as _objects
 from .._files import loads_json
 from .._files.urls import elide, is_url
@@ -34,7 +35,6 @@ from ..errors import (
 )
 from . import loose, refs
 from . import mutations as fs
-from ._kernel import K
 from .deflate import inflate
 from .layout import (
     MARKER,
@@ -50,11 +50,16 @@ from .layout import (
     loose_path,
 )
 from .lock import LockInfo, break_lock, read_lock
-from .packs import PackFile, list_published, located
+from .packs import PackFile, located
+from .packset import PackSet
 
 if TYPE_CHECKING:
+    from . import _format_py as _format
     from .findings import FsckReport
     from .stats import GCStats, RepackStats
+else:  # the format readers of STORE.md §2; the twin is the typed surface
+    _format = _backend.select("store", compiled="canonkit.store._format",
+                              twin="canonkit.store._format_py")
 
 __all__ = ["FORMS", "Store"]
 
@@ -88,8 +93,8 @@ class Store:
 
     ``durable=False`` skips every fsync (files and directories): for bulk imports and
     benchmarks, where a power loss may lose recent writes (a crash of the process alone
-    still loses nothing). ``backend`` selects the format readers (a ``canonkit._store``
-    or ``canonkit._store_py`` module; default: the live one).
+    still loses nothing). ``backend`` selects the format readers (a ``canonkit.store._format``
+    or ``canonkit.store._format_py`` module; default: the live one).
     """
 
     ABSENT = refs.ABSENT  # as set_ref(expect=...): the ref must not exist yet
@@ -100,13 +105,11 @@ class Store:
         self.path = Path(path)
         self.root = os.path.abspath(os.fspath(path))
         self.durable = durable
-        self.kernel: ModuleType = K if backend is None else backend
+        self.kernel: ModuleType = _format if backend is None else backend
         self._check_layout()
-        self._packs: list[PackFile] = []
-        self._pack_names: tuple[str, ...] = ()
-        self._broken: dict[str, CorruptObjectError] = {}
+        #: the published packs this store reads: the internal API of repack, gc and fsck
+        self.packs = PackSet(self.root, self.kernel)
         self._dirs: set[str] = set()  # fan-out directories checked to be real directories
-        self._refresh_packs()
 
     # -- opening ---------------------------------------------------------------------
 
@@ -172,10 +175,7 @@ class Store:
 
     def close(self) -> None:
         """Unmap every pack. Reads after ``close`` map them again."""
-        for pf in self._packs:
-            pf.close()
-        self._packs = []
-        self._pack_names = ()
+        self.packs.close()
 
     def __enter__(self) -> Store:
         return self
@@ -185,64 +185,6 @@ class Store:
 
     def __repr__(self) -> str:
         return f"Store({self.root!r})"
-
-    def _refresh_packs(self) -> bool:
-        """Re-read the list of published packs; True if it changed."""
-        names = tuple(list_published(self.root))
-        if names == self._pack_names:
-            return False
-        keep = {pf.hex: pf for pf in self._packs}
-        packs: list[PackFile] = []
-        broken: dict[str, CorruptObjectError] = {}
-        for name in names:
-            pf = keep.pop(name, None)
-            if pf is None:
-                try:
-                    pf = PackFile.open(self.root, name, self.kernel)
-                except FileNotFoundError:  # deleted between listing and opening
-                    continue
-                except (CorruptObjectError, UnsafePathError) as exc:
-                    broken[name] = exc if isinstance(exc, CorruptObjectError) else \
-                        CorruptObjectError(str(exc), path=exc.path, detail="unsafe_path")
-                    continue
-            packs.append(pf)
-        for pf in keep.values():
-            pf.close()
-        # newest first: a fresh pack is likelier to hold what is looked up now
-        packs.sort(key=lambda pf: -pf.mtime)
-        self._packs = packs
-        self._pack_names = names
-        self._broken = broken
-        return True
-
-    def _offset(self, pf: PackFile, digest: bytes) -> int:
-        """``digest``'s entry offset in ``pf``, or -1. A pack whose file shrank under its
-        mapping is dropped from the packs read (and reported by reads that miss)."""
-        if pf.closed:  # dropped meanwhile
-            return -1
-        try:
-            if not pf.guarded:
-                pf.check_intact(pack=False)
-            offset: int = pf.index.lookup(digest)
-            return offset
-        except CorruptObjectError as exc:
-            self._drop(pf, exc)
-            return -1
-
-    def _drop(self, pf: PackFile, exc: CorruptObjectError) -> None:
-        if pf in self._packs:
-            self._packs.remove(pf)
-            self._broken[pf.hex] = exc if exc.path else located(exc, pf.idx_rel)
-            pf.close()
-
-    def _usable(self, pf: PackFile, *, pack: bool = True) -> bool:
-        """False (the pack dropped) if ``pf``'s files shrank under their mappings."""
-        try:
-            pf.check_intact(pack=pack)
-        except CorruptObjectError as exc:
-            self._drop(pf, exc)
-            return False
-        return True
 
     # -- objects ---------------------------------------------------------------------
 
@@ -254,8 +196,8 @@ class Store:
             raise ValueError(f"form must be one of {FORMS}, got {form!r}")
         view = memoryview(data)
         digest: bytes = blake3(view).digest()
-        for pf in list(self._packs):
-            if self._offset(pf, digest) >= 0:
+        for pf in self.packs.snapshot():
+            if self.packs.offset(pf, digest) >= 0:
                 try:
                     fs.utime(pf.path(self.root))
                 except FileNotFoundError:  # removed by a repack meanwhile
@@ -289,8 +231,8 @@ class Store:
                      ) -> tuple[bytes | memoryview | None, CorruptObjectError | None]:
         """The object from the first pack that holds an intact copy (or None), and the
         first corruption met on the way."""
-        for pf in list(self._packs):
-            offset = self._offset(pf, digest)
+        for pf in self.packs.snapshot():
+            offset = self.packs.offset(pf, digest)
             if offset >= 0:
                 try:
                     if not pf.guarded:
@@ -310,17 +252,17 @@ class Store:
             else:
                 if data is not None:
                     return data
-            if attempt or not self._refresh_packs():
+            if attempt or not self.packs.refresh():
                 break
             found, problem = self._read_packed(digest, address, want, copy, problem)
             if found is not None:  # a repack moved it into a new pack
                 return found
         if problem is not None:
             raise problem
-        if self._broken:
-            _, first = sorted(self._broken.items())[0]
+        if self.packs.broken:
+            _, first = sorted(self.packs.broken.items())[0]
             raise CorruptObjectError(
-                f"{address} is in no readable form, and {len(self._broken)} pack(s) cannot "
+                f"{address} is in no readable form, and {len(self.packs.broken)} pack(s) cannot "
                 f"be read (first: {first})", offset=first.offset, detail=first.detail,
                 path=first.path, address=address)
         raise MissingObjectError(f"{address} is not in the store", address=address)
@@ -363,7 +305,7 @@ class Store:
         out: list[Any] = [None] * len(addresses)
         left = len(out)
         for attempt in range(2):
-            for pf in list(self._packs):
+            for pf in self.packs.snapshot():
                 if not left:
                     break
                 if not pf.guarded and not _intact(pf):
@@ -372,7 +314,7 @@ class Store:
                     left -= pf.pack.read_many(pf.index, digests, out, verify, inflate, copy)
                 except CorruptObjectError:  # find which one, and try its other forms
                     left = self._fill_one_by_one(pf, digests, out, verify, copy)
-            if not left or attempt or not self._refresh_packs():
+            if not left or attempt or not self.packs.refresh():
                 break
         for i, value in enumerate(out):
             if value is None:
@@ -387,7 +329,7 @@ class Store:
             if out[i] is not None:
                 continue
             digest = digests[32 * i:32 * i + 32]
-            offset = self._offset(pf, digest)
+            offset = self.packs.offset(pf, digest)
             if offset >= 0:
                 try:
                     out[i] = pf.pack.entry(offset, digest if verify else None, inflate,
@@ -413,13 +355,13 @@ class Store:
         """True if some physical form of ``address`` is stored (not verified: see fsck)."""
         digest = digest_of_address(address)
         for attempt in range(2):
-            if any(self._offset(pf, digest) >= 0 for pf in list(self._packs)):
+            if any(self.packs.offset(pf, digest) >= 0 for pf in self.packs.snapshot()):
                 return True
             rel = loose_path(digest)
             if self._fanout_ok(rel[:len(OBJECTS) + 3]) and os.path.lexists(
                     f"{self.root}/{rel}"):
                 return True
-            if attempt or not self._refresh_packs():
+            if attempt or not self.packs.refresh():
                 return False
         return False
 
@@ -434,7 +376,7 @@ class Store:
         """``"packed"``, ``"loose"`` or ``"deflate"``: the form ``get`` reads first."""
         digest = digest_of_address(address)
         for attempt in range(2):
-            if any(self._offset(pf, digest) >= 0 for pf in list(self._packs)):
+            if any(self.packs.offset(pf, digest) >= 0 for pf in self.packs.snapshot()):
                 return "packed"
             rel = loose_path(digest)
             if self._fanout_ok(rel[:len(OBJECTS) + 3]):
@@ -445,7 +387,7 @@ class Store:
                                                  offset=len(content), detail="truncated",
                                                  path=rel, address=address)
                     return {0: "loose", 1: "deflate"}.get(content[4], "unknown")
-            if attempt or not self._refresh_packs():
+            if attempt or not self.packs.refresh():
                 break
         raise MissingObjectError(f"{address} is not in the store", address=address)
 
@@ -453,10 +395,10 @@ class Store:
         """Every stored address exactly once (packed ones first, then loose ones)."""
         from .inventory import loose_objects
 
-        self._refresh_packs()
+        self.packs.refresh()
         seen: set[bytes] = set()
-        for pf in list(self._packs):
-            if not pf.guarded and not self._usable(pf, pack=False):
+        for pf in self.packs.snapshot():
+            if not pf.guarded and not self.packs.usable(pf, pack=False):
                 continue
             for digest in pf.index.entries()[0]:
                 if digest not in seen:
@@ -484,8 +426,8 @@ class Store:
 
     def _freshen(self, digest: bytes, address: str) -> None:
         for attempt in range(2):
-            for pf in list(self._packs):
-                if self._offset(pf, digest) >= 0:
+            for pf in self.packs.snapshot():
+                if self.packs.offset(pf, digest) >= 0:
                     try:
                         fs.utime(pf.path(self.root))
                         return
@@ -500,7 +442,7 @@ class Store:
                     pass
             if attempt:
                 break
-            self._refresh_packs()
+            self.packs.refresh()
         raise MissingObjectError(f"{address} is not in the store; a ref must point at a "
                                  f"stored object", address=address)
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from canonkit._astp_common import l3_value
+from canonkit.astp._py.common import l3_value
 from canonkit._files import MAX_INTEGER_DIGITS
 from canonkit.astp.audit import audit_record_hash
 from canonkit.astp.canonical_json import canonical_json, parse_canonical

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from canonkit.astp._kernel import former
+from canonkit.astp._live import former
 from canonkit.astp.layer3.schema import EXECUTION, LAYOUTS, SKILL, WORKFLOW
 from canonkit.errors import InvalidFieldError
 

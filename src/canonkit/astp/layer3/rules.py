@@ -1,33 +1,64 @@
 """The Layer 3 rules of ASTP.md §19.3 as checks that raise ``Layer3GovernanceError``, whose
-``code`` (and ``vector``) names the conformance vector broken: the workflow state machine
-(WF-004), error consistency (EX-003), terminal-on-write immutability (L3-004), the
-declaration's mutation surface (L3-005), retry by a new node (L3-006) and the deferred
-``registry_id`` (SK-003). The writer (``Workspace``) raises them before anything is written;
-the verifier reports the same vectors as findings."""
+``code`` (and ``vector``) names the conformance vector broken. This is the one place a rule
+is decided: the writer (``Workspace``) calls these checks and refuses a write before
+anything is written; the verifier (``verify``) runs the same checks over a recorded export
+and reports each refusal as a finding (``_Verification.guard``).
+
+| vector | rule | checks |
+|---|---|---|
+| CIA-001 | a node is written by the CIA of its node type | ``check_principal`` |
+| WF-004 | the workflow state machine | ``check_transition``, ``check_open_workflow``, ``check_closing_status`` |
+| EX-003 | error consistency of an execution | ``check_execution_errors`` |
+| SK-003 | ``registry_id`` stays null | ``check_registry_id`` |
+| L3-004 | ExecutionNode and SkillInvocation are terminal on write | ``check_immutable``, ``check_terminal_on_write``, ``check_new_node_id`` |
+| L3-005 | a declaration changes only its status trio | ``check_declaration_update``, ``check_declaration_changes`` |
+| L3-006 | a retry is a new node | ``check_retry``, ``check_new_sequence_index``, ``check_new_node_id`` |
+| L3-007 | the seven edges join the right nodes, within the Episode | ``check_executes_within``, ``check_invoked_within``, ``check_precedes``, ``check_within_episode`` |
+| L3-008 | an edge's properties | ``check_edge_properties`` |
+
+The vectors that concern only a recorded export — its shape (L3-003), its content hashes
+(the ``HASH_VECTOR`` of each node type), its audit chain and creation events (CIA-002,
+CIA-003, CIA-004, EX-002), the first execution's transition (WF-005), the WF-006 notes and
+spine isolation (L3-001) — are what the writer produces by construction; ``verify`` checks
+them while it reads the export (docs/astp-layer3.md lists every vector)."""
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from canonkit._astp_common import short_repr
+from canonkit.astp._py.common import short_repr
 from canonkit.astp.layer3.schema import (
     EDGE_PROPERTIES,
     EDGE_TYPES,
     ERROR_TYPES,
+    EXECUTION,
     EXECUTION_STATUSES,
     MUTABLE_DECLARATION_FIELDS,
+    TERMINAL_STATUSES,
     TRANSITIONS,
+    WORKFLOW,
 )
 from canonkit.errors import Layer3GovernanceError
 
 __all__ = [
+    "check_closing_status",
+    "check_declaration_changes",
     "check_declaration_update",
     "check_edge_properties",
+    "check_executes_within",
     "check_execution_errors",
     "check_immutable",
+    "check_invoked_within",
+    "check_new_node_id",
+    "check_new_sequence_index",
+    "check_open_workflow",
+    "check_precedes",
+    "check_principal",
     "check_registry_id",
     "check_retry",
+    "check_terminal_on_write",
     "check_transition",
+    "check_within_episode",
 ]
 
 
@@ -131,3 +162,109 @@ def check_edge_properties(name: str, properties: Any, node_id: str | None = None
     if type(gap) is not int or gap <= 0:
         raise _fail("L3-008", f"PRECEDES sequence_gap must be an integer above 0, got "
                               f"{short_repr(gap)}", node_id, "sequence_gap")
+
+
+# --- CIA-001 ---------------------------------------------------------------------------
+
+def check_principal(cia: Mapping[str, str], node_type: str, principal: Any,
+                    node_id: Any) -> None:
+    """CIA-001: ``principal`` is the CIA that ``cia`` names for ``node_type``."""
+    if principal != cia[node_type]:
+        raise _fail("CIA-001", f"{principal!r} is not the CIA of {node_type} "
+                               f"({cia[node_type]!r})", node_id, "principal")
+
+
+# --- WF-004 ----------------------------------------------------------------------------
+
+def check_open_workflow(workflow: Mapping[str, Any], node: Mapping[str, Any]) -> None:
+    """WF-004: no execution is recorded against a workflow in a terminal status."""
+    status = workflow["status"]
+    if status in TERMINAL_STATUSES:
+        raise _fail("WF-004", f"workflow {workflow['node_id']} is {status}: no execution "
+                              "may be recorded against it", node["node_id"], "workflow_id")
+
+
+def check_closing_status(workflow: Mapping[str, Any], final_status: Any) -> None:
+    """WF-004: a workflow closes into a terminal status."""
+    if not isinstance(final_status, str) or final_status not in TERMINAL_STATUSES:
+        raise _fail("WF-004", "close_workflow needs a terminal status, got "
+                              f"{short_repr(final_status)}", workflow["node_id"], "status")
+
+
+# --- L3-004, L3-005, L3-006: writes -----------------------------------------------------
+
+def check_terminal_on_write(node: Mapping[str, Any], changes: Mapping[str, Any]) -> None:
+    """L3-004: only a WorkflowDeclaration is ever updated."""
+    if node["node_type"] != WORKFLOW:
+        raise _fail("L3-004", f"{node['node_type']} is terminal on write; nothing may change",
+                    node["node_id"], next(iter(changes), None))
+
+
+def check_declaration_changes(node: Mapping[str, Any], changes: Mapping[str, Any]) -> None:
+    """L3-005: an update of a WorkflowDeclaration names only its mutable trio."""
+    outside = sorted(set(changes) - set(MUTABLE_DECLARATION_FIELDS))
+    if outside:
+        raise _fail("L3-005", f"only {', '.join(MUTABLE_DECLARATION_FIELDS)} may change; "
+                              f"not {', '.join(outside)}", node["node_id"], outside[0])
+
+
+def check_new_node_id(node: Mapping[str, Any], *, taken: bool) -> None:
+    """L3-006 (an ExecutionNode: a retry is a new node) or L3-004 (any other node: written
+    once): a write needs a ``node_id`` not ``taken`` yet."""
+    if taken:
+        raise _fail("L3-006" if node["node_type"] == EXECUTION else "L3-004",
+                    f"node_id {node['node_id']} is taken: a new write needs a new node_id",
+                    node["node_id"], "node_id")
+
+
+def check_new_sequence_index(nodes: Iterable[Mapping[str, Any]], node: Mapping[str, Any]
+                             ) -> None:
+    """L3-006: an ExecutionNode's ``sequence_index`` is new in its workflow."""
+    for other in nodes:
+        if (other["node_type"] == EXECUTION and other["workflow_id"] == node["workflow_id"]
+                and other["sequence_index"] == node["sequence_index"]):
+            raise _fail("L3-006", f"sequence_index {node['sequence_index']} is taken by "
+                                  f"{other['node_id']}: a retry is a new node with a new "
+                                  "sequence_index", node["node_id"], "sequence_index")
+
+
+# --- L3-007 ----------------------------------------------------------------------------
+
+def check_within_episode(node: Mapping[str, Any], episode_id: str) -> None:
+    """L3-007: a node is declared within the workspace's Episode."""
+    if node["episode_id"] != episode_id:
+        raise _fail("L3-007", f"episode_id {node['episode_id']} is not this workspace's "
+                              f"Episode {episode_id}", node["node_id"], "episode_id")
+
+
+def check_executes_within(workflow: Mapping[str, Any] | None, workflow_id: Any,
+                          node: Mapping[str, Any] | None) -> None:
+    """L3-007: EXECUTES_WITHIN ends at a WorkflowDeclaration (``workflow``, looked up by
+    ``workflow_id``; None when there is none)."""
+    if workflow is None or workflow["node_type"] != WORKFLOW:
+        raise _fail("L3-007", f"EXECUTES_WITHIN: no WorkflowDeclaration {workflow_id}",
+                    node["node_id"] if node else workflow_id, "workflow_id")
+
+
+def check_invoked_within(execution: Mapping[str, Any] | None, node: Mapping[str, Any]) -> None:
+    """L3-007: INVOKED_WITHIN ends at an ExecutionNode of the skill's own workflow."""
+    if execution is None or execution["node_type"] != EXECUTION:
+        raise _fail("L3-007", f"INVOKED_WITHIN: no ExecutionNode {node['execution_node_id']}",
+                    node["node_id"], "execution_node_id")
+    if execution["workflow_id"] != node["workflow_id"]:
+        raise _fail("L3-007", "workflow_id differs from the execution's",
+                    node["node_id"], "workflow_id")
+
+
+def check_precedes(earlier: Mapping[str, Any] | None, before: Any, node: Mapping[str, Any]
+                   ) -> None:
+    """L3-007: PRECEDES points from an earlier ExecutionNode (``earlier``, looked up by
+    ``before``) of the same workflow to the later one, ``node``."""
+    if earlier is None or earlier["node_type"] != EXECUTION or (
+            earlier["workflow_id"] != node["workflow_id"]):
+        raise _fail("L3-007", f"PRECEDES: no earlier ExecutionNode {before} in the workflow",
+                    node["node_id"], "preceded_by")
+    if node["sequence_index"] - earlier["sequence_index"] <= 0:
+        raise _fail("L3-007", "PRECEDES points from the earlier ExecutionNode to the later: "
+                              f"sequence_index {node['sequence_index']} does not follow "
+                              f"{earlier['sequence_index']}", node["node_id"], "sequence_index")

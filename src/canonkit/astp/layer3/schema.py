@@ -3,10 +3,13 @@ field orders, the excluded fields, the enumerations and transitions, the seven e
 four audit events with their required fields. Data only; the rules live in ``rules``."""
 from __future__ import annotations
 
-from canonkit._astp_common import L3_DATETIME, L3_ENUM, L3_INT, L3_OBJECT, L3_TEXT, L3_UUID
+from canonkit.astp._py.common import L3_DATETIME, L3_ENUM, L3_INT, L3_OBJECT, L3_TEXT, L3_UUID
 
 __all__ = [
     "AUDIT_EVENTS",
+    "EXPORT_MEMBERS",
+    "FORMAT",
+    "JOURNAL_FORMAT",
     "CREATION_EVENTS",
     "EDGES",
     "EDGE_MEMBERS",
@@ -31,6 +34,13 @@ __all__ = [
     "WORKFLOW_VERSION",
     "Layout",
 ]
+
+#: the export and journal formats
+FORMAT = "canonkit-layer3/1"
+JOURNAL_FORMAT = "canonkit-layer3-journal/1"
+#: the members of a canonkit-layer3/1 export, in the order ``Workspace.export()`` writes them
+EXPORT_MEMBERS = ("format", "workspace_id", "episode_id", "chain_key", "cia", "nodes", "edges",
+                  "audit")
 
 WORKFLOW = "WorkflowDeclaration"
 EXECUTION = "ExecutionNode"

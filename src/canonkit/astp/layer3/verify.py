@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from canonkit._astp_common import short_repr
+from canonkit.astp._py.common import short_repr
 from canonkit.astp.audit import AUDIT_FIELDS, verify_audit_chain
 from canonkit.astp.canonical_json import parse_canonical
 from canonkit.astp.layer3.events import delta_value
@@ -31,6 +31,8 @@ from canonkit.astp.layer3.schema import (
     EDGE_MEMBERS,
     EDGES,
     EXECUTION,
+    EXPORT_MEMBERS,
+    FORMAT,
     HASH_VECTOR,
     MUTABLE_DECLARATION_FIELDS,
     NODE_MEMBERS,
@@ -40,7 +42,6 @@ from canonkit.astp.layer3.schema import (
     WORKFLOW,
     WORKFLOW_STATUSES,
 )
-from canonkit.astp.layer3.workspace import EXPORT_MEMBERS, FORMAT
 from canonkit.errors import ASTPError, Layer3GovernanceError
 
 __all__ = ["WORKFLOW_STATES", "Finding", "Layer3Report", "verify"]

@@ -28,41 +28,43 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from canonkit._astp_common import L3_DATETIME, L3_OBJECT, l3_field, l3_value, short_repr
+from canonkit.astp._py.common import L3_DATETIME, L3_OBJECT, l3_field, l3_value, short_repr
 from canonkit._files import MAX_INTEGER_DIGITS, JSONLines, loads_json, open_regular
 from canonkit.astp.layer3.events import make_record
 from canonkit.astp.layer3.hashing import content_hash
 from canonkit.astp.layer3.rules import (
+    check_closing_status,
+    check_declaration_changes,
     check_edge_properties,
+    check_executes_within,
     check_execution_errors,
+    check_invoked_within,
+    check_new_node_id,
+    check_new_sequence_index,
+    check_open_workflow,
+    check_precedes,
+    check_principal,
     check_registry_id,
+    check_terminal_on_write,
     check_transition,
+    check_within_episode,
 )
 from canonkit.astp.layer3.schema import (
     EXECUTION,
+    EXPORT_MEMBERS,
     FIELD_ORDER,
-    MUTABLE_DECLARATION_FIELDS,
+    FORMAT,
+    JOURNAL_FORMAT,
     NODE_TYPES,
     SCHEMA_VERSION,
     SKILL,
-    TERMINAL_STATUSES,
     WORKFLOW,
     WORKFLOW_VERSION,
 )
-from canonkit.errors import (
-    InvalidFieldError,
-    InvalidRecordError,
-    JSONInputError,
-    Layer3GovernanceError,
-)
+from canonkit.errors import InvalidFieldError, InvalidRecordError, JSONInputError
 
 __all__ = ["EXPORT_MEMBERS", "FORMAT", "JOURNAL_FORMAT", "Workspace"]
 
-FORMAT = "canonkit-layer3/1"
-JOURNAL_FORMAT = "canonkit-layer3-journal/1"
-#: the members of a canonkit-layer3/1 export, in the order ``export()`` writes them
-EXPORT_MEMBERS = ("format", "workspace_id", "episode_id", "chain_key", "cia", "nodes", "edges",
-                  "audit")
 
 #: fields a write may leave out, and what the Workspace stores for them
 _DEFAULTS: dict[str, dict[str, Any]] = {
@@ -134,11 +136,6 @@ def _journal_entries(path: Path, handle: BinaryIO) -> Iterator[tuple[int, int, d
         if not isinstance(entry, dict):
             raise _refused(path, number, start, "not_an_entry", "not a journal entry (an object)")
         yield number, start, entry
-
-
-def _fail(vector: str, message: str, node_id: Any = None, field: str | None = None) -> Exception:
-    return Layer3GovernanceError(f"{vector}: {message}", vector=vector,
-                                 node_id=node_id if isinstance(node_id, str) else None, field=field)
 
 
 class Workspace:
@@ -332,15 +329,8 @@ class Workspace:
         check_execution_errors(node)
         workflow = self._workflow(node["workflow_id"], node)
         status = workflow["status"]
-        if status in TERMINAL_STATUSES:
-            raise _fail("WF-004", f"workflow {workflow['node_id']} is {status}: no execution "
-                                  "may be recorded against it", node["node_id"], "workflow_id")
-        for other in self._nodes.values():
-            if (other["node_type"] == EXECUTION and other["workflow_id"] == node["workflow_id"]
-                    and other["sequence_index"] == node["sequence_index"]):
-                raise _fail("L3-006", f"sequence_index {node['sequence_index']} is taken by "
-                                      f"{other['node_id']}: a retry is a new node with a new "
-                                      "sequence_index", node["node_id"], "sequence_index")
+        check_open_workflow(workflow, node)
+        check_new_sequence_index(self._nodes.values(), node)
         edges = [self._edge("EXECUTES_WITHIN", node["node_id"], node["workflow_id"])]
         before = self._latest_step.get(node["workflow_id"]) if preceded_by is _LATEST else preceded_by
         if before is not None:
@@ -375,13 +365,7 @@ class Workspace:
             check_registry_id(fields)
         node = self._new_node(SKILL, principal, fields)
         node["registry_id"] = None
-        execution = self._nodes.get(node["execution_node_id"])
-        if execution is None or execution["node_type"] != EXECUTION:
-            raise _fail("L3-007", f"INVOKED_WITHIN: no ExecutionNode {node['execution_node_id']}",
-                        node["node_id"], "execution_node_id")
-        if execution["workflow_id"] != node["workflow_id"]:
-            raise _fail("L3-007", "workflow_id differs from the execution's",
-                        node["node_id"], "workflow_id")
+        check_invoked_within(self._nodes.get(node["execution_node_id"]), node)
         edges = [self._edge("INVOKED_WITHIN", node["node_id"], node["execution_node_id"])]
         before = self._latest_skill.get(node["execution_node_id"])
         if before is not None:
@@ -403,9 +387,7 @@ class Workspace:
         """Move a workflow to a terminal status (WF-004) with its trio of mutable fields."""
         self._check_principal(WORKFLOW, principal, workflow_id)
         workflow = self._workflow(l3_value(workflow_id), None)
-        if not isinstance(final_status, str) or final_status not in TERMINAL_STATUSES:
-            raise _fail("WF-004", "close_workflow needs a terminal status, got "
-                                  f"{short_repr(final_status)}", workflow["node_id"], "status")
+        check_closing_status(workflow, final_status)
         check_transition(workflow["status"], final_status)
         updated_at = l3_field("status_updated_at", L3_DATETIME, False, None, status_updated_at)
         detail = l3_field("error_detail", L3_OBJECT, True, None, error_detail)
@@ -429,13 +411,8 @@ class Workspace:
         if node is None:
             raise InvalidFieldError(f"no Layer 3 node {short_repr(node_id)}", detail="node_id")
         self._check_principal(node["node_type"], principal, node_id)
-        if node["node_type"] != WORKFLOW:
-            raise _fail("L3-004", f"{node['node_type']} is terminal on write; nothing may change",
-                        node_id, next(iter(changes), None))
-        outside = sorted(set(changes) - set(MUTABLE_DECLARATION_FIELDS))
-        if outside:
-            raise _fail("L3-005", f"only {', '.join(MUTABLE_DECLARATION_FIELDS)} may change; "
-                                  f"not {', '.join(outside)}", node_id, outside[0])
+        check_terminal_on_write(node, changes)
+        check_declaration_changes(node, changes)
         return self.close_workflow(
             node_id, changes.get("status", node["status"]), principal=principal,
             status_updated_at=changes.get("status_updated_at", node["status_updated_at"]),
@@ -444,9 +421,7 @@ class Workspace:
     # --- the steps of a write -----------------------------------------------------------------
 
     def _check_principal(self, node_type: str, principal: Any, node_id: Any) -> None:
-        if principal != self.cia[node_type]:
-            raise _fail("CIA-001", f"{principal!r} is not the CIA of {node_type} "
-                                   f"({self.cia[node_type]!r})", node_id, "principal")
+        check_principal(self.cia, node_type, principal, node_id)
 
     def _new_node(self, node_type: str, principal: str, fields: Mapping[str, Any]) -> dict[str, Any]:
         """The node as stored (Form B JSON values) with its content hash; nothing is stored."""
@@ -464,33 +439,22 @@ class Workspace:
         for name, value in node.items():
             _check_readable(name, value)
         node["content_hash"] = digest
-        if node["episode_id"] != self.episode_id:
-            raise _fail("L3-007", f"episode_id {node['episode_id']} is not this workspace's "
-                                  f"Episode {self.episode_id}", node["node_id"], "episode_id")
-        if node["node_id"] in self._nodes or node["node_id"] == self.episode_id:
-            raise _fail("L3-006" if node_type == EXECUTION else "L3-004",
-                        f"node_id {node['node_id']} is taken: a new write needs a new node_id",
-                        node["node_id"], "node_id")
+        check_within_episode(node, self.episode_id)
+        check_new_node_id(node, taken=node["node_id"] in self._nodes
+                          or node["node_id"] == self.episode_id)
         return node
 
     def _workflow(self, workflow_id: Any, node: Mapping[str, Any] | None) -> dict[str, Any]:
         workflow = self._nodes.get(workflow_id) if isinstance(workflow_id, str) else None
-        if workflow is None or workflow["node_type"] != WORKFLOW:
-            raise _fail("L3-007", f"EXECUTES_WITHIN: no WorkflowDeclaration {workflow_id}",
-                        node["node_id"] if node else workflow_id, "workflow_id")
+        check_executes_within(workflow, workflow_id, node)
+        assert workflow is not None
         return workflow
 
     def _precedes(self, before: Any, node: Mapping[str, Any], edge_type: Any) -> dict[str, Any]:
         earlier = self._nodes.get(before) if isinstance(before, str) else None
-        if earlier is None or earlier["node_type"] != EXECUTION or (
-                earlier["workflow_id"] != node["workflow_id"]):
-            raise _fail("L3-007", f"PRECEDES: no earlier ExecutionNode {before} in the workflow",
-                        node["node_id"], "preceded_by")
+        check_precedes(earlier, before, node)
+        assert earlier is not None
         gap = node["sequence_index"] - earlier["sequence_index"]
-        if gap <= 0:
-            raise _fail("L3-007", "PRECEDES points from the earlier ExecutionNode to the later: "
-                                  f"sequence_index {node['sequence_index']} does not follow "
-                                  f"{earlier['sequence_index']}", node["node_id"], "sequence_index")
         return self._edge("PRECEDES", earlier["node_id"], node["node_id"],
                           {"edge_type": edge_type, "sequence_gap": gap}, node["node_id"])
 

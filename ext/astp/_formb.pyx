@@ -1,0 +1,363 @@
+"""Compiled ASTP Layer 3 Form B kernel (ASTP.md §19.2): the field-ordered compact JSON of a
+Layer 3 node, written straight into one C buffer, and its SHA3-256.
+
+Values of exact JSON types (dict, list, str, int, float, bool, None) and top-level fields
+already in their §19.2 form are written in C; anything else (UUID and datetime objects,
+enumerations, subclasses, other mappings, records) goes through the shared
+``canonkit.astp._py.common.l3_field``/``l3_value`` first, exactly as the twin does. Strings are
+escaped as ``json.dumps(..., ensure_ascii=False)`` escapes them; floats are their ``repr``
+text. Twin: ``canonkit.astp._py.formb`` (docs/astp-kernel-api.md).
+"""
+from cpython.dict cimport PyDict_GetItem
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.ref cimport PyObject
+from cpython.set cimport PySet_Contains
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
+from libc.string cimport memcmp
+
+from collections.abc import Mapping
+
+from canonkit.astp._py.common import (
+    L3_DATETIME, L3_ENUM, L3_INT, L3_MAX_DEPTH, L3_OBJECT, L3_TEXT, L3_UUID, decimal_text, l3_field,
+    l3_value,
+)
+from canonkit.errors import InvalidFieldError
+
+include "astp_kernel.pxi"
+
+__all__ = ["form_b", "form_b_hash"]
+
+
+cdef extern from "Python.h":
+    char *PyOS_double_to_string(double val, char format_code, int precision, int flags,
+                                int *ptype) except NULL
+    void PyMem_Free_char "PyMem_Free"(char *p)
+    const char *PyUnicode_AsUTF8AndSize(object o, Py_ssize_t *size) except NULL
+    int Py_DTSF_ADD_DOT_0
+
+
+cdef enum:
+    NOGIL_THRESHOLD = 4096
+
+
+cdef struct Out:
+    char *data
+    Py_ssize_t size
+    Py_ssize_t room
+
+
+cdef int _grow(Out *out, Py_ssize_t need) except -1:
+    cdef Py_ssize_t room = out.room * 2 if out.room else 1024
+    cdef char *data
+    while room < out.size + need:
+        room *= 2
+    data = <char *>PyMem_Realloc(out.data, <size_t>room)
+    if data == NULL:
+        raise MemoryError()
+    out.data = data
+    out.room = room
+    return 0
+
+
+cdef inline int _put(Out *out, const char *text, Py_ssize_t n) except -1:
+    if out.size + n > out.room:
+        _grow(out, n)
+    memcpy(out.data + out.size, text, <size_t>n)
+    out.size += n
+    return 0
+
+
+cdef inline int _byte(Out *out, char c) except -1:
+    if out.size + 1 > out.room:
+        _grow(out, 1)
+    out.data[out.size] = c
+    out.size += 1
+    return 0
+
+
+cdef const char *_HEX = b"0123456789abcdef"
+
+
+cdef int _text(Out *out, object text) except -1:
+    """A JSON string as ``json.dumps(..., ensure_ascii=False)`` writes it, in UTF-8."""
+    cdef Py_ssize_t n, i, run = 0
+    cdef const unsigned char *p
+    cdef unsigned char c
+    cdef char esc[6]
+    if PyUnicode_IS_ASCII(text):
+        p = <const unsigned char *>PyUnicode_DATA(text)
+        n = PyUnicode_GET_LENGTH(text)
+    else:
+        try:
+            p = <const unsigned char *>PyUnicode_AsUTF8AndSize(text, &n)
+        except UnicodeEncodeError as exc:
+            raise InvalidFieldError(f"Form B text is not encodable as UTF-8: {exc.reason}") from None
+    if out.size + n + 2 > out.room:
+        _grow(out, n + 2)
+    _byte(out, 34)
+    for i in range(n):
+        c = p[i]
+        if c >= 0x20 and c != 34 and c != 92:
+            continue
+        _put(out, <const char *>p + run, i - run)
+        run = i + 1
+        if c == 34:
+            _put(out, b'\\"', 2)
+        elif c == 92:
+            _put(out, b'\\\\', 2)
+        elif c == 10:
+            _put(out, b'\\n', 2)
+        elif c == 13:
+            _put(out, b'\\r', 2)
+        elif c == 9:
+            _put(out, b'\\t', 2)
+        elif c == 8:
+            _put(out, b'\\b', 2)
+        elif c == 12:
+            _put(out, b'\\f', 2)
+        else:
+            esc[0] = 92; esc[1] = 117; esc[2] = 48; esc[3] = 48   # \u00
+            esc[4] = _HEX[c >> 4]; esc[5] = _HEX[c & 15]
+            _put(out, esc, 6)
+    _put(out, <const char *>p + run, n - run)
+    _byte(out, 34)
+    return 0
+
+
+cdef int _int(Out *out, object value) except -1:
+    cdef int overflow = 0
+    cdef long long v = PyLong_AsLongLongAndOverflow(value, &overflow)
+    cdef char digits[24]
+    cdef int k = 24
+    cdef unsigned long long u
+    cdef bytes text
+    if overflow:   # any magnitude, past Python's int-to-text digit limit too
+        text = decimal_text(value).encode("ascii")
+        return _put(out, PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text))
+    u = <unsigned long long>(-v) if v < 0 else <unsigned long long>v
+    while True:
+        k -= 1
+        digits[k] = <char>(48 + u % 10)
+        u //= 10
+        if u == 0:
+            break
+    if v < 0:
+        k -= 1
+        digits[k] = 45
+    return _put(out, digits + k, 24 - k)
+
+
+cdef int _float(Out *out, double x) except -1:
+    """``repr(x)`` as a JSON string (``"2.5"``, ``"1e+16"``, ``"nan"``, ``"-inf"``)."""
+    cdef char *text = PyOS_double_to_string(x, 114, 0, Py_DTSF_ADD_DOT_0, NULL)   # 'r'epr
+    cdef Py_ssize_t n = 0
+    while text[n]:
+        n += 1
+    try:
+        _byte(out, 34)
+        _put(out, text, n)
+        _byte(out, 34)
+    finally:
+        PyMem_Free_char(text)
+    return 0
+
+
+cdef int _value(Out *out, object value, int depth) except -1:
+    """One value of exact JSON type in C; anything else through ``l3_value`` first."""
+    cdef type t = type(value)
+    cdef Py_ssize_t i
+    cdef bint first = True
+    if value is None:
+        return _put(out, b"null", 4)
+    if value is True:
+        return _put(out, b"true", 4)
+    if value is False:
+        return _put(out, b"false", 5)
+    if t is str:
+        return _text(out, value)
+    if t is int:
+        return _int(out, value)
+    if t is float:
+        return _float(out, <double>value)
+    if t is dict or t is list:
+        if depth >= L3_MAX_DEPTH:
+            raise InvalidFieldError(f"Form B value nested deeper than {L3_MAX_DEPTH} containers")
+        if t is list:
+            _byte(out, 91)
+            i = 0
+            while i < PyList_GET_SIZE(value):   # re-read: an item's conversion may run code
+                if i:
+                    _byte(out, 44)
+                _value(out, <object>PyList_GET_ITEM(value, i), depth + 1)
+                i += 1
+            return _byte(out, 93)
+        _byte(out, 123)
+        for k, v in (<dict>value).items():   # iteration fails loudly if a value mutates it
+            if type(k) is not str:
+                if not isinstance(k, str):
+                    raise InvalidFieldError(
+                        f"Form B object keys must be text, got {type(k).__name__}")
+                k = str.__str__(k)
+            if not first:
+                _byte(out, 44)
+            first = False
+            _text(out, k)
+            _byte(out, 58)
+            _value(out, v, depth + 1)
+        return _byte(out, 125)
+    return _value(out, l3_value(value, depth), depth)
+
+
+cdef bint _datetime_text(object value):
+    """Exact text ``YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00`` naming a real instant, as
+    ``isoformat`` writes it (six fraction digits only when not all zero)."""
+    cdef Py_ssize_t n
+    cdef const unsigned char *p
+    cdef int k, year, month, day, hour, minute, second, days
+    if type(value) is not str or not PyUnicode_IS_ASCII(value):
+        return False
+    n = PyUnicode_GET_LENGTH(value)
+    if n != 25 and n != 32:
+        return False
+    p = <const unsigned char *>PyUnicode_DATA(value)
+    for k in range(n - 6):
+        if k in (4, 7):
+            if p[k] != 45:
+                return False
+        elif k == 10:
+            if p[k] != 84:
+                return False
+        elif k in (13, 16):
+            if p[k] != 58:
+                return False
+        elif k == 19:
+            if p[k] != 46:
+                return False
+        elif p[k] < 48 or p[k] > 57:
+            return False
+    if memcmp(p + n - 6, b"+00:00", 6) != 0:
+        return False
+    if n == 32 and memcmp(p + 20, b"000000", 6) == 0:
+        return False
+    year = (p[0] - 48) * 1000 + (p[1] - 48) * 100 + (p[2] - 48) * 10 + (p[3] - 48)
+    month = (p[5] - 48) * 10 + (p[6] - 48)
+    day = (p[8] - 48) * 10 + (p[9] - 48)
+    hour = (p[11] - 48) * 10 + (p[12] - 48)
+    minute = (p[14] - 48) * 10 + (p[15] - 48)
+    second = (p[17] - 48) * 10 + (p[18] - 48)
+    if year < 1 or month < 1 or month > 12 or hour > 23 or minute > 59 or second > 59:
+        return False
+    if month == 2:
+        days = 29 if (year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)) else 28
+    elif month in (4, 6, 9, 11):
+        days = 30
+    else:
+        days = 31
+    return 1 <= day <= days
+
+
+cdef bint _uuid_text(object value):
+    """Exact canonical lowercase 8-4-4-4-12 text."""
+    cdef const unsigned char *p
+    cdef int k
+    if type(value) is not str or not PyUnicode_IS_ASCII(value) or PyUnicode_GET_LENGTH(value) != 36:
+        return False
+    p = <const unsigned char *>PyUnicode_DATA(value)
+    for k in range(36):
+        if k == 8 or k == 13 or k == 18 or k == 23:
+            if p[k] != 45:
+                return False
+        elif not ((p[k] >= 48 and p[k] <= 57) or (p[k] >= 97 and p[k] <= 102)):
+            return False
+    return True
+
+
+cdef int _field(Out *out, tuple entry, object value) except -1:
+    """One top-level field: the common shapes in C, the rest through ``l3_field``."""
+    cdef object name = <object>PyTuple_GET_ITEM(entry, 0)
+    cdef int kind = <object>PyTuple_GET_ITEM(entry, 1)
+    cdef object nullable = <object>PyTuple_GET_ITEM(entry, 2)
+    cdef object allowed = <object>PyTuple_GET_ITEM(entry, 3)
+    cdef type t = type(value)
+    if value is None and nullable:
+        return _put(out, b"null", 4)
+    if kind == L3_TEXT and t is str:
+        return _text(out, value)
+    if kind == L3_UUID and _uuid_text(value):
+        return _text(out, value)
+    if kind == L3_DATETIME and _datetime_text(value):
+        return _text(out, value)
+    if kind == L3_INT and t is int and value >= 0:
+        return _int(out, value)
+    if kind == L3_ENUM and t is str and PySet_Contains(allowed, value):
+        return _text(out, value)
+    if kind == L3_OBJECT and t is dict:
+        try:
+            return _value(out, value, 0)
+        except InvalidFieldError as exc:
+            raise InvalidFieldError(f"{name}: {exc}", detail=name) from None
+    return _value(out, l3_field(name, kind, nullable, allowed, value), 0)
+
+
+cdef int _write(Out *out, object layout, object fields) except -1:
+    cdef tuple entries = tuple(layout)
+    cdef Py_ssize_t i, n = PyTuple_GET_SIZE(entries)
+    cdef tuple entry
+    cdef object name, value
+    cdef PyObject *ref
+    cdef bint exact = type(fields) is dict
+    if not exact and not isinstance(fields, Mapping):
+        raise InvalidFieldError(f"Form B fields must be a mapping, got {type(fields).__name__}")
+    _byte(out, 123)
+    for i in range(n):
+        entry = <tuple>PyTuple_GET_ITEM(entries, i)
+        name = <object>PyTuple_GET_ITEM(entry, 0)
+        if exact:
+            ref = PyDict_GetItem(fields, name)
+            if ref == NULL:
+                raise InvalidFieldError(
+                    f"{name}: missing (every field takes part, null or not)", detail=name)
+            value = <object>ref
+        else:
+            if name not in fields:
+                raise InvalidFieldError(
+                    f"{name}: missing (every field takes part, null or not)", detail=name)
+            value = fields[name]
+        if i:
+            _byte(out, 44)
+        _text(out, name)
+        _byte(out, 58)
+        _field(out, entry, value)
+    return _byte(out, 125)
+
+
+def form_b(layout, fields) -> bytes:
+    """The Form B preimage: the layout's fields, in order, as compact JSON in UTF-8."""
+    cdef Out out
+    out.data = NULL
+    out.size = out.room = 0
+    try:
+        _write(&out, layout, fields)
+        return PyBytes_FromStringAndSize(out.data, out.size)
+    finally:
+        PyMem_Free(out.data)
+
+
+def form_b_hash(layout, fields) -> str:
+    """SHA3-256 of ``form_b(layout, fields)``, as hex."""
+    cdef Out out
+    cdef uint8_t digest[32]
+    out.data = NULL
+    out.size = out.room = 0
+    try:
+        _write(&out, layout, fields)
+        if out.size >= NOGIL_THRESHOLD:
+            with nogil:
+                ck_sha3_256(<const uint8_t *>out.data, <size_t>out.size, digest)
+        else:
+            ck_sha3_256(<const uint8_t *>out.data, <size_t>out.size, digest)
+        return _hex_of(digest)
+    finally:
+        PyMem_Free(out.data)

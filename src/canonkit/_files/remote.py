@@ -420,9 +420,11 @@ class _RangeReader(io.RawIOBase):
     """Raw reader of bytes ``[start, end)`` of one object version; positions are object
     offsets. Fetches ``block`` bytes per GET and the following block ahead."""
 
-    def __init__(self, info: ObjectInfo, start: int, end: int, block: int) -> None:
+    def __init__(self, info: ObjectInfo, start: int, end: int, block: int,
+                 readahead: bool = True) -> None:
         self._info = info
         self._start, self._end, self._block = start, end, block
+        self._readahead = readahead
         self._pos = start
         self._data: memoryview = memoryview(b"")
         self._at = start  # object offset of self._data[0]
@@ -464,7 +466,7 @@ class _RangeReader(io.RawIOBase):
         self._data, self._at = memoryview(data), at
         self.fetched += len(data)
         following = at + len(data)
-        if following < self._end:
+        if self._readahead and following < self._end:
             self._ahead = (following, self._fetch(following))
 
     def readinto(self, buffer: Any) -> int:
@@ -487,15 +489,16 @@ class _RangeReader(io.RawIOBase):
 
 
 def open_range(info: ObjectInfo, start: int = 0, end: int | None = None, *,
-               block: int = BLOCK) -> BinaryIO:
+               block: int = BLOCK, readahead: bool = True) -> BinaryIO:
     """A buffered binary reader of bytes ``[start, end)`` (default: to the object's end)
     of the object version ``info`` describes, positioned at ``start``; ``tell``/``seek``
     use object offsets and the stream ends at ``end``. Every GET is checked against
-    ``info`` (FileChangedError when the object changed)."""
+    ``info`` (FileChangedError when the object changed). ``readahead=False`` fetches
+    no block before it is read (a reader that only peeks, such as a range planner)."""
     stop = info.size if end is None else end
     _check_range(info, start, stop)
-    raw = _RangeReader(info, start, stop, max(1, block))
-    return io.BufferedReader(raw, 1 << 20)
+    raw = _RangeReader(info, start, stop, max(1, block), readahead)
+    return io.BufferedReader(raw, min(1 << 20, max(1, block)))
 
 
 # --- writing ---------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple, Union
 
-from .._files import Identity
+from .._files import Expect
 from ..errors import FileChangedError
 from .lines import Source, Verdict, invalid, source_head
 from .sources import MAX_DOCUMENT_BYTES, Item, read_json_file
@@ -39,7 +39,7 @@ class LineRange:
     end: int
     first: bool = False
     line0: int = 0
-    identity: Identity | None = None
+    identity: Expect = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +47,7 @@ class JsonFiles:
     """``.json`` documents as ``(reported name, name to open, identity)`` triples: the
     identity is the file the run started on (a worker reads no other)."""
 
-    files: tuple[tuple[str, str, Identity | None], ...]
+    files: tuple[tuple[str, str, Expect], ...]
 
 
 @dataclass(frozen=True, slots=True)

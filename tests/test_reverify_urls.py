@@ -63,6 +63,20 @@ def assert_same_as_local(got: list[dict[str, Any]], path: Path, url: str) -> Non
     assert [without_file(r) for r in got] == [without_file(r) for r in expected]
 
 
+@pytest.fixture
+def parent_gets(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The length of every ranged GET this process (not its workers) sends."""
+    fetched: list[int] = []
+    real_get = remote._get
+
+    def counting_get(info: remote.ObjectInfo, start: int, end: int) -> Any:
+        fetched.append(end - start)
+        return real_get(info, start, end)
+
+    monkeypatch.setattr(remote, "_get", counting_get)
+    return fetched
+
+
 # --- one object, every engine -------------------------------------------------------------
 
 @pytest.mark.parametrize("jobs", [1, 2])
@@ -80,34 +94,34 @@ def test_a_jsonl_object_verifies_as_the_local_file_does(
 
 
 def test_pool_workers_read_their_own_ranges_from_the_store(
-        s3: S3Prefix, big_corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        s3: S3Prefix, big_corpus: Path, parent_gets: list[int]) -> None:
     """The client process plans the ranges with a few small GETs at each boundary; the
     corpus bytes are fetched by the workers, never by it."""
     data = big_corpus.read_bytes()
     s3.put("big.jsonl", data)
-    fetched = []
-    real_get = remote._get
-
-    def counting_get(info: remote.ObjectInfo, start: int, end: int) -> Any:
-        fetched.append(end - start)
-        return real_get(info, start, end)
-
-    monkeypatch.setattr(remote, "_get", counting_get)  # in this process only
     run = reverify.run([s3.key_url("big.jsonl")], jobs=2, batch_bytes=len(data) // 8)
     got = records(run)
     assert len(got) == 600 and run.summary.counts["reproduced"] > 0
-    assert 0 < sum(fetched) < len(data) // 8, (sum(fetched), len(data))
+    assert 0 < sum(parent_gets) < len(data) // 8, (sum(parent_gets), len(data))
     assert_same_as_local(got, big_corpus, s3.key_url("big.jsonl"))
 
 
-def test_a_compressed_object_is_read_as_one_stream(
-        s3: S3Prefix, corpus: tuple[Path, list[dict[str, Any]]]) -> None:
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_compressed_object_is_one_unit_read_by_its_worker(
+        s3: S3Prefix, corpus: tuple[Path, list[dict[str, Any]]], parent_gets: list[int],
+        jobs: int, tmp_path: Path) -> None:
     path, answers = corpus
     s3.put("c.jsonl.gz", gzip.compress(path.read_bytes()))
     url = s3.key_url("c.jsonl.gz")
-    got = records(reverify.run([url], jobs=2))
+    notes, local_notes = tmp_path / "notes.jsonl", tmp_path / "local-notes.jsonl"
+    got = records(reverify.run([url], jobs=jobs, annotations=notes))
     assert [r["outcome"] for r in got] == [a["outcome"] for a in answers]
     assert_same_as_local(got, path, url)
+    assert (sum(parent_gets) == 0) == (jobs > 1)  # in-process, the parent is the worker
+    reverify.run([path], jobs=1, annotations=local_notes).summary
+    expected = local_notes.read_text().replace(orjson.dumps(str(path)).decode(),
+                                               orjson.dumps(url).decode())
+    assert notes.read_text() == expected and '"line":' in expected
 
 
 def test_json_documents_and_cbor_sequences_in_a_bucket(
@@ -121,7 +135,7 @@ def test_json_documents_and_cbor_sequences_in_a_bucket(
     s3.put("five.cborseq", b"".join(cbor.encode(item) for item in items))
     for jobs in (1, 2):
         got = records(reverify.run([s3.key_url("one.json"), s3.key_url("five.cborseq")],
-                                   jobs=jobs))
+                                   jobs=jobs, annotations=tmp_path / f"notes{jobs}.jsonl"))
         assert [r["outcome"] for r in got] == [a["outcome"] for a in answers[:1] + answers[:5]]
         assert got[0]["source"] == {"file": s3.key_url("one.json")}
         assert got[1]["source"] == {"file": s3.key_url("five.cborseq"), "offset": 0}
@@ -329,3 +343,15 @@ def test_dask_workers_read_their_ranges_from_the_bucket(
     theirs = [orjson.loads(x) for x in on_dask.read_bytes().splitlines()[:-1]]
     assert theirs == got and all(r["source"]["file"] == url for r in got)
     assert os.getpid() not in dask_cluster.worker_pids().values()
+
+
+def test_a_report_named_by_a_url_is_refused_and_nothing_is_created(
+        corpus: tuple[Path, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    path, _ = corpus
+    monkeypatch.chdir(tmp_path)
+    for option in ("--report", "--annotations"):
+        assert cli_main(["reverify", "--no-progress", option, "s3://bucket/r.jsonl",
+                         str(path)]) == 2
+        assert "s3://bucket/r.jsonl: a URL" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

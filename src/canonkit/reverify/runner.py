@@ -33,6 +33,7 @@ from .units import (
     LineRange,
     Unit,
     UnitResult,
+    WholeObject,
     lost,
     refused_range,
     split,
@@ -227,20 +228,24 @@ class Run:
         def kind(item: Input) -> str | None:
             if item.kind == UNREADABLE:
                 return None
-            if not (workers_read_objects if item.remote else workers_read_files):
-                return None
-            return seekable_kind(item.path)
+            if item.remote:  # an object no range can be cut from is one unit
+                if not workers_read_objects:
+                    return None
+                return seekable_kind(item.path) or "whole"
+            return seekable_kind(item.path) if workers_read_files else None
 
         inputs = self.inputs
         i = 0
         while i < len(inputs):
             this = kind(inputs[i])
             j = i + 1
-            if this != "lines":  # a run of inputs of the same kind, one stream of units
+            if this not in ("lines", "whole"):  # a run of inputs of one kind, one stream
                 while j < len(inputs) and kind(inputs[j]) == this:
                     j += 1
             if this == "lines":
                 yield from self._line_ranges(inputs[i], workers)
+            elif this == "whole":
+                yield WholeObject(inputs[i])
             elif this == "json":
                 yield from self._json_groups(inputs[i:j])
             else:
@@ -380,6 +385,9 @@ def _source_of(unit: Unit, n: int, verdict: Any, lines_before: int) -> dict[str,
         return {"file": unit.source, "line": verdict.number + lines_before}
     if isinstance(unit, JsonFiles):
         return {"file": unit.files[n][0]}
+    if isinstance(unit, WholeObject):  # line numbers in JSON lines, offsets in CBOR
+        key = "offset" if unit.input.kind == "cbor" else "line"
+        return {"file": unit.input.path, key: verdict.number}
     return unit.items[n].source.as_dict()
 
 

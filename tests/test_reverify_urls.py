@@ -287,6 +287,8 @@ def test_a_corpus_served_over_http_is_read_by_ranges(
     url = http_server.url + "big.jsonl"
     got = records(reverify.run([url], jobs=2, batch_bytes=big_corpus.stat().st_size // 4))
     assert_same_as_local(got, big_corpus, url)
+    with pytest.raises(reverify.InputError, match="missing.jsonl: no such object"):
+        reverify.run([http_server.url + "missing.jsonl"])
 
 
 # --- Layer 3 exports beside an object ---------------------------------------------------------

@@ -87,7 +87,8 @@ def _check_outputs(report: PathArg | None, annotations: PathArg | None,
 
 
 class Run:
-    """A re-verification run of every Episode under ``paths`` (files or directories).
+    """A re-verification run of every Episode under ``paths`` (files, directories, or
+    URLs of objects and prefixes in object storage: docs/scale.md).
     Iterate it for the per-Episode :class:`Result` values (in input order, streaming);
     ``summary`` is complete once iteration ends (reading it earlier drains the run).
     Report and annotation files are written as it goes and committed at the end.

@@ -194,6 +194,27 @@ def test_without_obstore_a_url_is_exit_2_naming_the_extra(
     assert "pip install 'canonkit[s3]'" in capsys.readouterr().err
 
 
+def test_a_worker_without_obstore_stops_the_run_with_exit_2_naming_the_extra(
+        s3: S3Prefix, corpus: tuple[Path, Any], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Listed by a client that has the extra, read by a worker that has not."""
+    from canonkit.errors import MissingDependencyError
+
+    path, _ = corpus
+    s3.put("c.jsonl", path.read_bytes())
+
+    def no_client(*args: Any) -> Any:
+        raise MissingDependencyError("reading object storage needs the optional package "
+                                     "'obstore': pip install 'canonkit[s3]'")
+
+    monkeypatch.setattr(remote, "_get", no_client)
+    report = tmp_path / "report.jsonl"
+    assert cli_main(["reverify", "--no-progress", "--jobs", "1", "--report", str(report),
+                     s3.key_url("c.jsonl")]) == 2
+    assert "pip install 'canonkit[s3]'" in capsys.readouterr().err
+    assert not report.exists()
+
+
 # --- objects that change or vanish under the run ---------------------------------------------
 
 @pytest.mark.parametrize("jobs", [1, 2])

@@ -165,7 +165,7 @@ def _reverify(args: argparse.Namespace) -> int:
         except OutputPathError as exc:  # the report could not be written (disk full, ...)
             print(f"canonkit reverify: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        except RuntimeError as exc:  # e.g. the dask extra is not installed
+        except (RuntimeError, MissingDependencyError) as exc:  # e.g. no dask, no obstore
             print(f"canonkit reverify: {exc}", file=sys.stderr)
             return EXIT_USAGE
         except KeyboardInterrupt as exc:  # the run cleaned up: no partial report

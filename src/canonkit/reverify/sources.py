@@ -40,7 +40,12 @@ from .._files import (
 )
 from .._files import describe_kind as _what  # "a FIFO", "a socket", ...: one wording
 from .._files.urls import is_url
-from ..errors import CanonkitError, ObjectNotFoundError, ObjectStorageError
+from ..errors import (
+    CanonkitError,
+    MissingDependencyError,
+    ObjectNotFoundError,
+    ObjectStorageError,
+)
 from ..errors import InputError as InputError  # re-exported: reverify.InputError
 from .lines import Source
 
@@ -277,6 +282,8 @@ def _read_jsonl(path: str, expect: Expect = None) -> Iterator[Item]:
                 got = next(lines, None)
                 if got is None:
                     check_unchanged(opened, path, expect)
+            except MissingDependencyError:  # not the input's fault: the run cannot go on
+                raise
             except (CanonkitError, OSError, EOFError) as exc:
                 reason = f"input stream broken: {type(exc).__name__}: {exc}"
                 yield Item("error", reason.encode(), Source(path, "line", reader.lines + 1),

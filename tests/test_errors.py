@@ -68,6 +68,10 @@ FROZEN = {
     "input_changed": "FileChangedError",
     "broken_stream": "BrokenStreamError",
     "path_outside": "PathOutsideError",
+    "unsupported_url": "UnsupportedURLError",
+    "object_storage_error": "ObjectStorageError",
+    "object_not_found": "ObjectNotFoundError",
+    "precondition_failed": "PreconditionFailedError",
 }
 
 

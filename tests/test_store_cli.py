@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
+from canonkit import errors
 from canonkit.cli import main
 from canonkit.store import Store
 
@@ -94,6 +95,22 @@ def test_could_not_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     code, _, err = run(capsys, "unlock", str(tmp_path / "s"))
     assert code == 2 and "not breaking" in err
     assert run(capsys, "unlock", str(tmp_path / "s"), "--force")[0] == 0
+
+
+@pytest.mark.parametrize("url", ["s3://bucket/st", "gs://bucket/st/", "ftp://host/st",
+                                 "az://c/st"])
+def test_a_url_is_never_taken_for_a_store_directory(url: str, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for action in ("init", "fsck", "gc"):
+        code, _, err = run(capsys, action, url)
+        assert code == 2 and url.rstrip("/") in err and "never taken for a local" in err
+    with pytest.raises(errors.UnsupportedURLError):
+        Store.init(url)
+    with pytest.raises(errors.UnsupportedURLError):
+        Store(url)
+    assert os.listdir(tmp_path) == []  # no "s3:" directory
 
 
 def test_import_puts_every_vector_of_the_corpus(tmp_path: Path,

@@ -9,7 +9,7 @@ from types import ModuleType
 from .errors import MissingDependencyError
 
 # module -> the extra of pyproject.toml that installs it
-EXTRAS = {"zstandard": "zstd", "tqdm": "progress", "numpy": "numpy"}
+EXTRAS = {"zstandard": "zstd", "tqdm": "progress", "numpy": "numpy", "obstore": "s3"}
 
 
 def require(module: str, purpose: str) -> ModuleType:

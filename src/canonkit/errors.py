@@ -5,8 +5,8 @@ programs. A code never changes meaning. ``CODES`` maps each code to its class an
 frozen by ``tests/test_errors.py``.
 
 Sections: CBOR (CBOR.md §2), FPS (FPS.md §2), objects (OBJECTS.md §1),
-ASTP (ASTP.md), manifests and corpora, re-verification, files, the object store (STORE.md),
-CAR files (docs/car.md).
+ASTP (ASTP.md), manifests and corpora, re-verification, files, object storage, the object
+store (STORE.md), CAR files (docs/car.md).
 """
 from __future__ import annotations
 
@@ -547,6 +547,53 @@ class PathOutsideError(CanonkitError, ValueError):
 
 _export(NotRegularFileError, OutputPathError, FileTooLargeError, JSONInputError,
         DuplicateJSONKeyError, FileChangedError, BrokenStreamError, PathOutsideError)
+
+
+# --- Object storage: URLs and requests (canonkit._files.remote; REVERIFY.md §6) -----------
+
+@_register
+class UnsupportedURLError(CanonkitError, ValueError):
+    """A URL canonkit cannot use where it was given: an unknown scheme, a malformed URL, credentials or a query in it, or a URL where only a local path is accepted; ``detail`` is the URL."""
+    code = "unsupported_url"
+
+
+class ObjectStorageError(CanonkitError, OSError):
+    """A request to object storage failed (after retries on throttling and 5xx); ``url`` names the object, ``status`` the HTTP status or None."""
+
+    code = "object_storage_error"
+
+    def __init__(self, message: str = "", *, offset: int | None = None, detail: Any = None,
+                 url: str | None = None, status: int | None = None) -> None:
+        super().__init__(message, offset=offset, detail=detail)
+        self.url = url
+        self.status = status
+
+    def __reduce__(self) -> Any:  # keep url/status across process pools and Dask
+        return (_rebuild_storage, (type(self), str(self), self.offset, self.detail, self.url,
+                                   self.status))
+
+
+def _rebuild_storage(cls: type[ObjectStorageError], message: str, offset: Any, detail: Any,
+                     url: str | None, status: int | None) -> ObjectStorageError:
+    return cls(message, offset=offset, detail=detail, url=url, status=status)
+
+
+_register(ObjectStorageError)
+
+
+@_register
+class ObjectNotFoundError(ObjectStorageError, FileNotFoundError):
+    """No object (or no object under a prefix) at the URL; ``url`` names it."""
+    code = "object_not_found"
+
+
+@_register
+class PreconditionFailedError(ObjectStorageError):
+    """A conditional request lost: the object exists (If-None-Match: *) or holds another ETag (If-Match)."""
+    code = "precondition_failed"
+
+
+_export(UnsupportedURLError, ObjectStorageError, ObjectNotFoundError, PreconditionFailedError)
 
 
 # --- Object store (STORE.md) ---------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 from .inputs import (
     MAX_INTEGER_DIGITS,
     UINT64_LIMIT,
+    Expect,
     Identity,
     InputStream,
     JSONLines,
@@ -23,6 +24,7 @@ from .inputs import (
     describe_kind,
     loads_json,
     loads_json_noting_duplicates,
+    open_input,
     open_regular,
     open_stream,
     read_json,
@@ -37,8 +39,9 @@ from .outputs import (
     write_exclusive,
 )
 
-__all__ = ["MAX_INTEGER_DIGITS", "UINT64_LIMIT", "AtomicWriter", "Identity", "InputStream",
-           "JSONLines", "LongInteger", "check_regular", "check_unchanged", "decimal_uint64",
-           "describe_kind", "fsync_directory", "loads_json", "loads_json_noting_duplicates",
-           "open_regular", "open_stream", "read_json", "read_regular", "resolve_within",
-           "validate_output_path", "write_atomic", "write_exclusive"]
+__all__ = ["MAX_INTEGER_DIGITS", "UINT64_LIMIT", "AtomicWriter", "Expect", "Identity",
+           "InputStream", "JSONLines", "LongInteger", "check_regular", "check_unchanged",
+           "decimal_uint64", "describe_kind", "fsync_directory", "loads_json",
+           "loads_json_noting_duplicates", "open_input", "open_regular", "open_stream",
+           "read_json", "read_regular", "resolve_within", "validate_output_path",
+           "write_atomic", "write_exclusive"]

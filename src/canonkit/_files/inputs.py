@@ -9,6 +9,11 @@
   started on refuses any other file under that name with :class:`FileChangedError`, at
   open (:func:`open_regular`) and after reading (:func:`check_unchanged`): a file
   replaced or rewritten under a run is refused, never blended with the old one.
+- **Objects too.** Every reader here also takes an object of object storage: the name is
+  its URL and ``expect`` its :class:`~canonkit._files.remote.ObjectInfo` (the version a
+  listing saw); :func:`open_input` then reads it by ranged GETs that each check that
+  version (``remote.open_range``), so the same readers (JSON lines, compressed streams,
+  strict JSON) serve files and objects alike.
 - **Size bounds before allocation.** :func:`read_regular` reads no more than the file
   held when opened (and ``max_bytes``, checked on ``fstat`` before reading).
 - **Confined paths.** :func:`resolve_within` resolves a path named *inside* an input
@@ -34,7 +39,7 @@ import io
 import os
 import stat
 from collections.abc import Iterator
-from typing import Any, BinaryIO, NamedTuple
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, Union
 
 from ..errors import (
     FileChangedError,
@@ -51,10 +56,13 @@ from .strict_json import (
     loads_json_noting_duplicates,
 )
 
-__all__ = ["MAX_INTEGER_DIGITS", "UINT64_LIMIT", "Identity", "InputStream", "JSONLines",
-           "LongInteger", "check_regular", "check_unchanged", "decimal_uint64", "describe_kind",
-           "loads_json", "loads_json_noting_duplicates", "open_regular", "open_stream",
-           "read_json", "read_regular", "resolve_within"]
+if TYPE_CHECKING:
+    from .remote import ObjectInfo
+
+__all__ = ["MAX_INTEGER_DIGITS", "UINT64_LIMIT", "Expect", "Identity", "InputStream",
+           "JSONLines", "LongInteger", "check_regular", "check_unchanged", "decimal_uint64",
+           "describe_kind", "loads_json", "loads_json_noting_duplicates", "open_input",
+           "open_regular", "open_stream", "read_json", "read_regular", "resolve_within"]
 
 PathLike = str | os.PathLike[str]
 _CHUNK = 1 << 20
@@ -160,10 +168,27 @@ def open_regular(path: PathLike, *, expect: Identity | None = None) -> BinaryIO:
         raise
 
 
-def check_unchanged(handle: Any, path: PathLike, expect: Identity | None) -> None:
+#: what a reader is told about its input: the file (``Identity``) or the object version
+#: (``ObjectInfo``) the run started on, or None (whatever is there now)
+Expect = Union[Identity, "ObjectInfo", None]
+
+
+def open_input(name: PathLike, *, expect: Expect = None) -> BinaryIO:
+    """A binary reader of the input ``name``: the regular file (:func:`open_regular`), or,
+    when ``expect`` is an ``ObjectInfo``, that version of the object at the URL ``name``,
+    read by ranged GETs each checked against it (seekable, object offsets)."""
+    if expect is None or isinstance(expect, Identity):
+        return open_regular(name, expect=expect)
+    from .remote import open_range
+
+    return open_range(expect)
+
+
+def check_unchanged(handle: Any, path: PathLike, expect: Expect) -> None:
     """FileChangedError when the open file ``handle`` no longer matches ``expect`` (it was
-    rewritten while being read); nothing when ``expect`` is None."""
-    if expect is None:
+    rewritten while being read); nothing when ``expect`` is None or an object version
+    (every GET of one was checked against it: ``If-Match``, size and ETag)."""
+    if not isinstance(expect, Identity):
         return
     problem = _changed(path, expect, Identity.of(os.fstat(handle.fileno())))
     if problem is not None:
@@ -218,13 +243,14 @@ class InputStream:
     (bytes read from the file so far, compressed bytes for .gz/.zst). A context manager;
     ``close`` closes the file."""
 
-    def __init__(self, raw: BinaryIO, stream: BinaryIO) -> None:
+    def __init__(self, raw: BinaryIO, stream: BinaryIO, origin: int = 0) -> None:
         self._raw = raw
         self.stream = stream
+        self._origin = origin  # where the raw reader started (an object's byte range)
 
     @property
     def disk_bytes(self) -> int:
-        return self._raw.tell()
+        return self._raw.tell() - self._origin
 
     def fileno(self) -> int:
         return self._raw.fileno()
@@ -242,9 +268,10 @@ class InputStream:
         self.close()
 
 
-def open_stream(path: PathLike, *, expect: Identity | None = None) -> InputStream:
-    """The regular file ``path`` as its decoded bytes: gunzipped for ``.gz``, zstd-decoded
-    for ``.zst`` (the optional ``zstandard`` package), as it is otherwise. Reading raises
+def open_stream(path: PathLike, *, expect: Expect = None) -> InputStream:
+    """The regular file ``path`` (or the object version ``expect`` names, see
+    :func:`open_input`) as its decoded bytes: gunzipped for ``.gz``, zstd-decoded for
+    ``.zst`` (the optional ``zstandard`` package), as it is otherwise. Reading raises
     BrokenStreamError where the compressed stream does not end cleanly."""
     from .streams import DecodedStream, gzip_chunks, zstd_chunks
 
@@ -255,14 +282,17 @@ def open_stream(path: PathLike, *, expect: Identity | None = None) -> InputStrea
         from .._optional import require
 
         zstandard = require("zstandard", f"reading {name}")
-    raw = open_regular(path, expect=expect)
+    raw = open_input(path, expect=expect)
     try:
         if lower.endswith(".gz"):
             chunks = gzip_chunks(raw.read, name)
         elif zstandard is not None:
             chunks = zstd_chunks(raw.read, name, zstandard)
-        else:  # read in large blocks, as the decoders read the compressed bytes
+        elif isinstance(expect, Identity) or expect is None:
+            # read in large blocks, as the decoders read the compressed bytes
             return InputStream(raw, io.BufferedReader(raw.raw, _CHUNK))  # type: ignore[attr-defined]
+        else:  # an object's reader is already buffered in blocks
+            return InputStream(raw, raw)
         return InputStream(raw, io.BufferedReader(DecodedStream(chunks), _CHUNK))
     except BaseException:
         raw.close()

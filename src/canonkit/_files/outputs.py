@@ -27,6 +27,7 @@ from collections.abc import Iterable
 
 from ..errors import OutputPathError
 from .inputs import describe_kind as _kind
+from .urls import elide, is_url
 
 __all__ = ["AtomicWriter", "fsync_directory", "validate_output_path", "write_atomic",
            "write_exclusive"]
@@ -52,14 +53,18 @@ def validate_output_path(path: PathLike, *, inputs: Iterable[PathLike] = (),
                          input_dirs: Iterable[PathLike] = (), replace: bool = True) -> str:
     """The path an output for ``path`` will be written to (a symlink is followed, as
     ``open`` would); OutputPathError when it cannot be written completely or must not be:
-    its directory is missing or not writable, it is a directory, FIFO, socket or device,
-    it is one of ``inputs`` (same file, by path or by device and inode) or inside one of
-    ``input_dirs``, or it exists and ``replace`` is False. Call it before the work."""
+    it is a URL, its directory is missing or not writable, it is a directory, FIFO, socket
+    or device, it is one of ``inputs`` (same file, by path or by device and inode) or
+    inside one of ``input_dirs``, or it exists and ``replace`` is False. Call it before
+    the work."""
     name = os.fspath(path)
     if not name:
         raise OutputPathError("an empty output path", detail=name)
     if "\x00" in name:
         raise OutputPathError(f"{name!r}: a path cannot hold a NUL byte", detail=name)
+    if is_url(name):  # never a local path: "s3://b/r" must not become ./s3:/b/r
+        raise OutputPathError(f"{elide(name)}: a URL; this output is written to a local file "
+                              "(a URL is never taken for a local path)", detail=elide(name))
     target = os.path.realpath(name)
     try:
         st = os.stat(target)

@@ -100,7 +100,9 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help=".json files, directories (recursive), .jsonl[.gz|.zst] files, "
-                        "CBOR sequences (.cborseq/.cbor)")
+                        "CBOR sequences (.cborseq/.cbor), or their URLs (s3://, gs://, "
+                        "az://, http(s)://, file://; a URL ending in / is a prefix, listed "
+                        "recursively; needs canonkit[s3])")
     p.add_argument("--report", metavar="FILE", help="write one JSON line per Episode, then "
                    "the summary line")
     p.add_argument("--annotations", metavar="FILE", help="write the orders found by search "
@@ -130,7 +132,7 @@ def register(subparsers: Any) -> None:
 
 def _reverify(args: argparse.Namespace) -> int:
     from .. import engines, reverify
-    from ..errors import OutputPathError
+    from ..errors import MissingDependencyError, OutputPathError
     from ..reverify.outcomes import EXIT_USAGE
 
     if args.scheduler is not None and args.engine != "dask":
@@ -148,7 +150,8 @@ def _reverify(args: argparse.Namespace) -> int:
             )
             if html is not None:
                 html.check(run.files)
-        except (reverify.InputError, OutputPathError, ValueError) as exc:
+        except (reverify.InputError, OutputPathError, ValueError,
+                MissingDependencyError) as exc:
             print(f"canonkit reverify: {exc}", file=sys.stderr)
             return EXIT_USAGE
         out = sys.stdout.buffer
@@ -172,7 +175,7 @@ def _reverify(args: argparse.Namespace) -> int:
         except OutputPathError as exc:  # the report could not be written (disk full, ...)
             print(f"canonkit reverify: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        except RuntimeError as exc:  # e.g. the dask extra is not installed
+        except (RuntimeError, MissingDependencyError) as exc:  # e.g. no dask, no obstore
             print(f"canonkit reverify: {exc}", file=sys.stderr)
             return EXIT_USAGE
         except KeyboardInterrupt as exc:  # the run cleaned up: no partial report

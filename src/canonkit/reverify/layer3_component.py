@@ -2,7 +2,8 @@
 
 An Episode document may carry a ``layer3`` member: a ``canonkit-layer3/1`` export, or the
 name of a file holding one, resolved against the directory of the file the Episode was
-read from — only a file there or below it is read; a name leading anywhere else (``..``,
+read from — only a file there or below it is read (for an Episode read from object
+storage, an object under its prefix); a name leading anywhere else (``..``,
 an absolute path, a symlink pointing out) is refused as an L3-003 finding naming it. The export is verified against its Episode (``canonkit.astp.layer3.verify`` with
 the Episode, so spine isolation is checked too) and the result becomes the report line's
 ``components["layer3"]``: ``"ok"``, ``"failed"`` (the line then lists ``layer3_findings``)
@@ -51,10 +52,29 @@ def _load(name: str, origin: str | None) -> Any:
     a file beside the Episode's file or below its directory may be named
     (``PathOutsideError`` for ``..``, an absolute path, a symlink leading elsewhere)."""
     from .._files import read_json, resolve_within
+    from .._files.urls import is_url
     from .sources import MAX_DOCUMENT_BYTES
 
+    if origin is not None and is_url(origin):
+        return _load_beside_object(name, origin, MAX_DOCUMENT_BYTES)
     base = os.path.dirname(origin) if origin else ""
     return read_json(resolve_within(base, name), max_bytes=MAX_DOCUMENT_BYTES)
+
+
+def _load_beside_object(name: str, origin: str, max_bytes: int) -> Any:
+    """The export ``name`` under the prefix of the object ``origin`` (a URL), read by the
+    same strict reader; a name that is absolute, a URL, or holds an empty, ``.`` or
+    ``..`` segment would leave that prefix (``PathOutsideError``)."""
+    from .._files import loads_json, remote
+    from .._files.urls import is_url, parse_url
+
+    parts = name.split("/")
+    if is_url(name) or "\x00" in name or any(p in ("", ".", "..") for p in parts):
+        raise PathOutsideError(f"{name!r}: only an object under the prefix of "
+                               f"{origin.rsplit('/', 1)[0]}/ may be named", detail=name)
+    url = parse_url(origin.rsplit("/", 1)[0] + "/" + name)
+    data = remote.read_object(remote.head(url), max_bytes=max_bytes)
+    return loads_json(data, source=str(url))
 
 
 def check(member: Any, episode: Any, origin: str | None) -> Layer3Result:

@@ -3,6 +3,9 @@ the file through, read by the worker that verifies them.
 
 Boundaries are 0, the end of the file, or a position just after a ``b"\\n"``, found by
 seeking to the wanted length and scanning to the next newline (:func:`plan_ranges`).
+An object of object storage (``expect`` its ``ObjectInfo``) is planned the same way, by
+small ranged GETs at each wanted boundary, and each range is read by the worker that
+verifies it with ranged GETs of exactly its bytes.
 """
 from __future__ import annotations
 
@@ -10,9 +13,11 @@ import os
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from .._files import Identity, JSONLines, check_unchanged, open_regular
+from .._files import Expect, Identity, JSONLines, check_unchanged, open_regular
 
 _SCAN = 1 << 16
+# a planner's GET at a wanted boundary of an object: a few lines (one GET each)
+_SCAN_OBJECT = 1 << 13
 # A range is at least this long (so a tiny corpus is not cut into one-line tasks) ...
 MIN_RANGE_BYTES = 1 << 16
 # ... and the parent plans about this many ranges per worker for a file smaller than
@@ -31,7 +36,7 @@ def seekable_kind(path: str) -> str | None:
     return None
 
 
-def _next_boundary(f: BinaryIO, pos: int, size: int) -> int:
+def _next_boundary(f: BinaryIO, pos: int, size: int, scan: int = _SCAN) -> int:
     """The first line start at or after ``pos`` (a position just after a newline), or
     ``size``. Reads from ``pos - 1`` to the next newline only."""
     if pos <= 0:
@@ -41,7 +46,7 @@ def _next_boundary(f: BinaryIO, pos: int, size: int) -> int:
     at = pos - 1
     f.seek(at)
     while True:
-        block = f.read(_SCAN)
+        block = f.read(scan)
         if not block:
             return size
         i = block.find(b"\n")
@@ -50,7 +55,28 @@ def _next_boundary(f: BinaryIO, pos: int, size: int) -> int:
         at += len(block)
 
 
-def plan_ranges(path: str, chunk_bytes: int, expect: Identity | None = None
+def _open(path: str, expect: Expect, start: int = 0, end: int | None = None, *,
+          scan: bool = False) -> tuple[BinaryIO, int]:
+    """The file (or object version) positioned at ``start``, and its size. An object is
+    read by ranged GETs of ``[start, end)`` only; a planner's scans (``scan``) fetch
+    ``_SCAN_OBJECT`` bytes at a time and nothing ahead."""
+    if expect is None or isinstance(expect, Identity):
+        f = open_regular(path, expect=expect)
+        try:
+            f.seek(start)
+            return f, os.fstat(f.fileno()).st_size
+        except BaseException:
+            f.close()
+            raise
+    from .._files.remote import open_range
+
+    if scan:
+        return (open_range(expect, start, end, block=_SCAN_OBJECT, readahead=False),
+                expect.size)
+    return open_range(expect, start, end), expect.size
+
+
+def plan_ranges(path: str, chunk_bytes: int, expect: Expect = None
                 ) -> Iterator[tuple[int, int]]:
     """Consecutive ``[start, end)`` byte ranges of whole lines covering the file (the one
     ``expect`` describes), each at least ``chunk_bytes`` long (the last may be shorter;
@@ -58,11 +84,12 @@ def plan_ranges(path: str, chunk_bytes: int, expect: Identity | None = None
     for it."""
     if chunk_bytes < 1:
         raise ValueError("chunk_bytes must be at least 1")
-    with open_regular(path, expect=expect) as f:
-        size = os.fstat(f.fileno()).st_size
+    f, size = _open(path, expect, scan=True)
+    scan = _SCAN if expect is None or isinstance(expect, Identity) else _SCAN_OBJECT
+    with f:
         start = 0
         while start < size:
-            end = _next_boundary(f, start + chunk_bytes, size)
+            end = _next_boundary(f, start + chunk_bytes, size, scan)
             yield start, end
             start = end
 
@@ -75,13 +102,13 @@ def chunk_bytes_for(size: int, workers: int, batch_bytes: int) -> int:
 
 
 def read_lines(path: str, start: int, end: int, max_line: int,
-               expect: Identity | None = None) -> Iterator[tuple[int, int, bytes | None]]:
+               expect: Expect = None) -> Iterator[tuple[int, int, bytes | None]]:
     """``(line number within the range, offset of the line, line)`` for every line of
     ``[start, end)`` (``canonkit._files.JSONLines``: ``b""`` for a blank line, ``None``
     for one longer than ``max_line``, skipped to its newline). FileChangedError (an
     OSError) when the file is not the one ``expect`` describes, at open or at the end."""
-    with open_regular(path, expect=expect) as raw:
-        raw.seek(start)
+    raw, _ = _open(path, expect, start, end)
+    with raw:
         reader = JSONLines(raw, max_line=max_line, stop_after=end - start)
         at = start
         for number, line in reader:

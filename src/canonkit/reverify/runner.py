@@ -33,6 +33,7 @@ from .units import (
     LineRange,
     Unit,
     UnitResult,
+    WholeObject,
     lost,
     refused_range,
     split,
@@ -86,7 +87,8 @@ def _check_outputs(report: PathArg | None, annotations: PathArg | None,
 
 
 class Run:
-    """A re-verification run of every Episode under ``paths`` (files or directories).
+    """A re-verification run of every Episode under ``paths`` (files, directories, or
+    URLs of objects and prefixes in object storage: docs/scale.md).
     Iterate it for the per-Episode :class:`Result` values (in input order, streaming);
     ``summary`` is complete once iteration ends (reading it earlier drains the run).
     Report and annotation files are written as it goes and committed at the end.
@@ -185,14 +187,15 @@ class Run:
         the parent when it cannot plan them (the reader then reports why)."""
         path = item.path
         try:
-            size = os.path.getsize(path)
+            size = item.identity.size if item.identity is not None else os.path.getsize(path)
             plan = ranges.plan_ranges(path, chunk_bytes_for(size, workers, self._batch_bytes),
                                       item.identity)
             span = next(plan, None)
         except OSError:
             yield from self._documents([item])
             return
-        opened = os.path.abspath(path)  # a worker's working directory may differ
+        # a worker's working directory may differ; a URL is the same everywhere
+        opened = path if item.remote else os.path.abspath(path)
         first = True
         while span is not None:
             yield LineRange(path, opened, span[0], span[1], first, identity=item.identity)
@@ -203,37 +206,51 @@ class Run:
         group: list[tuple[str, str, Any]] = []
         size = 0
         for item in inputs:
-            group.append((item.path, os.path.abspath(item.path), item.identity))
-            try:
-                size += os.path.getsize(item.path)
-            except OSError:  # reported by the worker
-                pass
+            if item.remote:
+                group.append((item.path, item.path, item.identity))
+                size += item.identity.size if item.identity is not None else 0
+            else:
+                group.append((item.path, os.path.abspath(item.path), item.identity))
+                try:
+                    size += os.path.getsize(item.path)
+                except OSError:  # reported by the worker
+                    pass
             if len(group) >= self._batch_size or size >= self._batch_bytes:
                 yield JsonFiles(tuple(group))
                 group, size = [], 0
         if group:
             yield JsonFiles(tuple(group))
 
-    def _units(self, workers_read_files: bool, workers: int) -> Iterator[Unit]:
+    def _units(self, workers_read_files: bool, workers: int,
+               workers_read_objects: bool = False) -> Iterator[Unit]:
         """The work, in input order: descriptors of seekable inputs when the workers can
-        read the parent's files, documents otherwise."""
-        if not (SEEKABLE_RANGES and workers_read_files):
+        read the parent's files (``workers_read_files``) or the objects of object storage
+        (``workers_read_objects``), documents otherwise."""
+        if not (SEEKABLE_RANGES and (workers_read_files or workers_read_objects)):
             yield from self._documents(self.inputs)
             return
 
         def kind(item: Input) -> str | None:
-            return None if item.kind == UNREADABLE else seekable_kind(item.path)
+            if item.kind == UNREADABLE:
+                return None
+            if item.remote:  # an object no range can be cut from is one unit
+                if not workers_read_objects:
+                    return None
+                return seekable_kind(item.path) or "whole"
+            return seekable_kind(item.path) if workers_read_files else None
 
         inputs = self.inputs
         i = 0
         while i < len(inputs):
             this = kind(inputs[i])
             j = i + 1
-            if this != "lines":  # a run of inputs of the same kind, one stream of units
+            if this not in ("lines", "whole"):  # a run of inputs of one kind, one stream
                 while j < len(inputs) and kind(inputs[j]) == this:
                     j += 1
             if this == "lines":
                 yield from self._line_ranges(inputs[i], workers)
+            elif this == "whole":
+                yield WholeObject(inputs[i])
             elif this == "json":
                 yield from self._json_groups(inputs[i:j])
             else:
@@ -252,7 +269,7 @@ class Run:
         if engine.shares_files:
             return True
         paths = [os.path.abspath(i.path) for i in self.inputs
-                 if i.kind != UNREADABLE and seekable_kind(i.path)]
+                 if i.kind != UNREADABLE and not i.remote and seekable_kind(i.path)]
         if not paths:
             return False
         seen = engine.run_on_workers(_identities, paths)  # None: it cannot ask its workers
@@ -304,7 +321,9 @@ class Run:
         try:
             with engines.open_engine(self._engine_name, jobs=self._jobs,
                                      scheduler=self._scheduler) as engine:
-                units = self._units(self._workers_read_files(engine), engine.jobs)
+                # workers read objects themselves: object storage is the same everywhere
+                units = self._units(self._workers_read_files(engine), engine.jobs,
+                                    workers_read_objects=not engine.in_process)
                 base = 0
                 changed = False  # a range of this file was refused: its file changed
                 for unit, result in engine.map(verify_unit, units, self.search_cap,
@@ -374,6 +393,9 @@ def _source_of(unit: Unit, n: int, verdict: Any, lines_before: int) -> dict[str,
         return {"file": unit.source, "line": verdict.number + lines_before}
     if isinstance(unit, JsonFiles):
         return {"file": unit.files[n][0]}
+    if isinstance(unit, WholeObject):  # line numbers in JSON lines, offsets in CBOR
+        key = "offset" if unit.input.kind == "cbor" else "line"
+        return {"file": unit.input.path, key: verdict.number}
     return unit.items[n].source.as_dict()
 
 

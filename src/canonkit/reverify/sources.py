@@ -7,6 +7,16 @@ input-named entry it cannot use (a FIFO, socket or device, a dangling link); the
 reports those as ``invalid_record`` and fails. A named path that does not exist, is of an
 unknown type, or is a directory holding no inputs at all is a usage error.
 
+**Inputs by URL** (REVERIFY.md §6). A ``s3://``, ``gs://``, ``az://`` or ``http(s)://``
+URL names one object, a URL ending in ``/`` a prefix listed recursively like a directory
+(objects of a level by name, then its sub-prefixes; names that are no input are passed
+over, as in a directory). Each object becomes an :class:`Input` whose ``path`` is its URL
+(the name reports give) and whose ``identity`` is its ``ObjectInfo`` (size, ETag): every
+reader below reads it through the same input door as a file (``canonkit._files``), and
+refuses another version of it. A ``file://`` URL is its local path. A named object that
+does not exist, a prefix with no inputs, or an object storage that cannot be listed is a
+usage error naming the URL.
+
 The readers yield :class:`Item` values one document at a time, so memory stays bounded by
 the largest single document (``MAX_DOCUMENT_BYTES``), never by the corpus. A document that
 cannot even be delimited (an over-long line, a broken compressed stream, a CBOR item whose
@@ -20,9 +30,22 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._files import Identity, JSONLines, check_unchanged, open_regular, open_stream
+from .._files import (
+    Expect,
+    Identity,
+    JSONLines,
+    check_unchanged,
+    open_input,
+    open_stream,
+)
 from .._files import describe_kind as _what  # "a FIFO", "a socket", ...: one wording
-from ..errors import CanonkitError
+from .._files.urls import is_url
+from ..errors import (
+    CanonkitError,
+    MissingDependencyError,
+    ObjectNotFoundError,
+    ObjectStorageError,
+)
 from ..errors import InputError as InputError  # re-exported: reverify.InputError
 from .lines import Source
 
@@ -46,7 +69,12 @@ class Input:
     path: str
     kind: str
     reason: str = ""
-    identity: Identity | None = None
+    identity: Expect = None
+
+    @property
+    def remote(self) -> bool:
+        """An object of object storage (``path`` is its URL), not a local file."""
+        return self.identity is not None and not isinstance(self.identity, Identity)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +147,36 @@ def _walk(directory: str, out: list[Input], seen: set[tuple[int, int]]) -> None:
         _walk(sub, out, seen)
 
 
+def _expand_url(text: str) -> list[Input]:
+    """The inputs a URL names: one object, every input object under a prefix, or, for a
+    ``file://`` URL, what its local path names. InputError when there is none."""
+    from .._files import remote
+    from .._files.urls import parse_url
+
+    url = parse_url(text)  # UnsupportedURLError (a ValueError: a usage error)
+    if url.scheme == "file":
+        return expand_paths([url.key])
+    try:
+        if not url.is_prefix:
+            info = remote.head(url)
+            kind = input_kind(info.url)
+            if kind is None:
+                raise InputError(f"{url}: unknown input type (expected one of "
+                                 f"{', '.join(ALL_SUFFIXES)})", detail=str(url))
+            return [Input(info.url, kind, identity=info)]
+        found = [Input(info.url, kind, identity=info) for info in remote.list_prefix(url)
+                 if (kind := input_kind(info.url)) is not None]
+    except ObjectNotFoundError as exc:
+        raise InputError(f"{url}: no such object (HTTP {exc.status})" if not url.is_prefix
+                         else f"{url}: cannot be listed: {exc}", detail=str(url)) from None
+    except ObjectStorageError as exc:  # after retries: denied, unreachable, ...
+        raise InputError(str(exc), detail=str(url)) from None
+    if not found:
+        raise InputError(f"{url}: a prefix with no input objects (expected "
+                         f"{', '.join(ALL_SUFFIXES)})", detail=str(url))
+    return found
+
+
 def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> list[Input]:
     """The inputs, in command-line order; directories expanded recursively (files before
     sub-directories, each in name order), so a run's order — and its report — never
@@ -128,6 +186,9 @@ def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> list[Input]:
     inputs: list[Input] = []
     for raw in paths:
         path = os.fspath(raw)
+        if is_url(path):
+            inputs.extend(_expand_url(path))
+            continue
         try:
             if "\x00" in path:
                 raise OSError(f"a path cannot hold a NUL byte: {path!r}")
@@ -160,6 +221,9 @@ def total_disk_bytes(inputs: Sequence[Input]) -> int:
     """For the progress ETA only; an unreadable file counts 0 (it is reported)."""
     total = 0
     for item in inputs:
+        if item.identity is not None:
+            total += item.identity.size
+            continue
         try:
             total += os.path.getsize(item.path)
         except OSError:
@@ -186,12 +250,14 @@ def iter_items(inputs: Sequence[Input]) -> Iterator[Item]:
 
 
 def read_json_file(path: str, source_name: str | None = None, *,
-                   expect: Identity | None = None) -> Iterator[Item]:
+                   expect: Expect = None) -> Iterator[Item]:
     """One ``.json`` document; ``source_name`` is the name reported (a worker may open
-    the file under an absolute path); ``expect`` the file the run started on."""
+    the file under an absolute path); ``expect`` the file (or object version) the run
+    started on."""
     source = Source(path if source_name is None else source_name)
-    with open_regular(path, expect=expect) as f:
-        size = os.fstat(f.fileno()).st_size
+    with open_input(path, expect=expect) as f:
+        size = (os.fstat(f.fileno()).st_size if expect is None or isinstance(expect, Identity)
+                else expect.size)
         if size > MAX_DOCUMENT_BYTES:
             reason = f"document of {size} bytes exceeds the {MAX_DOCUMENT_BYTES}-byte limit"
             yield Item("error", reason.encode(), source, size)
@@ -201,7 +267,7 @@ def read_json_file(path: str, source_name: str | None = None, *,
     yield Item("json", data, source, size)
 
 
-def _read_jsonl(path: str, expect: Identity | None = None) -> Iterator[Item]:
+def _read_jsonl(path: str, expect: Expect = None) -> Iterator[Item]:
     """One document per line (``canonkit._files.JSONLines``: blank lines are counted and
     skipped). A line longer than the limit is reported and skipped up to its newline; a
     broken compressed stream (``canonkit._files.open_stream``: cut, corrupt, or followed
@@ -216,6 +282,8 @@ def _read_jsonl(path: str, expect: Identity | None = None) -> Iterator[Item]:
                 got = next(lines, None)
                 if got is None:
                     check_unchanged(opened, path, expect)
+            except MissingDependencyError:  # not the input's fault: the run cannot go on
+                raise
             except (CanonkitError, OSError, EOFError) as exc:
                 reason = f"input stream broken: {type(exc).__name__}: {exc}"
                 yield Item("error", reason.encode(), Source(path, "line", reader.lines + 1),
@@ -246,7 +314,7 @@ def plain(value: Any) -> Any:
     return value
 
 
-def _read_cbor_sequence(path: str, expect: Identity | None = None) -> Iterator[Item]:
+def _read_cbor_sequence(path: str, expect: Expect = None) -> Iterator[Item]:
     """RFC 8742: concatenated CBOR data items, each one document, located by byte offset.
 
     The parent only delimits and validates: ``canonkit.cbor.check_prefix`` (core profile)
@@ -256,7 +324,7 @@ def _read_cbor_sequence(path: str, expect: Identity | None = None) -> Iterator[I
     """
     from .. import cbor, errors
 
-    with open_regular(path, expect=expect) as f:
+    with open_input(path, expect=expect) as f:
         buf = b""
         pos = 0  # start of the next item in buf
         base = 0  # file offset of buf[pos]

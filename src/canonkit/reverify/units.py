@@ -7,7 +7,10 @@ and each worker reads its own documents:
 
 - :class:`LineRange`: the whole lines of a plain JSON-lines file in ``[start, end)``;
 - :class:`JsonFiles`: ``.json`` documents, one Episode each;
-- :class:`Documents`: documents the parent read itself (compressed streams, CBOR
+- :class:`WholeObject`: an object of object storage that cannot be cut into ranges (a
+  compressed stream, a CBOR sequence), read through by the one worker that verifies it
+  (the client process lists and plans; it forwards no corpus bytes);
+- :class:`Documents`: documents the parent read itself (local compressed streams and CBOR
   sequences, unreadable inputs, and everything when the workers cannot see the files).
 
 A range's first line number is not known when it is planned (that would need every
@@ -20,10 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple, Union
 
-from .._files import Identity
+from .._files import Expect
 from ..errors import FileChangedError
 from .lines import Source, Verdict, invalid, source_head
-from .sources import MAX_DOCUMENT_BYTES, Item, read_json_file
+from .sources import MAX_DOCUMENT_BYTES, Input, Item, iter_items, read_json_file
 from .worker import verify_one
 
 
@@ -39,7 +42,7 @@ class LineRange:
     end: int
     first: bool = False
     line0: int = 0
-    identity: Identity | None = None
+    identity: Expect = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +50,7 @@ class JsonFiles:
     """``.json`` documents as ``(reported name, name to open, identity)`` triples: the
     identity is the file the run started on (a worker reads no other)."""
 
-    files: tuple[tuple[str, str, Identity | None], ...]
+    files: tuple[tuple[str, str, Expect], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +60,15 @@ class Documents:
     items: tuple[Item, ...]
 
 
-Unit = Union[LineRange, JsonFiles, Documents]
+@dataclass(frozen=True, slots=True)
+class WholeObject:
+    """All of one object (an ``Input`` whose identity is its ``ObjectInfo``), read by the
+    worker through the parent's own readers (``sources.iter_items``)."""
+
+    input: Input
+
+
+Unit = Union[LineRange, JsonFiles, WholeObject, Documents]
 
 
 class UnitResult(NamedTuple):
@@ -146,12 +157,27 @@ def _verify_documents(unit: Documents, search_cap: int, require_layer3: bool
     return UnitResult(verdicts, 0, doc_bytes, sum(i.disk_bytes for i in unit.items))
 
 
+def _verify_whole_object(unit: WholeObject, search_cap: int, require_layer3: bool
+                         ) -> UnitResult:
+    verdicts: list[Verdict] = []
+    doc_bytes = disk = 0
+    for item in iter_items([unit.input]):  # a failure of the object is an "error" item
+        verdicts.append(verify_one(item.kind, item.payload, item.source, search_cap,
+                                   None, unit.input.path, require_layer3))
+        if item.kind != "error":
+            doc_bytes += len(item.payload)
+        disk += item.disk_bytes
+    return UnitResult(verdicts, 0, doc_bytes, disk)
+
+
 def verify_unit(unit: Unit, search_cap: int, require_layer3: bool = False) -> UnitResult:
     """Runs in a worker: the verdicts of one unit, in input order."""
     if isinstance(unit, LineRange):
         return _verify_range(unit, search_cap, require_layer3)
     if isinstance(unit, JsonFiles):
         return _verify_json_files(unit, search_cap, require_layer3)
+    if isinstance(unit, WholeObject):
+        return _verify_whole_object(unit, search_cap, require_layer3)
     return _verify_documents(unit, search_cap, require_layer3)
 
 
@@ -165,6 +191,8 @@ def split(unit: Unit) -> tuple[list[Unit], int]:
         return [Documents((item,)) for item in unit.items], 0
     if isinstance(unit, JsonFiles):
         return [JsonFiles((pair,)) for pair in unit.files], 0
+    if isinstance(unit, WholeObject):  # the parent reads it: one Documents per Episode
+        return [Documents((item,)) for item in iter_items([unit.input])], 0
     singles: list[Unit] = []
     lines = 0
     for number, at, line in read_lines(unit.path, unit.start, unit.end, MAX_DOCUMENT_BYTES,
@@ -185,6 +213,8 @@ def lost(unit: Unit, reason: str) -> Verdict:
         source = Source(unit.source, "line", unit.line0 + 1)
     elif isinstance(unit, JsonFiles):
         source = Source(unit.files[0][0])
+    elif isinstance(unit, WholeObject):
+        source = Source(unit.input.path)
     else:
         source = unit.items[0].source
     return invalid(source, reason)

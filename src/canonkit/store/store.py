@@ -21,6 +21,7 @@ from blake3 import blake3
 from .. import _backend
 from .. import objects as _objects
 from .._files import loads_json
+from .._files.urls import elide, is_url
 from ..errors import (
     CorruptObjectError,
     DecodeError,
@@ -30,6 +31,7 @@ from ..errors import (
     SchemaViolationError,
     StoreInitError,
     UnsafePathError,
+    UnsupportedURLError,
 )
 from . import loose, refs
 from . import mutations as fs
@@ -74,6 +76,18 @@ def _intact(pf: PackFile) -> bool:
     return True
 
 
+def _refuse_url(path: str | os.PathLike[str]) -> None:
+    """A URL is never a store directory: ``s3://bucket/st`` must not become ``./s3:/``.
+    (Stores in object storage, STORE.md §7, are not available yet.)"""
+    name = os.fspath(path)
+    if isinstance(name, str) and is_url(name):
+        shown = elide(name)
+        raise UnsupportedURLError(
+            f"{shown}: a store in object storage is not supported yet, and a URL is never "
+            f"taken for a local directory (a local directory of that name is ./{shown})",
+            detail=shown)
+
+
 class Store:
     """A version-1 canonkit store at ``path``.
 
@@ -87,6 +101,7 @@ class Store:
 
     def __init__(self, path: str | os.PathLike[str], *, durable: bool = True,
                  backend: ModuleType | None = None) -> None:
+        _refuse_url(path)
         self.path = Path(path)
         self.root = os.path.abspath(os.fspath(path))
         self.durable = durable
@@ -102,6 +117,7 @@ class Store:
     def init(cls, path: str | os.PathLike[str], *, durable: bool = True,
              backend: ModuleType | None = None) -> Store:
         """Create a store at ``path`` (a new or empty directory) and open it."""
+        _refuse_url(path)
         root = os.path.abspath(os.fspath(path))
         if os.path.lexists(root):
             if not os.path.isdir(root):

@@ -25,6 +25,7 @@ from ._common import (
     report_usage_error,
     table_lines,
 )
+from ._parsing import positive, seconds
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -80,7 +81,7 @@ def register(subparsers: Any) -> None:
     _grace(p)
     _common_flags(p)
     p = action("fsck", "check every byte of the store; exit 1 if anything is wrong", _fsck)
-    p.add_argument("--jobs", type=_positive, default=1, metavar="N",
+    p.add_argument("--jobs", type=positive, default=1, metavar="N",
                    help="worker processes (default 1: in this process)")
     p.add_argument("--engine", choices=("local", "dask"), default="local",
                    help="local process pool (default) or Dask")
@@ -102,15 +103,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per vector")
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def _grace(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--grace", type=float, default=3600.0, metavar="SECONDS",
+    p.add_argument("--grace", type=seconds, default=3600.0, metavar="SECONDS",
                    help="never delete what is younger than this (default 3600; 0 removes "
                         "every leftover and unreachable object at once)")
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import CanonkitError, FileTooLargeError
+from ..errors import CanonkitError, FileTooLargeError, JSONInputError
 from ._common import EXIT_FAILURES, EXIT_OK, EXIT_USAGE, report_os_error, report_usage_error
 from ._parsing import integer, non_negative
 
@@ -144,6 +145,21 @@ def _read_lines(path: str) -> list[str]:
         raise _BadDocument(f"{path}: not UTF-8 (byte {exc.start})") from None
 
 
+_DIGEST = re.compile(r"[0-9a-fA-F]{64}")
+
+
+def _digest_lines(path: str) -> list[str]:
+    """The digests of an @FILE, one per non-blank line; a line that is not 64 hex digits
+    is the file's fault (status 1), named with its number."""
+    digests = []
+    for number, line in enumerate(_read_lines(path), 1):
+        if line.strip():
+            if not _DIGEST.fullmatch(line.strip()):
+                raise _BadDocument(f"{path}: line {number}: not a digest (64 hex digits)")
+            digests.append(line.strip())
+    return digests
+
+
 def _run(command: str, action: Any, args: argparse.Namespace,
          refused: int = EXIT_FAILURES) -> int:
     """Run ``action(args)``. An input that cannot be read ends in status 2; a document
@@ -161,6 +177,9 @@ def _run(command: str, action: Any, args: argparse.Namespace,
         return report_os_error(command, exc)
     except FileTooLargeError as exc:  # never read: the input could not be used at all
         return report_usage_error(command, f"{exc.code}: {exc}")
+    except JSONInputError as exc:    # an input file's content, whatever the action
+        print(f"canonkit {command}: {exc.code}: {exc}", file=sys.stderr)
+        return EXIT_FAILURES
     except CanonkitError as exc:
         print(f"canonkit {command}: {exc.code}: {exc}", file=sys.stderr)
         return refused
@@ -331,7 +350,7 @@ def _hash_spine(args: argparse.Namespace) -> int:
         digests: list[str] = []
         for item in args.digests:
             if item.startswith("@"):
-                digests.extend(line.strip() for line in _read_lines(item[1:]) if line.strip())
+                digests.extend(_digest_lines(item[1:]))
             else:
                 digests.append(item)
         root = spine_root(digests, spine_algorithm_version=args.sav, episode_id=args.episode_id)

@@ -39,7 +39,8 @@ def _register_synth(subparsers: Any) -> None:
         "synth",
         help="write a synthetic corpus with a known answer for every Episode",
         description="Write a synthetic corpus with a known answer for every Episode "
-                    "(REVERIFY.md §5); `canonkit reverify` checks it against the answers.",
+                    "(REVERIFY.md §5); `canonkit reverify CORPUS --answers FILE` checks a "
+                    "run against the answers.",
     )
     p.add_argument("--episodes", type=non_negative, required=True, help="number of Episodes")
     p.add_argument("--mix", choices=sorted(MIXES), default="seed-table",
@@ -51,8 +52,9 @@ def _register_synth(subparsers: Any) -> None:
                         "(one .json per Episode)")
     p.add_argument("--answers", help="answer file (JSON lines, one per Episode, same order)")
     p.add_argument("--force", action="store_true",
-                   help="replace an existing corpus file and answer file (never refused "
-                        "otherwise: an existing corpus is left as it is)")
+                   help="replace an existing corpus file and answer file (without it "
+                        "either existing is refused, status 2, and left as it is; --out and "
+                        "--answers must be two files whatever --force says)")
     p.add_argument("--median-segments", type=positive, default=200,
                    help="median number of segments per Episode (default 200)")
     p.add_argument("--por-fraction", type=fraction, default=0.3,

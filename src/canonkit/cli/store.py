@@ -5,7 +5,7 @@ is data: addresses, refs, statistics, the fsck report); messages and progress ba
 stderr (bars only on a terminal). Exit status as every command: 0 done and clean, 1 fsck
 found errors (or an object read back corrupt, or an imported vector's address differs),
 2 could not run (not a store, the lock is held or stale, a missing object or input, a
-usage error); SIGINT/SIGTERM stop a repack or gc cleanly (the lock released, partial
+usage error); an import's vectors.json that is not a vectors file is bad data, 1; SIGINT/SIGTERM stop a repack or gc cleanly (the lock released, partial
 files removed, fsck's workers stopped) with 128 + the signal (130, 143).
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import CanonkitError, CorruptObjectError, StoreError
+from ..errors import CanonkitError, CorruptObjectError, ManifestError, StoreError
 from ._common import (
     EXIT_FAILURES,
     EXIT_OK,
@@ -130,7 +130,7 @@ def _run(args: argparse.Namespace, body: Callable[[], int]) -> int:
     except Interrupted as exc:
         print(f"canonkit {_name(args)}: {exc}", file=sys.stderr)
         return exc.exit_status
-    except CorruptObjectError as exc:
+    except (CorruptObjectError, ManifestError) as exc:  # bad data read: an object, vectors.json
         print(f"canonkit {_name(args)}: {exc}", file=sys.stderr)
         return EXIT_FAILURES
     except (StoreError, CanonkitError, ValueError) as exc:

@@ -12,7 +12,6 @@ from conftest import REPO
 
 from canonkit.cli import main
 from canonkit.reverify import synthetic_corpus as synth
-from canonkit.reverify.answers import NO_ANSWER, NO_EPISODE
 
 SEED_TABLE = REPO / "examples" / "seed-table"
 SEED_ANSWERS = REPO / "examples" / "seed-table.answers.jsonl"
@@ -66,13 +65,13 @@ def test_missing_and_extra_answers_disagree(corpus: tuple[Path, list[dict[str, o
     out, answers = corpus
     assert main(_reverify(out, _write(tmp_path / "short.jsonl", answers[:-1]))) == 1
     listed = capsys.readouterr().out
-    assert f"expected {NO_ANSWER}  got {answers[-1]['outcome']}" in listed
+    assert f"expected (no answer)  got {answers[-1]['outcome']}" in listed
     extra = [*answers, {"index": len(answers), "outcome": "reproduced", "flags": [],
                         "episode_id": "00000000-0000-4000-8000-00000000beef"}]
     assert main(_reverify(out, _write(tmp_path / "long.jsonl", extra))) == 1
     listed = capsys.readouterr().out
     assert ("disagrees: 00000000-0000-4000-8000-00000000beef  expected reproduced  "
-            f"got {NO_EPISODE}") in listed
+            "got (no Episode)") in listed
 
 
 def test_json_lists_disagreements_among_the_report_lines(

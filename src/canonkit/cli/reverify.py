@@ -44,7 +44,8 @@ def _register_synth(subparsers: Any) -> None:
     )
     p.add_argument("--episodes", type=non_negative, required=True, help="number of Episodes")
     p.add_argument("--mix", choices=sorted(MIXES), default="seed-table",
-                   help="outcome mix: seed-table = the seed's 45/8/4/2/3 table, scaled "
+                   help="outcome mix: seed-table = the reproducibility study's 62-Episode "
+                        "table (45/8/4/2/3), scaled "
                         "(default); all-outcomes = every outcome class; reproduced = all clean")
     p.add_argument("--seed", type=integer, default=0, help="random seed (default 0)")
     p.add_argument("--out", required=True,

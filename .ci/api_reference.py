@@ -17,6 +17,7 @@ import os
 import pkgutil
 import subprocess
 import sys
+import textwrap
 import typing
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 PAGE = REPO / "docs" / "api.md"
 SKIP_MODULES = {"canonkit.cli"}
+WIDTH = 100          # the page's lines are wrapped to this width (a long name stays whole)
+LONGEST_VALUE = 70   # a default or constant longer than this is shown cut, ending "..."
 
 HEADER = """\
 # API reference
@@ -63,6 +66,27 @@ def stable_repr(value: Any) -> str:
     return repr(value)
 
 
+def shorten(text: str) -> str:
+    return text if len(text) <= LONGEST_VALUE else text[:LONGEST_VALUE - 3] + "..."
+
+
+def wrap(line: str) -> list[str]:
+    """A list entry of the page as lines of at most ``WIDTH`` characters, continued under
+    its text (a code span may break at a space: Markdown reads the break as one). A break
+    is never put where the next line would start with a list marker."""
+    if len(line) <= WIDTH:
+        return [line]
+    indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
+    width = WIDTH
+    while True:
+        lines = textwrap.wrap(line, width=width, subsequent_indent=indent,
+                              break_long_words=False, break_on_hyphens=False)
+        if not any(l.split(None, 1)[0] in ("-", "*", "+") or l.split(None, 1)[0][:-1].isdigit()
+                   and l.split(None, 1)[0][-1:] in ".)" for l in lines[1:]):
+            return lines
+        width -= 1
+
+
 def annotation(value: Any) -> str:
     if value is inspect.Parameter.empty:
         return ""
@@ -84,7 +108,8 @@ def signature(obj: Any) -> str:
         if p.annotation is not p.empty:
             text += f": {annotation(p.annotation)}"
         if p.default is not p.empty:
-            text += f" = {p.default!r}" if p.annotation is not p.empty else f"={p.default!r}"
+            value = shorten(repr(p.default))
+            text += f" = {value}" if p.annotation is not p.empty else f"={value}"
         parts.append(text)
         if p.kind is p.POSITIONAL_ONLY and (i + 1 == len(kinds)
                                             or kinds[i + 1] is not p.POSITIONAL_ONLY):
@@ -148,9 +173,7 @@ def document_module(name: str) -> list[str]:
         elif callable(obj) and typing.get_origin(obj) is None:  # not an alias like Literal[...]
             lines.append(f"- `{qualified}{signature(obj)}` — {summary(obj)}".rstrip(" —"))
         else:
-            text = stable_repr(obj)
-            text = text if len(text) <= 70 else text[:67] + "..."
-            lines.append(f"- `{qualified} = {text}`")
+            lines.append(f"- `{qualified} = {shorten(stable_repr(obj))}`")
     return [*lines, ""]
 
 
@@ -168,7 +191,7 @@ def public_modules() -> list[str]:
 def render() -> str:
     modules = public_modules()
     toc = [f"- [`{m}`](#{m.replace('.', '')})" for m in modules]
-    body = [line for m in modules for line in document_module(m)]
+    body = [wrapped for m in modules for line in document_module(m) for wrapped in wrap(line)]
     return "\n".join([HEADER, *toc, "", *body]).rstrip() + "\n"
 
 

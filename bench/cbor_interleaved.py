@@ -2,8 +2,8 @@
 
     PYTHONPATH=src python bench/cbor_interleaved.py [ROUNDS]
 
-Every contender is called once per round, in turn, so a load burst on a shared machine
-hits all of them alike; each line reports minimum times over the rounds. Columns: strict
+Every contender is called once per round, in turn, so a burst of load hits all of
+them alike; each line reports minimum times over the rounds. Columns: strict
 decode against libipld's decode of its own encoding (libipld time / canonkit time),
 ``check`` throughput in GB/s, and ``check`` against canonkit's own decode of the same
 bytes (decode time / check time). Last line: dag-cbor encode of canada against libipld.

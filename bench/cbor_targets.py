@@ -6,8 +6,8 @@
 Each line: the target, the measured value from the medians (what bench/report.py
 prints) and from the minimum times, and whether each meets it. Ratios are
 peer time / canonkit time (> 1: canonkit is faster) unless the line says otherwise; all
-come from one run. On a shared machine a load burst during one contender's rounds moves
-its median; the minimum is the better estimate of CPU cost.
+come from one run. A burst of load during one contender's rounds moves its median; the
+minimum is the better estimate of CPU cost.
 """
 from __future__ import annotations
 

@@ -9,8 +9,8 @@ object-like 1 KiB slices of them. Compression is timed per implementation and le
 decompression on the same streams for every implementation (written by the standard
 library at level 6), the way the store decodes: strictly (``decompressobj`` with a
 length bound, then end-of-stream and unused-data checks) where the API allows it.
-Timings are the minimum of ``--repeat`` interleaved rounds; on a shared machine only the
-ratios mean anything. Prints Markdown tables.
+Timings are the minimum of ``--repeat`` interleaved rounds; only the ratios mean anything
+(docs/performance.md, How we measure). Prints Markdown tables.
 """
 from __future__ import annotations
 

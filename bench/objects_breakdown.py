@@ -3,7 +3,7 @@
     PYTHONPATH=src python bench/objects_breakdown.py [--rounds 60] [--number 500]
 
 Each contender is timed in turn, ``--rounds`` times ``--number`` calls, and its minimum
-kept, so a load spike on the shared machine hits every contender alike. The same object
+kept, so a burst of load hits every contender alike. The same object
 as ``bench/test_objects.py`` (``objects:commit-5-field``): canonkit's ``address_object``
 next to its parts (the fields check, ``encode_merged``, ``address``) and next to the
 peers (cbrrr + blake3, the bare ``blake3`` package calls), and ``Link.for_block`` of the
@@ -13,7 +13,6 @@ ratio is cbrrr + blake3's minimum over the contender's (above 1: faster than the
 from __future__ import annotations
 
 import argparse
-import os
 import timeit
 from collections.abc import Callable
 from hashlib import sha256
@@ -73,14 +72,10 @@ def main() -> None:
     args = parser.parse_args()
     runs = contenders()
     best = dict.fromkeys(runs, float("inf"))
-    load = os.getloadavg()
     for _ in range(args.rounds):
         for name, run in runs.items():
             best[name] = min(best[name], timeit.timeit(run, number=args.number) / args.number)
-    load = tuple(max(a, b) for a, b in zip(load, os.getloadavg()))
     baseline = best["cbrrr + blake3 (encode, hash)"]
-    print(f"load average (1/5/15 min, max of start and end): "
-          f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     print(f"{'contender':48} {'min ns':>8} {'cbrrr+blake3 / it':>18}")
     for name, seconds in best.items():
         print(f"{name:48} {seconds * 1e9:8.0f} {baseline / seconds:17.2f}x")

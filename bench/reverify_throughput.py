@@ -8,9 +8,9 @@ vs twin, 1 vs 2 workers, the local pool vs Dask (a LocalCluster, and a separate
 The corpus (seed-table mix, median 200 segments) is generated on demand under --dir
 (default /tmp/canonkit-reverify-bench; never in the repository) and reused when present.
 Every configuration runs in its own subprocess (the twin path with
-CANONKIT_NO_EXTENSIONS=1), so backends and peak RSS never mix. The machine may be shared:
-CPU-time ratios from one process are the signal, wall times are noise; every table line
-says the 1-minute load average it ran under. Prints Markdown; --json writes the numbers.
+CANONKIT_NO_EXTENSIONS=1), so backends and peak RSS never mix. CPU-time ratios from one
+process are the signal, wall times vary with what else the cores run (docs/performance.md,
+How we measure). Prints Markdown; --json writes the numbers.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 CHILD_RUN = r"""
-import json, os, resource, sys, time
+import json, resource, sys, time
 import canonkit, canonkit.reverify as rv
 path, engine, jobs, scheduler = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] or None
 t = time.perf_counter()
@@ -37,7 +37,6 @@ s = run.summary
 print(json.dumps({"episodes": s.episodes, "bytes": s.document_bytes,
                   "seconds": time.perf_counter() - t,
                   "parent_cpu_seconds": time.process_time() - cpu,
-                  "loadavg_1min": os.getloadavg()[0],
                   "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                   "backend": canonkit.backend().get("astp"), "counts": s.counts}))
 """
@@ -46,7 +45,7 @@ print(json.dumps({"episodes": s.episodes, "bytes": s.document_bytes,
 # document (lines held in memory), then of a whole in-process run of the same file
 # (reading, verifying, report lines), minimum of a few rounds each, interleaved.
 CHILD_PARSE_RATIO = r"""
-import json, os, sys, time
+import json, sys, time
 import orjson
 import canonkit.reverify as rv
 path, rounds = sys.argv[1], int(sys.argv[2])
@@ -65,7 +64,7 @@ for _ in range(rounds):
         t = time.process_time(); fn(); best[name].append(time.process_time() - t)
 p, v = min(best["parse"]), min(best["verify"])
 print(json.dumps({"episodes": len(lines), "bytes": sum(map(len, lines)), "parse": p,
-                  "verify": v, "ratio": v / p, "loadavg_1min": os.getloadavg()[0]}))
+                  "verify": v, "ratio": v / p}))
 """
 
 CHILD_BREAKDOWN = r"""
@@ -227,8 +226,8 @@ class DaskProcesses:
 
 def _versus(r: dict, base: dict | None) -> str:
     """Wall time against the local pool's (the target), and the CPU every process of the
-    run used against the pool's: on a shared machine the second shows the engine's own
-    cost without the noise of what else runs."""
+    run used against the pool's: the second shows the engine's own cost without the noise
+    of what else runs on the cores."""
     if not base:
         return "-"
     return (f"{r['seconds'] / base['seconds']:.2f}x the local pool's time (target <= 1.3x); "
@@ -262,59 +261,54 @@ def main() -> None:
     corpus = (Path(args.corpus) if args.corpus else
               ensure_corpus(Path(args.dir), args.episodes, args.median_segments, args.seed))
     results: dict[str, dict] = {}
-    rows: list[tuple[str, str, str, str]] = []
-
-    def load(r: dict) -> str:
-        return f"{r['loadavg_1min']:.1f}"
+    rows: list[tuple[str, str, str]] = []
 
     if "parse" not in skip:
         results["parse_ratio"] = pr = child(CHILD_PARSE_RATIO, [str(corpus), str(args.rounds)])
         rows.append(("verification CPU / orjson.loads CPU (in-process run, every document)",
                      f"{pr['verify']:.2f} s / {pr['parse']:.2f} s",
-                     f"**{pr['ratio']:.2f}x** (target <= 1.5x)", load(pr)))
+                     f"**{pr['ratio']:.2f}x** (target <= 1.5x)"))
     c1 = None
     if "single" not in skip:
         results["c_1"] = c1 = child(CHILD_RUN, [str(corpus), "local", "1", ""])
-        rows.append(("compiled, 1 worker (in-process)", rate(c1, cpu=True), "1.00x", load(c1)))
+        rows.append(("compiled, 1 worker (in-process)", rate(c1, cpu=True), "1.00x"))
     if "twin" not in skip and c1:
         results["py_1"] = p1 = child(CHILD_RUN, [str(corpus), "local", "1", ""], twin=True)
         rows.append(("twin (CANONKIT_NO_EXTENSIONS=1), 1 worker", rate(p1, cpu=True),
                      f"compiled is {p1['seconds'] / c1['seconds']:.2f}x faster (wall), "
-                     f"{p1['parent_cpu_seconds'] / c1['parent_cpu_seconds']:.2f}x (CPU)",
-                     load(p1)))
+                     f"{p1['parent_cpu_seconds'] / c1['parent_cpu_seconds']:.2f}x (CPU)"))
     base = None
     if "workers" not in skip:
         results["c_2"] = base = child(CHILD_RUN, [str(corpus), "local", "2", ""])
         rows.append(("compiled, local pool, 2 workers", rate(base),
-                     f"{c1['seconds'] / base['seconds']:.2f}x of 1 worker" if c1 else "1.00x",
-                     load(base)))
+                     f"{c1['seconds'] / base['seconds']:.2f}x of 1 worker" if c1 else "1.00x"))
     if "dask" not in skip:
         results["dask_2"] = d2 = child(CHILD_RUN, [str(corpus), "dask", "2", ""])
         rows.append(("compiled, Dask LocalCluster, 2 workers", rate(d2),
-                     _versus(d2, base), load(d2)))
+                     _versus(d2, base)))
     if "scheduler" not in skip:
         cluster = DaskProcesses(2)
         with cluster as address:
             results["dask_sched"] = ds = child(CHILD_RUN, [str(corpus), "dask", "2", address],
                                                also=cluster.pids)
         rows.append(("compiled, dask scheduler + 2 dask workers (--scheduler)", rate(ds),
-                     _versus(ds, base), load(ds)))
+                     _versus(ds, base)))
     if "rss" not in skip and c1:
         small = prefix(corpus, max(1, args.episodes // 10))
         results["rss_small"] = rs = child(CHILD_RUN, [str(small), "local", "1", ""])
         rows.append((f"peak RSS, {rs['episodes']:,} Episodes (1 worker)",
-                     f"{rs['maxrss_kb'] / 1024:.0f} MiB", "", load(rs)))
+                     f"{rs['maxrss_kb'] / 1024:.0f} MiB", ""))
         rows.append((f"peak RSS, {c1['episodes']:,} Episodes (1 worker)",
                      f"{c1['maxrss_kb'] / 1024:.0f} MiB",
-                     f"{c1['maxrss_kb'] / rs['maxrss_kb']:.2f}x", load(c1)))
+                     f"{c1['maxrss_kb'] / rs['maxrss_kb']:.2f}x"))
 
     size = corpus.stat().st_size
     episodes = next(r["episodes"] for r in results.values() if "episodes" in r)
     print(f"\ncorpus: {corpus} ({episodes:,} Episodes, {size / 1e6:,.0f} MB, "
           f"median {args.median_segments} segments, seed-table mix) on {os.cpu_count()} CPUs\n")
-    print("| configuration | throughput | ratio | load |\n|---|---|---|---|")
-    for name, value, ratio, la in rows:
-        print(f"| {name} | {value} | {ratio} | {la} |")
+    print("| configuration | throughput | ratio |\n|---|---|---|")
+    for name, value, ratio in rows:
+        print(f"| {name} | {value} | {ratio} |")
     if "breakdown" not in skip:
         breakdown = {"compiled": child(CHILD_BREAKDOWN, [str(corpus), str(args.sample)])}
         if "twin" not in skip:

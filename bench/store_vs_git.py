@@ -17,13 +17,12 @@ fresh copy where it changes the store, and each contender gets the same input:
 - **read N random objects**: ``git cat-file --batch`` (ids on stdin, contents to a pipe
   that is drained) vs ``Store.get_many`` and a loop of ``Store.get`` (into memory).
 
-Times are the minimum of ``--repeat`` runs (a shared machine: read the ratios). Prints a
+Times are the minimum of ``--repeat`` runs (read the ratios: docs/performance.md). Prints a
 Markdown table.
 """
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import shutil
 import subprocess
@@ -160,8 +159,7 @@ def main() -> None:
                      "loop of Store.get", c2))
 
         print(f"\n{n} objects of 1 KiB ({total / 1e6:.1f} MB); "
-              f"{subprocess.run(['git', '--version'], capture_output=True, text=True).stdout.strip()}; "
-              f"load average {os.getloadavg()[0]:.1f}\n")
+              f"{subprocess.run(['git', '--version'], capture_output=True, text=True).stdout.strip()}\n")
         print("| operation | git | s | canonkit | s | git / canonkit |")
         print("|---|---|---|---|---|---|")
         for op, gname, gt, cname, ct in rows:

@@ -8,10 +8,10 @@ sav 2 node is 77 bytes), so a fold of n leaves costs exactly 2n - 1 Keccak-f[160
 permutations under every version. The ``sha3-floor`` contender of each fold group is
 hashlib.sha3_256 (OpenSSL here) doing exactly that many permutations in one stream: two
 ``update`` calls over a 136 MB buffer, (2n - 2) full blocks plus the padding block. The
-per-permutation cost by the issue's recipe (one 136 MB buffer / 10^6 blocks) is measured in
+per-permutation cost (one 136 MB buffer over 10^6 blocks) is measured in
 the same run and stored as ``extra_info["floor_s"]`` / ``["ratio_to_floor"]`` on every
 compiled contender, together with ``["ratio_interleaved_min"]``: fold and floor timed
-alternately (best of 4 each), which is the steadiest ratio on a shared machine.
+alternately (best of 4 each), which is the steadiest ratio when the load varies.
 
 Contenders: ``canonkit-c`` (widest Keccak unit the CPU offers: 8-way AVX-512F, 4-way AVX2,
 2-way SSE2 on any other x86-64, else scalar), ``canonkit-c-avx2`` (forced 4-way),
@@ -51,7 +51,8 @@ def _lanes_available() -> int:
 
 @pytest.fixture(scope="module")
 def perm_s() -> float:
-    """Seconds per Keccak-f[1600] permutation by the issue's recipe, best of 3 in this run."""
+    """Seconds per Keccak-f[1600] permutation (one 136 MB buffer over 10^6 blocks), best
+    of 3 in this run."""
     best = float("inf")
     for _ in range(3):
         t0 = time.perf_counter()
@@ -151,8 +152,8 @@ def test_fold_compiled(benchmark: Any, perm_s: float, sav: int, which: str, lane
 
 def _interleaved_ratio(fold: Callable[[], object], floor: Callable[[], object],
                        pairs: int = 4) -> float:
-    """min(fold) / min(floor) over alternating runs: on a shared machine the load drifts
-    between benchmarks, alternating puts both under the same conditions."""
+    """min(fold) / min(floor) over alternating runs: the load drifts between benchmarks,
+    alternating puts both under the same conditions."""
     best_fold = best_floor = float("inf")
     for _ in range(pairs):
         t0 = time.perf_counter()

@@ -11,7 +11,7 @@ the §19.2 pseudo-code with json.dumps), and ``json-dumps-sha3`` — the plain l
 ``hashlib.sha3_256(json.dumps(node, separators=(",", ":"), ensure_ascii=False).encode())``
 over the dicts as they are. ``extra_info["nodes_per_s"]`` is on every contender, and
 ``["ratio_interleaved_min"]`` on ``canonkit-c``: the loop's time over Form B's, both timed
-alternately (best of 5 each), the steadiest ratio on a shared machine.
+alternately (best of 5 each), the steadiest ratio when the load varies.
 
 Verification: ``verify`` of one export with 10^4 nodes (workflows of 20 executions, skills
 on half of them), on the compiled kernels and on the twin's.

@@ -5,7 +5,7 @@ them (a bare ``blake3`` loop over the same bytes) and against the other forms.
     python bench/report.py /tmp/store.json --baseline canonkit-packed
 
 Objects are 1 KiB of CBOR (slices of ``bench/data``'s DAG-CBOR files, each with a unique
-8-byte prefix) or 1 MiB of random bytes. Stores are built once per session with
+8-byte prefix) or 1 MiB of random bytes. Stores are built once per pytest run with
 ``durable=False`` (no fsync: benchmarks) in the temporary directory, outside the timed
 calls. Groups:
 

@@ -10,9 +10,9 @@ libFuzzer mutates its bytes.
 Export — the strict path re-reads the bytes with ``canonkit._files.loads_json`` and gives
 the document to ``layer3.verify``, which must never raise. Then
 
-- ``canonkit astp layer3 verify FILE --json`` agrees: status 2 naming the strict reader's
-  error code and offset when it refused the bytes, else status 0 or 1 and exactly the
-  verifier's report; never a traceback;
+- ``canonkit astp layer3 verify FILE --json`` agrees: status 1 (bad data read) naming the
+  strict reader's error code and offset when it refused the bytes, else status 0 or 1 and
+  exactly the verifier's report; never a traceback;
 - re-verification's Layer 3 component for an Episode naming FILE agrees: ``failed`` with an
   ``L3-003`` finding naming the code when the strict reader refused, else ``ok`` or
   ``failed`` with exactly the verifier's findings.
@@ -128,13 +128,13 @@ def _check_export(data: bytes, work: Path) -> None:
         raise Mismatch(f"layer3 verify crashed: {err[-2000:]}")
     if strict[0] == "error":
         code, offset = strict[1], strict[2]
-        if status != 2 or not _names(err, f"{code}:", offset):
+        if status != 1 or not _names(err, f"{code}:", offset):
             raise Mismatch(f"layer3 verify gave {status} {err.strip()!r}; the strict reader "
                            f"refused with {code} at {offset}")
     else:
         expected = _cli_expected(strict[1])
         if expected[0] == "refused":
-            if status != 2 or f"{expected[1]}:" not in err:
+            if status != 1 or f"{expected[1]}:" not in err:
                 raise Mismatch(f"layer3 verify gave {status} {err.strip()!r}, not {expected}")
         elif status != (0 if expected[1]["ok"] else 1) or json.loads(out) != expected[1]:
             raise Mismatch(f"layer3 verify gave {status} {out[:300]!r}; verify gave "

@@ -1,7 +1,7 @@
 """Hypothesis strategies for FPS/1: payloads, levels and operation calls, valid or not.
 
 Payload bytes come from a seeded ``random.Random`` so large sizes stay cheap to draw
-(hypothesis shrinks the size and the seed, not megabytes of bytes).
+(hypothesis shrinks the size and the random seed, not megabytes of bytes).
 """
 from __future__ import annotations
 

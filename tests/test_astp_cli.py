@@ -39,11 +39,12 @@ def test_reproduce(tmp_path: Path) -> None:
     assert done.returncode == 1 and "not_reproducible" in done.stdout
     done = run("reproduce", str(tmp_path / "missing.json"))
     assert done.returncode == 2 and "missing.json" in done.stderr
-    (tmp_path / "bad.json").write_text("{not json")
-    assert run("reproduce", str(tmp_path / "bad.json")).returncode == 2
+    (tmp_path / "bad.json").write_text("{not json")  # bad input data: 1, as in every command
+    done = run("reproduce", str(tmp_path / "bad.json"))
+    assert done.returncode == 1 and "invalid_json_input" in done.stderr
     write(tmp_path / "odd.json", {"format": "x"})
     done = run("reproduce", str(tmp_path / "odd.json"))
-    assert done.returncode == 2 and "invalid_record" in done.stderr
+    assert done.returncode == 1 and "invalid_record" in done.stderr
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
@@ -66,9 +67,9 @@ def test_prove_and_verify_proof(tmp_path: Path) -> None:
     wrong = {**proof, "leaf_index": 2}
     assert run("verify-proof", str(write(tmp_path / "w.json", wrong))).returncode == 1
     del proof["spine_root"]
-    assert run("verify-proof", str(write(tmp_path / "x.json", proof))).returncode == 2
-    assert run("prove", str(episode), "--leaf", "7").returncode == 2
-    assert run("prove", str(POR), "--leaf", "0").returncode == 2     # sav 1: no v2 proof
+    assert run("verify-proof", str(write(tmp_path / "x.json", proof))).returncode == 1
+    assert run("prove", str(episode), "--leaf", "7").returncode == 2  # a usage error
+    assert run("prove", str(POR), "--leaf", "0").returncode == 1     # sav 1: no v2 proof
     four = astp.inclusion_proof_v1([astp.sha3_256(b"a"), astp.sha3_256(b"b")], 1)
     v1 = {"leaf_hash": four.leaf_hash, "merkle_path": four.merkle_path,
           "path_directions": four.path_directions, "spine_root": four.spine_root}
@@ -114,4 +115,4 @@ def test_hash_calculators(tmp_path: Path) -> None:
     assert done.returncode == 1 and json.loads(done.stdout)["content_hash"] == node["content_hash"]
     del node["declared_at"]
     done = run("hash", "form-b", "-", stdin=json.dumps(node))
-    assert done.returncode == 2 and "declared_at" in done.stderr
+    assert done.returncode == 1 and "declared_at" in done.stderr

@@ -1,4 +1,4 @@
-"""Profile rules of CBOR.md §1 (issue 3): for every rule of the table, at least one
+"""Profile rules of CBOR.md §1: for every rule of the table, at least one
 accepted and one rejected input per profile, on both backends; Link behaviour; byte
 equality and mutual decoding with cbrrr on random DAG-CBOR values."""
 from __future__ import annotations

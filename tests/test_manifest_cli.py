@@ -81,15 +81,23 @@ def test_fps_run_reverse_needs_a_level(capsys: pytest.CaptureFixture[str]) -> No
 
 
 @pytest.mark.parametrize(("argv", "code"), [
+    (["reverse", "--input", "010203", "--level", "word"], "ERR_LENGTH_MISALIGNED"),
+    (["slice", "--input", "00", "--offset", "0", "--length", "2"], "ERR_RANGE"),
+])
+def test_fps_run_refusals_by_the_input_exit_one(capsys: pytest.CaptureFixture[str],
+                                                argv: list[str], code: str) -> None:
+    assert main(["fps", "run", *argv]) == 1
+    assert capsys.readouterr().err.startswith(code)
+
+
+@pytest.mark.parametrize(("argv", "code"), [
     (["concat"], "ERR_ARG_INVALID"),
     (["concat", "--inputs"], "ERR_ARITY"),
-    (["reverse", "--input", "010203", "--level", "word"], "ERR_LENGTH_MISALIGNED"),
     (["slice", "--input", "00", "--offset", "-1", "--length", "0"], "ERR_ARG_INVALID"),
-    (["slice", "--input", "00", "--offset", "0", "--length", "2"], "ERR_RANGE"),
     (["reverse", "--input", "0g", "--level", "bit"], "ERR_ARG_INVALID"),
     (["reverse", "--input", "00", "--level", "nibble"], "ERR_LEVEL_INVALID"),
 ])
-def test_fps_run_refusals_exit_one(capsys: pytest.CaptureFixture[str], argv: list[str],
-                                   code: str) -> None:
-    assert main(["fps", "run", *argv]) == 1
+def test_fps_run_malformed_arguments_are_usage_errors(capsys: pytest.CaptureFixture[str],
+                                                      argv: list[str], code: str) -> None:
+    assert main(["fps", "run", *argv]) == 2
     assert capsys.readouterr().err.startswith(code)

@@ -1,5 +1,6 @@
 """The shipped corpus conformance/amduat/ verifies on every run, on both backends, is in
-canonical form, covers what the issue asks, and is reproduced by its generator."""
+canonical form, covers every FPS/1 operation, level and refusal code, and is reproduced by
+its generator."""
 from __future__ import annotations
 
 import importlib.util

@@ -39,7 +39,7 @@ def entry(document: dict[str, Any], ident: str, array: str = "cases") -> dict[st
     return next(e for e in document[array] if e["id"] == ident)
 
 
-# --- the four tampers the issue names -------------------------------------------------
+# --- four tampers: each must be caught ------------------------------------------------
 
 def test_changed_artifact_byte_is_caught(corpus: Path) -> None:
     artifact = corpus / "artifacts" / "input-1mib.bin"

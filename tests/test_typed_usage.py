@@ -15,4 +15,4 @@ def test_typed_usage_example_runs() -> None:
     lines = dict(line.split(":", 1) for line in proc.stdout.splitlines()[1:])
     assert lines["address"].strip() == (
         "blake3:4321fae3f39665682914de5dec718fd33c3be477b162546057f7b321e961dfd3")
-    assert lines["reverify exit"].strip() == "1"  # the seed table: 5 Episodes fail
+    assert lines["reverify exit"].strip() == "1"  # the bundled 62-Episode corpus: 5 Episodes fail

@@ -492,7 +492,14 @@ class InputError(CanonkitError, ValueError):
     code = "invalid_input"
 
 
-_export(ManifestError, CorpusExistsError, InvalidRecordError, InputError)
+@_register
+class AnswersError(CanonkitError, ValueError):
+    """An answer file (``canonkit synth --answers``) has a line that is not an answer; the
+    message names the file and line."""
+    code = "invalid_answers"
+
+
+_export(ManifestError, CorpusExistsError, InvalidRecordError, InputError, AnswersError)
 
 
 # --- Files: inputs read and outputs written (canonkit._files) ---------------------------

@@ -30,12 +30,13 @@ from ._common import (
     silence_stdout,
     stdout_reader_gone,
 )
+from ._parsing import CommandParser
 
 COMMAND_MODULES = ("cbor", "fps", "manifest", "conformance", "reverify", "store", "astp", "car")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="canonkit",
         description="Deterministic CBOR, FPS/1, ASTP seals and corpus re-verification.",
         epilog=EXIT_STATUS_EPILOG,

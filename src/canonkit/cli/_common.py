@@ -8,9 +8,11 @@ every command):
 status meaning
 ====== ===================================================================================
 0      done: everything checked passed, every output was written
-1      ran to the end and found failures: invalid data, manifest drift, a corpus check
-       that failed, Episodes that did not reproduce
-2      could not run: a usage error, a named input that is missing or unreadable, an
+1      ran to the end and found failures: invalid data in an input that was read (not
+       JSON, not CBOR, not the document the command takes), manifest drift, a corpus
+       check that failed, Episodes that did not reproduce, disagreement with answers
+2      could not run: a usage error (options, arguments, a malformed value on the
+       command line), a named input that is missing, unreadable or over its limit, an
        output that cannot be written (missing directory, existing target), a missing
        optional dependency, an unexpected internal error; no output is left behind
 128+n  stopped by signal n: 130 for SIGINT (Ctrl-C), 143 for SIGTERM, 141 when the
@@ -39,8 +41,10 @@ EXIT_STDOUT_CLOSED = EXIT_SIGNAL_BASE + 13  # SIGPIPE (absent on Windows, same n
 EXIT_STATUS_EPILOG = """\
 exit status (every command):
   0      done: everything checked passed, every output was written
-  1      ran to the end and found failures (invalid data, drift, Episodes not reproduced)
-  2      could not run: usage error, missing or unreadable input, unwritable output
+  1      ran to the end and found failures (invalid data read, drift, Episodes not
+         reproduced)
+  2      could not run: usage error (a malformed value on the command line too), missing
+         or unreadable input, unwritable output
   128+n  stopped by signal n (130 Ctrl-C, 143 SIGTERM, 141 stdout closed early)
 """
 

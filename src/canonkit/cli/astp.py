@@ -3,20 +3,24 @@
 ``reproduce FILE`` (the seal's reproduction, component by component), ``prove FILE --leaf
 N`` (a version 2 inclusion proof), ``verify-proof PROOF.json``, ``layer3 verify FILE`` and
 ``hash form-b|leaf|spine`` (calculators for debugging a mismatch). Every action takes
-``--json``. Exit status as every command: 0 ok, 1 checked and found failures, 2 could not
-run (unreadable input, a refused value).
+``--json``. Exit status as every command (``_common``): 0 ok; 1 checked and found
+failures, or an input read whose content is wrong (not strict JSON, not an Episode
+document, a malformed proof or node); 2 could not run (a usage error, a value on the
+command line refused, an input missing or unreadable).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import CanonkitError
-from ._common import EXIT_FAILURES, EXIT_OK, report_os_error, report_usage_error
+from ..errors import CanonkitError, FileTooLargeError, JSONInputError
+from ._common import EXIT_FAILURES, EXIT_OK, EXIT_USAGE, report_os_error, report_usage_error
+from ._parsing import integer, non_negative
 
 #: the largest JSON document an action reads (an Episode, a proof, an export)
 MAX_DOCUMENT = 1 << 30
@@ -34,7 +38,7 @@ def register(subparsers: Any) -> None:
                                    "component ok/mismatch/absent/not_checked, the construction, "
                                    "the Signal order found. Exit 1 when it does not reproduce.")
     p.add_argument("file", type=Path)
-    p.add_argument("--search-cap", type=int, default=40320, metavar="N",
+    p.add_argument("--search-cap", type=non_negative, default=40320, metavar="N",
                    help="most Signal orders the tie search may try (default 40320 = 8!)")
     p.add_argument("--json", action="store_true", help="print the Reproduction as JSON")
     p.set_defaults(func=_reproduce)
@@ -43,7 +47,7 @@ def register(subparsers: Any) -> None:
                        description="The ASTP.md §10.2 inclusion proof of one spine leaf of a "
                                    "sav 2/3 Episode document (leaves in sequence_index order).")
     p.add_argument("file", type=Path)
-    p.add_argument("--leaf", type=int, required=True, metavar="N", help="leaf position (0-based)")
+    p.add_argument("--leaf", type=integer, required=True, metavar="N", help="leaf position (0-based)")
     p.add_argument("--json", action="store_true", help="print the proof as JSON")
     p.set_defaults(func=_prove)
 
@@ -88,7 +92,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--node-id")
     p.add_argument("--node-type")
     p.add_argument("--schema-version")
-    p.add_argument("--sequence-index", type=int)
+    p.add_argument("--sequence-index", type=non_negative)
     p.add_argument("--content-hash")
     p.add_argument("--parent-node-id")
     p.add_argument("--v1", action="store_true", help="hash_version 1 (4.x, unsealed)")
@@ -98,7 +102,7 @@ def register(subparsers: Any) -> None:
                      description="The ASTP.md §5 spine root over the given digests "
                                  "(arguments, or @FILE with one digest per line).")
     p.add_argument("digests", nargs="+", metavar="HEX|@FILE")
-    p.add_argument("--sav", type=int, required=True, choices=(0, 1, 2, 3),
+    p.add_argument("--sav", type=integer, required=True, choices=(0, 1, 2, 3),
                    help="spine_algorithm_version")
     p.add_argument("--episode-id", help="the Episode identifier (sav 1)")
     p.add_argument("--json", action="store_true")
@@ -107,8 +111,12 @@ def register(subparsers: Any) -> None:
 
 # --- reading -----------------------------------------------------------------------------
 
-class _Unreadable(Exception):
-    """An input that cannot be used as the document an action needs."""
+class _BadDocument(Exception):
+    """An input read whose content is not the document the action needs (status 1)."""
+
+
+class _BadRequest(Exception):
+    """A request the command line cannot make of this input (status 2)."""
 
 
 def read_json(path: Path | str) -> Any:
@@ -117,7 +125,6 @@ def read_json(path: Path | str) -> Any:
     blocked on."""
     from .._files import loads_json
     from .._files import read_json as read_file
-    from ..errors import FileTooLargeError
 
     if str(path) == "-":  # bounded as a file is: never more than the limit held
         data = sys.stdin.buffer.read(MAX_DOCUMENT + 1)
@@ -135,20 +142,47 @@ def _read_lines(path: str) -> list[str]:
     try:
         return data.decode("utf-8").splitlines()
     except UnicodeDecodeError as exc:
-        raise _Unreadable(f"{path}: not UTF-8 (byte {exc.start})") from None
+        raise _BadDocument(f"{path}: not UTF-8 (byte {exc.start})") from None
 
 
-def _run(command: str, action: Any, args: argparse.Namespace) -> int:
-    """Run ``action(args)``; unreadable inputs and refused values end in status 2."""
+_DIGEST = re.compile(r"[0-9a-fA-F]{64}")
+
+
+def _digest_lines(path: str) -> list[str]:
+    """The digests of an @FILE, one per non-blank line; a line that is not 64 hex digits
+    is the file's fault (status 1), named with its number."""
+    digests = []
+    for number, line in enumerate(_read_lines(path), 1):
+        if line.strip():
+            if not _DIGEST.fullmatch(line.strip()):
+                raise _BadDocument(f"{path}: line {number}: not a digest (64 hex digits)")
+            digests.append(line.strip())
+    return digests
+
+
+def _run(command: str, action: Any, args: argparse.Namespace,
+         refused: int = EXIT_FAILURES) -> int:
+    """Run ``action(args)``. An input that cannot be read ends in status 2; a document
+    whose content is wrong in 1; a value canonkit refuses in ``refused`` (1 where the
+    values come from an input file, 2 where they come from the command line)."""
     try:
         status: int = action(args)
         return status
-    except _Unreadable as exc:
+    except _BadDocument as exc:
+        print(f"canonkit {command}: {exc}", file=sys.stderr)
+        return EXIT_FAILURES
+    except _BadRequest as exc:
         return report_usage_error(command, str(exc))
-    except CanonkitError as exc:     # before OSError: a refused non-regular file is both
-        return report_usage_error(command, f"{exc.code}: {exc}")
-    except OSError as exc:
+    except OSError as exc:           # before CanonkitError: a refused FIFO is both
         return report_os_error(command, exc)
+    except FileTooLargeError as exc:  # never read: the input could not be used at all
+        return report_usage_error(command, f"{exc.code}: {exc}")
+    except JSONInputError as exc:    # an input file's content, whatever the action
+        print(f"canonkit {command}: {exc.code}: {exc}", file=sys.stderr)
+        return EXIT_FAILURES
+    except CanonkitError as exc:
+        print(f"canonkit {command}: {exc.code}: {exc}", file=sys.stderr)
+        return refused
 
 
 def _emit(args: argparse.Namespace, payload: Any, lines: Sequence[str]) -> None:
@@ -190,15 +224,15 @@ def _prove(args: argparse.Namespace) -> int:
         seal = episode.seal
         sav = seal.get("spine_algorithm_version") if seal else None
         if sav not in (2, 3):
-            raise _Unreadable(f"{args.file}: version 2 proofs need a sav 2/3 seal "
+            raise _BadDocument(f"{args.file}: version 2 proofs need a sav 2/3 seal "
                               f"(spine_algorithm_version {sav!r})")
         missing = [s.sequence_index for s in episode.segments if not s.has_leaf_fields]
         if missing:
-            raise _Unreadable(f"{args.file}: segment {missing[0]} lacks its leaf-hash fields")
+            raise _BadDocument(f"{args.file}: segment {missing[0]} lacks its leaf-hash fields")
         leaves = [leaf_hash_v2(s.node_id, s.node_type, s.schema_version, s.sequence_index,
                                s.content_hash, s.parent_node_id) for s in episode.segments]
         if not 0 <= args.leaf < len(leaves):
-            raise _Unreadable(f"--leaf {args.leaf} outside [0, {len(leaves)})")
+            raise _BadRequest(f"--leaf {args.leaf} outside [0, {len(leaves)})")
         proof = inclusion_proof_v2(leaves, args.leaf)
         payload = {"episode_id": episode.episode_id, "leaf_index": proof.leaf_index,
                    "leaf_count": proof.leaf_count,
@@ -221,7 +255,7 @@ def _verify_proof(args: argparse.Namespace) -> int:
 
         proof = read_json(args.file)
         if not isinstance(proof, dict):
-            raise _Unreadable(f"{args.file}: a proof is a JSON object")
+            raise _BadDocument(f"{args.file}: a proof is a JSON object")
         try:
             if "siblings" in proof:
                 form = "v2"
@@ -233,9 +267,9 @@ def _verify_proof(args: argparse.Namespace) -> int:
                 ok = verify_inclusion_proof_v1(proof["leaf_hash"], proof["merkle_path"],
                                                proof["path_directions"], proof["spine_root"])
         except KeyError as exc:
-            raise _Unreadable(f"{args.file}: the proof lacks {exc.args[0]!r}") from None
+            raise _BadDocument(f"{args.file}: the proof lacks {exc.args[0]!r}") from None
         except TypeError as exc:
-            raise _Unreadable(f"{args.file}: malformed proof: {exc}") from None
+            raise _BadDocument(f"{args.file}: malformed proof: {exc}") from None
         _emit(args, {"form": form, "valid": ok},
               [f"{form} proof {'verifies' if ok else 'does NOT verify'}"])
         return EXIT_OK if ok else EXIT_FAILURES
@@ -268,10 +302,10 @@ def _hash_form_b(args: argparse.Namespace) -> int:
 
         node = read_json(args.file)
         if not isinstance(node, dict):
-            raise _Unreadable(f"{args.file}: a node is a JSON object")
+            raise _BadDocument(f"{args.file}: a node is a JSON object")
         node_type = args.node_type or node.get("node_type")
         if not isinstance(node_type, str):
-            raise _Unreadable(f"{args.file}: the node has no node_type (give --node-type)")
+            raise _BadRequest(f"{args.file}: the node has no node_type (give --node-type)")
         preimage = form_b(node_type, {**node, "node_type": node_type})
         from ..astp import sha3_256
 
@@ -293,7 +327,7 @@ def _hash_leaf(args: argparse.Namespace) -> int:
 
         segment = read_json(args.file) if args.file else {}
         if not isinstance(segment, dict):
-            raise _Unreadable(f"{args.file}: a Segment is a JSON object")
+            raise _BadDocument(f"{args.file}: a Segment is a JSON object")
         segment.setdefault("node_type", "segment")
         names = ("node_id", "node_type", "schema_version", "sequence_index", "content_hash")
         for name in (*names, "parent_node_id"):
@@ -301,12 +335,12 @@ def _hash_leaf(args: argparse.Namespace) -> int:
                 segment[name] = getattr(args, name)
         absent = [n for n in names if n not in segment]
         if absent:
-            raise _Unreadable(f"the leaf hash needs {', '.join(absent)}")
+            raise _BadRequest(f"the leaf hash needs {', '.join(absent)}")
         fields = (*(segment[n] for n in names), segment.get("parent_node_id"))
         digest = leaf_hash_v1(*fields) if args.v1 else leaf_hash_v2(*fields)
         _emit(args, {"hash_version": 1 if args.v1 else 2, "leaf_hash": digest}, [digest])
         return EXIT_OK
-    return _run("astp hash leaf", action, args)
+    return _run("astp hash leaf", action, args, refused=EXIT_USAGE)
 
 
 def _hash_spine(args: argparse.Namespace) -> int:
@@ -316,14 +350,14 @@ def _hash_spine(args: argparse.Namespace) -> int:
         digests: list[str] = []
         for item in args.digests:
             if item.startswith("@"):
-                digests.extend(line.strip() for line in _read_lines(item[1:]) if line.strip())
+                digests.extend(_digest_lines(item[1:]))
             else:
                 digests.append(item)
         root = spine_root(digests, spine_algorithm_version=args.sav, episode_id=args.episode_id)
         _emit(args, {"spine_algorithm_version": args.sav, "leaves": len(digests),
                      "spine_root": root}, [root])
         return EXIT_OK
-    return _run("astp hash spine", action, args)
+    return _run("astp hash spine", action, args, refused=EXIT_USAGE)
 
 
 __all__ = ["read_json", "register"]

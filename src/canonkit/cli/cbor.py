@@ -23,6 +23,7 @@ from ._common import (
     report_os_error,
     worst,
 )
+from ._parsing import non_negative
 
 __all__ = ["register"]
 
@@ -227,7 +228,7 @@ def register(subparsers: Any) -> None:
     dec.add_argument("--diag", action="store_true",
                      help="print RFC 8949 diagnostic notation of any well-formed item "
                      "instead (no profile check)")
-    dec.add_argument("--indent", type=int, default=None, metavar="N",
+    dec.add_argument("--indent", type=non_negative, default=None, metavar="N",
                      help="pretty-print the JSON with N spaces (DAG-JSON with whitespace is "
                      "no longer the canonical block)")
     dec.set_defaults(func=_decode)

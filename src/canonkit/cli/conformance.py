@@ -28,6 +28,7 @@ from ._common import (
     report_usage_error,
     table_lines,
 )
+from ._parsing import integer
 
 CORPUS_FILES = ("manifest.json", "vectors.json", "negative.json")
 
@@ -58,7 +59,7 @@ def register(subparsers: Any) -> None:
                     "encoder: refuses to overwrite, writes atomically, re-verifies.")
     rec.add_argument("root", metavar="ROOT", type=Path,
                      help="the corpus root (e.g. conformance/); the corpus goes to ROOT/vN")
-    rec.add_argument("--version", dest="format_version", type=int, required=True, metavar="N",
+    rec.add_argument("--version", dest="format_version", type=integer, required=True, metavar="N",
                      help="the new format version (a positive integer)")
     rec.set_defaults(func=run_record)
 

@@ -8,8 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from .._files import read_regular, validate_output_path, write_atomic
-from ..errors import FPSError
-from ._common import report_os_error
+from ..errors import FPSArgumentError, FPSArityError, FPSError, FPSLevelError
+from ._common import EXIT_FAILURES, EXIT_USAGE, report_os_error
+from ._parsing import integer
+
+_USAGE_ERRORS = (FPSArgumentError, FPSArityError, FPSLevelError)
 
 
 def register(subparsers: Any) -> None:
@@ -21,15 +24,18 @@ def register(subparsers: Any) -> None:
         "run", help="run one operation",
         description="Run one FPS/1 operation and print its output (hex) and cid_sha256. "
                     "Byte arguments are lowercase hex, or @PATH to read a file. A refusal "
-                    "prints its ERR_* code on stderr and exits 1.",
+                    "prints its ERR_* code on stderr: status 1 when the input's bytes refuse "
+                    "the operands (ERR_RANGE, ERR_LENGTH_MISALIGNED), 2 when the arguments "
+                    "themselves are wrong (ERR_ARG_INVALID: malformed hex, a missing or "
+                    "negative operand; ERR_LEVEL_INVALID; ERR_ARITY).",
         epilog="example: canonkit fps run slice --input 0123456789abcdef "
                "--offset 4 --length 16 --level bit")
     run.add_argument("op", choices=("slice", "concat", "reverse", "splice"))
     run.add_argument("--input", metavar="HEX|@PATH", help="input of slice/reverse/splice")
     run.add_argument("--inputs", nargs="*", metavar="HEX|@PATH", help="inputs of concat")
     run.add_argument("--insert", metavar="HEX|@PATH", help="insert of splice")
-    run.add_argument("--offset", type=int, help="offset in units of the level")
-    run.add_argument("--length", type=int, help="length in units of the level")
+    run.add_argument("--offset", type=integer, help="offset in units of the level")
+    run.add_argument("--length", type=integer, help="length in units of the level")
     run.add_argument("--level", help="bit, byte, word or long (required by reverse; "
                      "slice/splice default: byte)")
     run.add_argument("-o", "--output", type=Path, metavar="PATH",
@@ -62,9 +68,11 @@ def run_op(args: argparse.Namespace) -> int:
         if args.output is not None:  # before the work: never computed to be thrown away
             validate_output_path(args.output, inputs=files)
         output = execute(fps, args.op, fields, load=_load)
-    except FPSError as exc:
+    except FPSError as exc:  # FPS.md's ERR_* code first, whichever status it gets
         print(f"{exc.code}: {exc}", file=sys.stderr)
-        return 1
+        # the arguments as written (malformed hex, a missing, negative or unknown operand
+        # or level) are a usage error; a range or length the input bytes refuse is data
+        return EXIT_USAGE if isinstance(exc, _USAGE_ERRORS) else EXIT_FAILURES
     except OSError as exc:
         return report_os_error("fps run", exc)
     cid = fps.cid_sha256(output)

@@ -7,15 +7,18 @@ remove every temporary and give 128+n.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from typing import Any
 
+from ._answers import AnswerCheck
 from ._common import report_os_error
+from ._parsing import fraction, integer, non_negative, positive
 
 _EPILOG = """\
 synthetic corpora:
   canonkit synth --episodes N --mix seed-table --seed S --out FILE --answers FILE
-  (see `canonkit synth --help`)
+  canonkit reverify FILE --answers FILE   (compares the run with the answers)
 
 Layer 3: an Episode may carry a `layer3` member (a canonkit-layer3/1 export, or the name
 of a file beside it holding one); the report line then has components.layer3 = ok, failed
@@ -23,29 +26,9 @@ of a file beside it holding one); the report line then has components.layer3 = o
 
 exit status: 0 every sealed Episode reproduced; 1 any not_reproducible, no_seal_record or
 invalid_record (with --require-layer3, also any Episode whose Layer 3 failed or is
-absent); 2 usage error.
+absent); with --answers, 0 when every Episode agrees with its answer and 1 otherwise
+(a malformed answer file too); 2 could not run (a usage error, a missing input).
 """
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
-    return value
-
-
-def _fraction(text: str) -> float:
-    value = float(text)
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be within [0, 1], got {value}")
-    return value
 
 
 def _register_synth(subparsers: Any) -> None:
@@ -56,31 +39,34 @@ def _register_synth(subparsers: Any) -> None:
         "synth",
         help="write a synthetic corpus with a known answer for every Episode",
         description="Write a synthetic corpus with a known answer for every Episode "
-                    "(REVERIFY.md §5); `canonkit reverify` checks it against the answers.",
+                    "(REVERIFY.md §5); `canonkit reverify CORPUS --answers FILE` checks a "
+                    "run against the answers.",
     )
-    p.add_argument("--episodes", type=_non_negative, required=True, help="number of Episodes")
+    p.add_argument("--episodes", type=non_negative, required=True, help="number of Episodes")
     p.add_argument("--mix", choices=sorted(MIXES), default="seed-table",
-                   help="outcome mix: seed-table = the seed's 45/8/4/2/3 table, scaled "
+                   help="outcome mix: seed-table = the reproducibility study's 62-Episode "
+                        "table (45/8/4/2/3), scaled "
                         "(default); all-outcomes = every outcome class; reproduced = all clean")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=integer, default=0, help="random seed (default 0)")
     p.add_argument("--out", required=True,
                    help="corpus file: .jsonl, .jsonl.gz, .jsonl.zst, .cborseq, or DIR/ "
                         "(one .json per Episode)")
     p.add_argument("--answers", help="answer file (JSON lines, one per Episode, same order)")
     p.add_argument("--force", action="store_true",
-                   help="replace an existing corpus file and answer file (never refused "
-                        "otherwise: an existing corpus is left as it is)")
-    p.add_argument("--median-segments", type=_positive, default=200,
+                   help="replace an existing corpus file and answer file (without it "
+                        "either existing is refused, status 2, and left as it is; --out and "
+                        "--answers must be two files whatever --force says)")
+    p.add_argument("--median-segments", type=positive, default=200,
                    help="median number of segments per Episode (default 200)")
-    p.add_argument("--por-fraction", type=_fraction, default=0.3,
+    p.add_argument("--por-fraction", type=fraction, default=0.3,
                    help="share of Episodes written as astp-proof-of-record/1 where that "
                         "format can carry them (default 0.3)")
-    p.add_argument("--search-cap", type=_positive, default=DEFAULT_SEARCH_CAP,
+    p.add_argument("--search-cap", type=positive, default=DEFAULT_SEARCH_CAP,
                    help="the cap the tied-group sizes are chosen against (default %(default)s)")
-    p.add_argument("--layer3", type=_fraction, default=0.0, metavar="FRACTION",
+    p.add_argument("--layer3", type=fraction, default=0.0, metavar="FRACTION",
                    help="share of Episodes carrying a Layer 3 export in their layer3 member, "
                         "with the expected Layer 3 result in the answers (default 0)")
-    p.add_argument("--layer3-violating", type=_fraction, default=0.5, metavar="FRACTION",
+    p.add_argument("--layer3-violating", type=fraction, default=0.5, metavar="FRACTION",
                    help="share of those exports that break one Layer 3 rule, each violation "
                         "class in turn (default 0.5)")
     p.add_argument("--no-progress", action="store_true", help="no live progress on stderr")
@@ -111,17 +97,22 @@ def register(subparsers: Any) -> None:
                    "outcomes, constructions, throughput, mismatches, the failing Episodes")
     p.add_argument("--engine", choices=("local", "dask"), default="local",
                    help="local process pool (default) or Dask")
-    p.add_argument("--jobs", type=_positive, metavar="N",
+    p.add_argument("--jobs", type=positive, metavar="N",
                    help="worker processes (default: all cores; 1 = in-process)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="Dask scheduler address (default with --engine dask: a LocalCluster)")
-    p.add_argument("--search-cap", type=_positive, default=DEFAULT_SEARCH_CAP, metavar="N",
+    p.add_argument("--search-cap", type=positive, default=DEFAULT_SEARCH_CAP, metavar="N",
                    help="most tied-signal orders tried per Episode (default %(default)s)")
-    p.add_argument("--batch-size", type=_positive, default=64, metavar="N",
+    p.add_argument("--batch-size", type=positive, default=64, metavar="N",
                    help="documents per batch (does not change the report)")
     p.add_argument("--json", action="store_true",
                    help="print the report lines and the summary line on stdout instead of "
                         "the table")
+    p.add_argument("--answers", metavar="FILE",
+                   help="the answer file of a synthetic corpus (canonkit synth --answers): "
+                        "list every Episode whose outcome is not its answer (Episode id, "
+                        "expected, got); the exit status is then 0 when all agree, 1 "
+                        "otherwise")
     p.add_argument("--require-layer3", action="store_true",
                    help="every Episode must carry a Layer 3 export that verifies: write the "
                         "layer3 component on every line, exit 1 when one failed or is absent")
@@ -139,7 +130,11 @@ def _reverify(args: argparse.Namespace) -> int:
         print("canonkit reverify: --scheduler needs --engine dask", file=sys.stderr)
         return EXIT_USAGE
     html = _HtmlOutput(args) if args.html is not None else None
-    with engines.interruptible():
+    try:  # before any work: a missing answer file is a usage error, not a late surprise
+        check = AnswerCheck(args.answers, json_lines=args.json) if args.answers else None
+    except OSError as exc:
+        return report_os_error("reverify", exc)
+    with engines.interruptible(), check or contextlib.nullcontext():
         try:
             run = reverify.run(
                 args.paths, engine=args.engine, jobs=args.jobs, scheduler=args.scheduler,
@@ -162,6 +157,8 @@ def _reverify(args: argparse.Namespace) -> int:
                     html.page.add(result)
                 if args.json:
                     out.write(result.line + b"\n")
+                if check is not None:
+                    check.see(result)
             summary = run.summary
             if html is not None:
                 html.write(summary, run.files)
@@ -172,6 +169,8 @@ def _reverify(args: argparse.Namespace) -> int:
                 out.flush()
             else:
                 print(summary.table(), flush=True)
+            if check is not None:
+                check.finish()
         except OutputPathError as exc:  # the report could not be written (disk full, ...)
             print(f"canonkit reverify: {exc}", file=sys.stderr)
             return EXIT_USAGE
@@ -184,7 +183,7 @@ def _reverify(args: argparse.Namespace) -> int:
         finally:
             results.close()  # a consumer leaving early still stops the workers
         print(summary.rate_line(), file=sys.stderr)
-    return summary.exit_status
+    return summary.exit_status if check is None else check.exit_status
 
 
 class _HtmlOutput:

@@ -5,7 +5,7 @@ is data: addresses, refs, statistics, the fsck report); messages and progress ba
 stderr (bars only on a terminal). Exit status as every command: 0 done and clean, 1 fsck
 found errors (or an object read back corrupt, or an imported vector's address differs),
 2 could not run (not a store, the lock is held or stale, a missing object or input, a
-usage error); SIGINT/SIGTERM stop a repack or gc cleanly (the lock released, partial
+usage error); an import's vectors.json that is not a vectors file is bad data, 1; SIGINT/SIGTERM stop a repack or gc cleanly (the lock released, partial
 files removed, fsck's workers stopped) with 128 + the signal (130, 143).
 """
 from __future__ import annotations
@@ -18,13 +18,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import CanonkitError, CorruptObjectError, StoreError
+from ..errors import CanonkitError, CorruptObjectError, ManifestError, StoreError
 from ._common import (
     EXIT_FAILURES,
     EXIT_OK,
     report_usage_error,
     table_lines,
 )
+from ._parsing import positive, seconds
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -80,7 +81,7 @@ def register(subparsers: Any) -> None:
     _grace(p)
     _common_flags(p)
     p = action("fsck", "check every byte of the store; exit 1 if anything is wrong", _fsck)
-    p.add_argument("--jobs", type=_positive, default=1, metavar="N",
+    p.add_argument("--jobs", type=positive, default=1, metavar="N",
                    help="worker processes (default 1: in this process)")
     p.add_argument("--engine", choices=("local", "dask"), default="local",
                    help="local process pool (default) or Dask")
@@ -105,15 +106,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per vector")
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def _grace(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--grace", type=float, default=3600.0, metavar="SECONDS",
+    p.add_argument("--grace", type=seconds, default=3600.0, metavar="SECONDS",
                    help="never delete what is younger than this (default 3600; 0 removes "
                         "every leftover and unreachable object at once)")
 
@@ -139,7 +133,7 @@ def _run(args: argparse.Namespace, body: Callable[[], int]) -> int:
     except Interrupted as exc:
         print(f"canonkit {_name(args)}: {exc}", file=sys.stderr)
         return exc.exit_status
-    except CorruptObjectError as exc:
+    except (CorruptObjectError, ManifestError) as exc:  # bad data read: an object, vectors.json
         print(f"canonkit {_name(args)}: {exc}", file=sys.stderr)
         return EXIT_FAILURES
     except (StoreError, CanonkitError, ValueError) as exc:

@@ -17,7 +17,8 @@ OUTCOMES = (
 REPRODUCED = frozenset(OUTCOMES[:4])
 FAILING = frozenset({"not_reproducible", "no_seal_record", "invalid_record"})
 
-# Row order of the summary table: the seed's table (45 / 8 / 4 / 2 / 3) reads top down.
+# Row order of the summary table: the reproducibility study's 62-Episode table
+# (45 / 8 / 4 / 2 / 3) reads top down.
 TABLE_ORDER = (
     "reproduced",
     "reproduced_with_annotation",
@@ -29,7 +30,7 @@ TABLE_ORDER = (
     "invalid_record",
 )
 
-# Wording of the summary table (the seed's table is the model).
+# Wording of the summary table (the reproducibility study's table is the model).
 DESCRIPTIONS = {
     "reproduced": "Root rebuilt from stored nodes",
     "reproduced_with_annotation": "Rebuilt with an admissible annotation",

@@ -63,7 +63,8 @@ class Summary:
         return out
 
     def table(self) -> str:
-        """The seed's table: one row per outcome that occurred, then the total."""
+        """The summary table, modelled on the reproducibility study's 62-Episode table:
+        one row per outcome that occurred, then the total."""
         rows = [(DESCRIPTIONS[n], n, c) for n in TABLE_ORDER if (c := self.counts.get(n, 0))]
         rows.append(("Total", "", self.episodes))
         wd = max(len(r[0]) for r in rows)

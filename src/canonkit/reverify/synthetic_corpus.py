@@ -48,7 +48,7 @@ from .._optional import require
 from ..errors import CorpusExistsError, OutputPathError
 from .runner import DEFAULT_SEARCH_CAP
 
-# outcome recipes per mix, with integer weights (seed-table: the seed's 62-Episode table)
+# outcome recipes per mix, with integer weights (seed-table: the reproducibility study's 62-Episode table)
 MIXES: dict[str, list[tuple[str, int]]] = {
     "seed-table": [
         ("reproduced", 45),
@@ -497,7 +497,7 @@ def generate(episodes: int, *, mix: str = "seed-table", seed: int = 0,
     if not (0.0 <= layer3 <= 1.0 and 0.0 <= layer3_violating <= 1.0):
         raise ValueError("layer3 and layer3_violating must be within [0, 1]")
     exports = _Layer3(seed, layer3, layer3_violating) if layer3 > 0 else None
-    # the seed's two unrebuilt Episodes are the two search-cap variants; other mixes
+    # the study's two unrebuilt Episodes are the two search-cap variants; other mixes
     # also rotate through tampering and unknown identifiers
     maker = _Maker(seed, median_segments, por_fraction, search_cap,
                    not_reproducible_variants=2 if mix == "seed-table" else 4)

@@ -15,6 +15,8 @@ from test_cli_policy import SEED_TABLE, TWITTER, _leaf_commands, _store
 
 from canonkit.cli import build_parser, main
 
+CARV1 = VECTORS / "car" / "carv1-basic.car"
+
 LEAVES = sorted(_leaf_commands(build_parser()))
 POR = VECTORS / "astp" / "proof-of-record-5.0.0.json"
 AMDUAT = REPO / "conformance" / "amduat"
@@ -188,6 +190,10 @@ JSON_CASES: dict[tuple[str, ...], Callable[[Path], tuple[list[str], int]]] = {
                                           "0", "--content-hash", "00" * 32], 0),
     ("astp", "hash", "spine"): lambda t: (["astp", "hash", "spine", "00" * 32, "--json",
                                            "11" * 32, "--sav", "2"], 0),
+    ("car", "verify"): lambda t: (["car", "verify", "--json", str(CARV1)], 0),
+    ("car", "ls"): lambda t: (["car", "ls", "--json", str(CARV1)], 0),
+    ("car", "extract"): lambda t: (["car", "extract", str(CARV1), "--json",
+                                    "-o", str(t / "blocks")], 0),
 }
 
 
@@ -237,6 +243,12 @@ def _bad_cbor(tmp: Path) -> str:
     return str(path)
 
 
+def _bad_car(tmp: Path) -> str:
+    path = tmp / "bad.car"
+    path.write_bytes(CARV1.read_bytes()[:-7])  # the last section cut short
+    return str(path)
+
+
 def _bad_corpus_dir(tmp: Path) -> str:
     (tmp / "corpus").mkdir()
     _bad_json(tmp / "corpus")
@@ -269,6 +281,9 @@ BAD_DATA: dict[tuple[str, ...], Callable[[Path], list[str]]] = {
     ("astp", "prove"): lambda t: ["astp", "prove", _bad_json(t), "--leaf", "0"],
     ("astp", "verify-proof"): lambda t: ["astp", "verify-proof", _bad_json(t)],
     ("astp", "layer3", "verify"): lambda t: ["astp", "layer3", "verify", _bad_json(t)],
+    ("car", "verify"): lambda t: ["car", "verify", _bad_car(t)],
+    ("car", "ls"): lambda t: ["car", "ls", _bad_car(t)],
+    ("car", "extract"): lambda t: ["car", "extract", _bad_car(t), "-o", str(t / "blocks")],
     ("astp", "hash", "form-b"): lambda t: ["astp", "hash", "form-b", _bad_json(t)],
     ("astp", "hash", "leaf"): lambda t: ["astp", "hash", "leaf", _bad_json(t)],
     ("astp", "hash", "spine"): lambda t: ["astp", "hash", "spine", "--sav", "2", _bad_digests(t)],

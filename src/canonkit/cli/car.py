@@ -22,6 +22,8 @@ from ._common import (
     worst,
 )
 
+from ._parsing import positive
+
 if TYPE_CHECKING:
     from ..car import Finding, Report
 
@@ -48,7 +50,7 @@ def register(subparsers: Any) -> None:
     verify.add_argument("files", nargs="+", metavar="FILE", help="a CAR file")
     verify.add_argument("--strict", action="store_true", help=_STRICT)
     verify.add_argument("--json", action="store_true", help="print one JSON report")
-    verify.add_argument("--limit", type=_positive, default=1000, metavar="N",
+    verify.add_argument("--limit", type=positive, default=1000, metavar="N",
                         help="findings listed per code and file (all are counted; "
                              "default 1000)")
     verify.set_defaults(func=_verify)
@@ -79,16 +81,6 @@ def register(subparsers: Any) -> None:
                          help="write a dag-cbor block only if it is strict DAG-CBOR")
     extract.add_argument("--json", action="store_true", help="print a JSON report")
     extract.set_defaults(func=_extract)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def _summary(report: Report) -> str:

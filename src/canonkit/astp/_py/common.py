@@ -27,6 +27,8 @@ from canonkit._instant import INSTANT_FORM, instant_from_text
 from canonkit.errors import InvalidFieldError, InvalidHashError, UnknownIdentifierError
 
 __all__ = [
+    "AUDIT_FIELDS",
+    "CANONICAL_MAX_DEPTH",
     "FIELD_KINDS",
     "L3_DATETIME",
     "L3_ENUM",
@@ -76,6 +78,19 @@ def hash_bytes(value: Any) -> bytes:
     raise InvalidHashError(f"not a digest: expected hex text or 32 bytes, got {type(value).__name__}",
                            detail=type(value).__name__)
 
+
+#: The fields of an audit record v2 (§14), in hash order, with their §2.1 kinds
+AUDIT_FIELDS: list[tuple[str, str]] = [
+    ("audit_id", "UUID"), ("chain_key", "STRING"), ("delta_sequence", "UINT"), ("delta_type", "STRING"),
+    ("agent_id", "STRING"), ("session_id", "STRING"), ("human_actor", "STRING|NULL"),
+    ("wall_clock_time", "TIMESTAMP"), ("episode_time", "UINT"), ("forward_delta", "BYTES"),
+    ("reverse_delta", "BYTES"), ("affected_nodes", "LIST(STRING)"), ("trigger_context", "STRING"),
+    ("explicit_reason", "STRING|NULL"), ("caught_by", "STRING"), ("detection_window_open", "BOOL"),
+    ("prior_audit_hash", "HASH|NULL"),
+]
+#: nested containers a §2.3 canonical JSON value may hold (deeper is refused, with its path,
+#: by both backends alike: the strict JSON reader reads about a thousand levels at most)
+CANONICAL_MAX_DEPTH = 512
 
 #: The ten field kinds of ASTP.md §2.1, by tag.
 FIELD_KINDS: dict[str, int] = {

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from canonkit.astp._live import auditor
 from canonkit.astp._py.common import short_repr
 from canonkit.astp.audit import AUDIT_FIELDS, verify_audit_chain
 from canonkit.astp.canonical_json import parse_canonical
@@ -150,6 +151,9 @@ class _Verification:
         self.nodes: dict[str, Mapping[str, Any]] = {}
         self.created: dict[str, tuple[str, Mapping[str, Any], int]] = {}   # node -> event
         self.audited_edges: dict[tuple[str, str, str], Mapping[str, Any]] = {}
+        #: each audit record's forward delta as read while its hash was checked (by id: a
+        #: record is read once)
+        self.forwards: dict[int, Any] = {}
         self.workflows: dict[str, _Workflow] = {}
         self.cia: dict[str, str] = {}
 
@@ -288,7 +292,7 @@ class _Verification:
                 self.add("CIA-003", None, f"audit[{i}]", f"{short_repr(extra)} is not a field "
                          "of an audit record v2: it would pass unhashed")
                 break
-        verdict = verify_audit_chain(mappings)
+        verdict = verify_audit_chain(mappings, record_hash=self.record_hash)
         if not verdict.ok:
             index = verdict.index or 0
             affected = mappings[index].get("affected_nodes")
@@ -314,6 +318,13 @@ class _Verification:
                 if forward is not None:
                     self.replay(i, str(delta_type), forward)
 
+    def record_hash(self, record: Mapping[str, Any]) -> str:
+        """The record's hash, keeping its forward delta for ``read_event``."""
+        digest, forward = auditor.audit_record_digest(record)
+        if forward is not None:
+            self.forwards[id(record)] = forward
+        return digest
+
     def read_event(self, i: int, delta_type: str, record: Mapping[str, Any]) -> dict[str, Any] | None:
         node_type, required = AUDIT_EVENTS[delta_type]
         affected = record.get("affected_nodes")
@@ -324,7 +335,9 @@ class _Verification:
                      f"not canonical JSON text: {short_repr(text)}")
             return None
         try:
-            forward = parse_canonical(text)
+            forward = self.forwards.pop(id(record), None)
+            if forward is None:     # the chain broke before this record, or its text is JSON null
+                forward = parse_canonical(text)
         except ASTPError as exc:
             self.add("CIA-004", node, f"audit[{i}].forward_delta", f"unreadable: {exc}")
             return None

@@ -204,3 +204,40 @@ def test_every_record_of_the_synthetic_exports_hashes_alike() -> None:
         assert C.audit_record_hash(record) == record["record_hash"]
     mapping_like = type("Record", (dict,), {})(RECORDS[0])
     assert C.audit_record_hash(mapping_like) == PY.audit_record_hash(mapping_like)
+
+
+# --- Form B values, as a write stores them ---------------------------------------------------
+
+FORMER_C, FORMER_PY = backend_pair("astp", "former")
+
+
+@EXAMPLES
+@given(values)
+@example({"a": {1: 2}})
+@example(nested(300))
+@example([uuid.UUID(int=1), datetime(2026, 1, 1, tzinfo=timezone.utc), ("x",)])
+def test_json_value_matches_the_twin(value: Any) -> None:
+    got = outcome(FORMER_C.json_value, value)
+    assert got == outcome(FORMER_PY.json_value, value)
+    if got[0] == "ok" and isinstance(value, (dict, list)) and value:
+        assert FORMER_C.json_value(value) is not value        # a copy, never the input
+
+
+# --- verify reads each audit record once --------------------------------------------------------
+
+def test_verify_reads_each_forward_delta_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The forward delta read while the record hash is checked is the one the event checks
+    use: a clean export is verified without parsing any delta a second time."""
+    import importlib
+
+    verify_module = importlib.import_module("canonkit.astp.layer3.verify")
+    doc = make_export(random.Random(3))[0]
+    reads: list[str] = []
+    original = verify_module.parse_canonical
+    monkeypatch.setattr(verify_module, "parse_canonical",
+                        lambda text: reads.append(text) or original(text))
+    assert verify_module.verify(doc).ok
+    assert reads == []
+    doc["audit"][0]["record_hash"] = "0" * 64       # the chain breaks: later records are read
+    report = verify_module.verify(doc)
+    assert report.vectors == ["CIA-003"] and len(reads) == len(doc["audit"]) - 1

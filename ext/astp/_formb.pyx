@@ -25,7 +25,7 @@ from canonkit.errors import InvalidFieldError
 include "astp_kernel.pxi"
 include "astp_json_out.pxi"
 
-__all__ = ["form_b", "form_b_hash"]
+__all__ = ["form_b", "form_b_hash", "json_value"]
 
 
 cdef extern from "Python.h":
@@ -267,3 +267,42 @@ def form_b_hash(layout, fields) -> str:
         return _hex_of(digest)
     finally:
         PyMem_Free(out.data)
+
+
+cdef object _json_value(object value, int depth):
+    """``l3_value`` of exact JSON types in C (a copy of containers, floats as their ``repr``
+    text); anything else, and every refusal, through the shared ``l3_value``."""
+    cdef type t = type(value)
+    cdef Py_ssize_t i, n
+    cdef list items
+    cdef dict members
+    cdef char *text
+    if t is str or t is int or t is bool or value is None:
+        return value
+    if t is float:
+        text = PyOS_double_to_string(<double>value, 114, 0, Py_DTSF_ADD_DOT_0, NULL)
+        try:
+            return text.decode("ascii")
+        finally:
+            PyMem_Free_char(text)
+    if (t is list or t is dict) and depth < L3_MAX_DEPTH:
+        if t is list:
+            n = PyList_GET_SIZE(value)
+            items = [None] * n
+            for i in range(n):
+                items[i] = _json_value(<object>PyList_GET_ITEM(value, i), depth + 1)
+            return items
+        for k in (<dict>value):
+            if type(k) is not str:
+                return l3_value(value, depth)
+        members = {}
+        for k, v in (<dict>value).items():
+            members[k] = _json_value(v, depth + 1)
+        return members
+    return l3_value(value, depth)
+
+
+def json_value(value):
+    """``l3_value(value)``: the exact JSON types Form B serializes (a deep copy of
+    containers)."""
+    return _json_value(value, 0)

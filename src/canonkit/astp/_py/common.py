@@ -315,8 +315,25 @@ def l3_value(value: Any, depth: int = 0) -> Any:
     """``value`` as the exact JSON types Form B serializes (§19.2 ``l3_value``): UUIDs and
     datetimes as text, enumerations as their value, floats as ``repr`` text, mappings with
     their keys in insertion order (keys must be text), records by their fields."""
-    if value is None or value is True or value is False:
-        return value
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:   # exact types first:
+        return value                                                   # a write's common case
+    if kind is float:
+        return float.__repr__(value)
+    if kind is dict or kind is list:
+        if depth >= L3_MAX_DEPTH:
+            raise InvalidFieldError(f"Form B value nested deeper than {L3_MAX_DEPTH} containers")
+        if kind is list:
+            return [l3_value(item, depth + 1) for item in value]
+        members: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                if not isinstance(key, str):
+                    raise InvalidFieldError(
+                        f"Form B object keys must be text, got {type(key).__name__}")
+                key = str.__str__(key)
+            members[key] = l3_value(item, depth + 1)
+        return members
     if isinstance(value, Enum):
         return l3_value(value.value, depth)
     if isinstance(value, bool):

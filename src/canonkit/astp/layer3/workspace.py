@@ -19,15 +19,16 @@ before anything is written, so every export and journal reads back.
 """
 from __future__ import annotations
 
-import copy
 import json
 import os
+import pickle
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
+from canonkit.astp._live import former
 from canonkit.astp._py.common import L3_DATETIME, L3_OBJECT, l3_field, l3_value, short_repr
 from canonkit._files import MAX_INTEGER_DIGITS, JSONLines, loads_json, open_regular
 from canonkit.astp.layer3.events import make_record
@@ -65,6 +66,8 @@ from canonkit.errors import InvalidFieldError, InvalidRecordError, JSONInputErro
 
 __all__ = ["EXPORT_MEMBERS", "FORMAT", "JOURNAL_FORMAT", "Workspace"]
 
+_Stored = TypeVar("_Stored")
+
 
 #: fields a write may leave out, and what the Workspace stores for them
 _DEFAULTS: dict[str, dict[str, Any]] = {
@@ -85,17 +88,11 @@ MAX_JOURNAL_LINE = 256 * 1024 * 1024
 _UNREADABLE_INTEGER = 10 ** MAX_INTEGER_DIGITS
 
 
-def _copy(value: Any) -> Any:
-    """A deep copy of a stored JSON value (dicts, lists and immutable scalars), several times
-    faster than ``copy.deepcopy``, which it falls back on for anything else."""
-    kind = type(value)
-    if kind is dict:
-        return {key: _copy(item) for key, item in value.items()}
-    if kind is list:
-        return [_copy(item) for item in value]
-    if kind is str or kind is int or kind is float or value is None or kind is bool:
-        return value
-    return copy.deepcopy(value)
+def _copy(value: _Stored) -> _Stored:
+    """A deep copy of stored JSON values (exact dicts, lists, text, integers of any size,
+    booleans, None): a pickle round trip, several times faster than ``copy.deepcopy``."""
+    copied: _Stored = pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+    return copied
 
 
 def _check_readable(name: str, value: Any) -> None:
@@ -464,7 +461,8 @@ class Workspace:
         values.setdefault(_INSTANT[node_type], self._clock())
         values.setdefault("episode_id", self.episode_id)
         digest = content_hash(node_type, values)    # refuses what Form B cannot hash
-        node = {name: l3_value(values[name]) for name in FIELD_ORDER[node_type]}
+        json_value = former.json_value
+        node = {name: json_value(values[name]) for name in FIELD_ORDER[node_type]}
         for name, value in node.items():
             _check_readable(name, value)
         node["content_hash"] = digest

@@ -1,8 +1,8 @@
 """ASTP helpers shared by both kernel backends (pure Python, never twinned).
 
 What Cython does not speed up lives here once, and the compiled kernels
-(``canonkit.astp._hash``, ``_proofs``, ``_segments``, ``_scan``, ``_formb``) import it
-exactly as their twins do: argument checks, the UUID and instant
+(``canonkit.astp._hash``, ``_proofs``, ``_segments``, ``_scan``, ``_formb``, ``_audit``)
+import it exactly as their twins do: argument checks, the UUID and instant
 conversions, the field-kind grammar, the v2 proof shape, the tie-search plan (group checks,
 search space, the canonical enumeration of orders), the sav 1 Episode input (one hash per
 spine) and the Layer 3 Form B value conversions for everything that is not already an exact

@@ -527,6 +527,22 @@ cdef class SegmentTable:
     def content_hex(self) -> list:
         return [_hex_of(self.segs[k].content) for k in range(self.n)]
 
+    def spine_keys(self) -> tuple:
+        """``(ids, hashes)``: every segment's ``node_id`` and ``parent_node_id``, and its
+        ``content_hash`` and ``leaf_hash`` (None where absent), as ``SegmentList.spine_keys``
+        gives them, without a ``Segment`` per segment."""
+        cdef set ids = set(), hashes = set()
+        cdef Py_ssize_t k
+        cdef Seg *s
+        for k in range(self.n):
+            s = &self.segs[k]
+            ids.add(_uuid_text(s.node_id) if s.fields & F_NODE_ID else None)
+            ids.add(_uuid_text(s.parent) if s.fields & F_PARENT else None)
+            hashes.add(_hex_of(s.content))
+        if self.n:
+            hashes.add(None)   # no stored leaf_hash on this path
+        return ids, hashes
+
     def leaves_v2_raw(self, int sav) -> bytes:
         """The ``hash_version`` 2 leaf hashes (ASTP.md §4.1), 32 raw bytes each; the same
         InvalidFieldError as the general path for a segment without the leaf fields."""

@@ -599,17 +599,15 @@ class _Verification:
     # --- spine isolation -----------------------------------------------------------------------
 
     def check_isolation(self, episode: Any) -> None:
-        from canonkit.astp.documents import read_episode
+        from canonkit.astp.documents import SegmentList, read_episode
 
         read = read_episode(episode)
-        ids: set[Any] = set()
-        hashes: set[Any] = set(read.excluded_hashes) | set(read.structural_member_hashes)
-        # one pass: each segment of a compiled segment table is built as it is visited
-        for s in read.segments:
-            ids.add(s.node_id)
-            ids.add(s.parent_node_id)
-            hashes.add(s.content_hash)
-            hashes.add(s.leaf_hash)
+        segments: Any = read.segments
+        if hasattr(segments, "spine_keys"):   # a SegmentList or the compiled segment table
+            ids, hashes = segments.spine_keys()
+        else:
+            ids, hashes = SegmentList(segments).spine_keys()
+        hashes |= set(read.excluded_hashes) | set(read.structural_member_hashes)
         hashes.update(s.content_hash for s in read.signals)
         for node_id, node in self.nodes.items():
             if node_id in ids:

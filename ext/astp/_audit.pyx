@@ -30,7 +30,7 @@ from canonkit._files import MAX_INTEGER_DIGITS
 
 include "astp_kernel.pxi"
 include "astp_json_out.pxi"
-include "astp_instants.pxi"
+include "astp_instant_fields.pxi"
 
 __all__ = ["audit_record_digest", "audit_record_hash", "canonical_json", "canonical_json_bytes",
            "es_number", "parse_canonical"]
@@ -72,7 +72,6 @@ _FIELDS = tuple((name, {"UUID": K_UUID, "STRING": K_STRING, "STRING|NULL": K_STR
                         "HASH|NULL": K_HASH_OR_NULL}[kind]) for name, kind in AUDIT_FIELDS)
 cdef Py_ssize_t _CHAIN_KEY = [name for name, _ in AUDIT_FIELDS].index("chain_key")
 cdef Py_ssize_t _FORWARD = [name for name, _ in AUDIT_FIELDS].index("forward_delta")
-import_datetime()   # the instant reader's module state (astp_instants.pxi)
 
 
 cdef void _init(Out *out) noexcept:

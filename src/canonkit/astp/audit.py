@@ -27,12 +27,13 @@ class ChainVerdict:
 
 
 def verify_audit_chain(records: Sequence[Mapping[str, Any]], *,
-                       record_hash: Callable[[Mapping[str, Any]], str] = audit_record_hash
+                       record_hash: Callable[[Mapping[str, Any]], str] | None = None
                        ) -> ChainVerdict:
     """Check records in order: delta_sequence i+1, one chain_key, prior_audit_hash links, and
-    stored record_hash recomputes (through ``record_hash``: a verifier that reads the
+    stored record_hash recomputes (through ``record_hash``, default ``audit_record_hash``: a verifier that reads the
     records' deltas as well passes one that keeps them). The first failure is reported; an
     empty chain verifies."""
+    hash_of = audit_record_hash if record_hash is None else record_hash
     previous: str | None = None
     key = None
     for i, record in enumerate(records):
@@ -48,7 +49,7 @@ def verify_audit_chain(records: Sequence[Mapping[str, Any]], *,
         try:
             prior_hex = None if prior is None else hasher.hash_hex(prior)
             stored = hasher.hash_hex(record.get("record_hash"))
-            computed = record_hash(record)
+            computed = hash_of(record)
         except ASTPError as exc:
             return ChainVerdict(False, i, f"malformed record: {exc}")
         if prior_hex != previous:

@@ -214,3 +214,17 @@ def test_v2_leaves_of_the_table_equal_the_leaf_kernel(sav: int) -> None:
                                                               s.sequence_index, s.content_hash,
                                                               s.parent_node_id)) for s in table)
         assert table.leaves_v2_raw(sav) == expected
+
+
+def test_spine_keys_of_the_table_equal_the_general_readers() -> None:
+    """The segment ids and hashes Layer 3 nodes must not reuse (L3-001), read from the
+    compiled table, are the ones the general reader's ``Segment`` values hold."""
+    compared = 0
+    for data in CORPUS:
+        fast = read_episode_bytes(data)
+        if fast is None:
+            continue
+        general = read_episode(loads_json(data))
+        assert fast.segments.spine_keys() == general.segments.spine_keys()
+        compared += 1
+    assert compared > len(CORPUS) // 2

@@ -10,8 +10,6 @@ text. Twin: ``canonkit.astp._py.formb`` (docs/astp-kernel-api.md).
 """
 from cpython.dict cimport PyDict_GetItem
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
-from cpython.long cimport PyLong_AsLongLongAndOverflow
-from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.ref cimport PyObject
 from cpython.set cimport PySet_Contains
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
@@ -20,14 +18,14 @@ from libc.string cimport memcmp
 from collections.abc import Mapping
 
 from canonkit.astp._py.common import (
-    L3_DATETIME, L3_ENUM, L3_INT, L3_MAX_DEPTH, L3_OBJECT, L3_TEXT, L3_UUID, decimal_text, l3_field,
-    l3_value,
+    L3_DATETIME, L3_ENUM, L3_INT, L3_MAX_DEPTH, L3_OBJECT, L3_TEXT, L3_UUID, l3_field, l3_value,
 )
 from canonkit.errors import InvalidFieldError
 
 include "astp_kernel.pxi"
+include "astp_json_out.pxi"
 
-__all__ = ["form_b", "form_b_hash"]
+__all__ = ["form_b", "form_b_hash", "json_value"]
 
 
 cdef extern from "Python.h":
@@ -42,50 +40,10 @@ cdef enum:
     NOGIL_THRESHOLD = 4096
 
 
-cdef struct Out:
-    char *data
-    Py_ssize_t size
-    Py_ssize_t room
-
-
-cdef int _grow(Out *out, Py_ssize_t need) except -1:
-    cdef Py_ssize_t room = out.room * 2 if out.room else 1024
-    cdef char *data
-    while room < out.size + need:
-        room *= 2
-    data = <char *>PyMem_Realloc(out.data, <size_t>room)
-    if data == NULL:
-        raise MemoryError()
-    out.data = data
-    out.room = room
-    return 0
-
-
-cdef inline int _put(Out *out, const char *text, Py_ssize_t n) except -1:
-    if out.size + n > out.room:
-        _grow(out, n)
-    memcpy(out.data + out.size, text, <size_t>n)
-    out.size += n
-    return 0
-
-
-cdef inline int _byte(Out *out, char c) except -1:
-    if out.size + 1 > out.room:
-        _grow(out, 1)
-    out.data[out.size] = c
-    out.size += 1
-    return 0
-
-
-cdef const char *_HEX = b"0123456789abcdef"
-
-
 cdef int _text(Out *out, object text) except -1:
     """A JSON string as ``json.dumps(..., ensure_ascii=False)`` writes it, in UTF-8."""
-    cdef Py_ssize_t n, i, run = 0
+    cdef Py_ssize_t n
     cdef const unsigned char *p
-    cdef unsigned char c
-    cdef char esc[6]
     if PyUnicode_IS_ASCII(text):
         p = <const unsigned char *>PyUnicode_DATA(text)
         n = PyUnicode_GET_LENGTH(text)
@@ -94,59 +52,7 @@ cdef int _text(Out *out, object text) except -1:
             p = <const unsigned char *>PyUnicode_AsUTF8AndSize(text, &n)
         except UnicodeEncodeError as exc:
             raise InvalidFieldError(f"Form B text is not encodable as UTF-8: {exc.reason}") from None
-    if out.size + n + 2 > out.room:
-        _grow(out, n + 2)
-    _byte(out, 34)
-    for i in range(n):
-        c = p[i]
-        if c >= 0x20 and c != 34 and c != 92:
-            continue
-        _put(out, <const char *>p + run, i - run)
-        run = i + 1
-        if c == 34:
-            _put(out, b'\\"', 2)
-        elif c == 92:
-            _put(out, b'\\\\', 2)
-        elif c == 10:
-            _put(out, b'\\n', 2)
-        elif c == 13:
-            _put(out, b'\\r', 2)
-        elif c == 9:
-            _put(out, b'\\t', 2)
-        elif c == 8:
-            _put(out, b'\\b', 2)
-        elif c == 12:
-            _put(out, b'\\f', 2)
-        else:
-            esc[0] = 92; esc[1] = 117; esc[2] = 48; esc[3] = 48   # \u00
-            esc[4] = _HEX[c >> 4]; esc[5] = _HEX[c & 15]
-            _put(out, esc, 6)
-    _put(out, <const char *>p + run, n - run)
-    _byte(out, 34)
-    return 0
-
-
-cdef int _int(Out *out, object value) except -1:
-    cdef int overflow = 0
-    cdef long long v = PyLong_AsLongLongAndOverflow(value, &overflow)
-    cdef char digits[24]
-    cdef int k = 24
-    cdef unsigned long long u
-    cdef bytes text
-    if overflow:   # any magnitude, past Python's int-to-text digit limit too
-        text = decimal_text(value).encode("ascii")
-        return _put(out, PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text))
-    u = <unsigned long long>(-v) if v < 0 else <unsigned long long>v
-    while True:
-        k -= 1
-        digits[k] = <char>(48 + u % 10)
-        u //= 10
-        if u == 0:
-            break
-    if v < 0:
-        k -= 1
-        digits[k] = 45
-    return _put(out, digits + k, 24 - k)
+    return _escaped(out, p, n)
 
 
 cdef int _float(Out *out, double x) except -1:
@@ -361,3 +267,42 @@ def form_b_hash(layout, fields) -> str:
         return _hex_of(digest)
     finally:
         PyMem_Free(out.data)
+
+
+cdef object _json_value(object value, int depth):
+    """``l3_value`` of exact JSON types in C (a copy of containers, floats as their ``repr``
+    text); anything else, and every refusal, through the shared ``l3_value``."""
+    cdef type t = type(value)
+    cdef Py_ssize_t i, n
+    cdef list items
+    cdef dict members
+    cdef char *text
+    if t is str or t is int or t is bool or value is None:
+        return value
+    if t is float:
+        text = PyOS_double_to_string(<double>value, 114, 0, Py_DTSF_ADD_DOT_0, NULL)
+        try:
+            return text.decode("ascii")
+        finally:
+            PyMem_Free_char(text)
+    if (t is list or t is dict) and depth < L3_MAX_DEPTH:
+        if t is list:
+            n = PyList_GET_SIZE(value)
+            items = [None] * n
+            for i in range(n):
+                items[i] = _json_value(<object>PyList_GET_ITEM(value, i), depth + 1)
+            return items
+        for k in (<dict>value):
+            if type(k) is not str:
+                return l3_value(value, depth)
+        members = {}
+        for k, v in (<dict>value).items():
+            members[k] = _json_value(v, depth + 1)
+        return members
+    return l3_value(value, depth)
+
+
+def json_value(value):
+    """``l3_value(value)``: the exact JSON types Form B serializes (a deep copy of
+    containers)."""
+    return _json_value(value, 0)

@@ -527,6 +527,22 @@ cdef class SegmentTable:
     def content_hex(self) -> list:
         return [_hex_of(self.segs[k].content) for k in range(self.n)]
 
+    def spine_keys(self) -> tuple:
+        """``(ids, hashes)``: every segment's ``node_id`` and ``parent_node_id``, and its
+        ``content_hash`` and ``leaf_hash`` (None where absent), as ``SegmentList.spine_keys``
+        gives them, without a ``Segment`` per segment."""
+        cdef set ids = set(), hashes = set()
+        cdef Py_ssize_t k
+        cdef Seg *s
+        for k in range(self.n):
+            s = &self.segs[k]
+            ids.add(_uuid_text(s.node_id) if s.fields & F_NODE_ID else None)
+            ids.add(_uuid_text(s.parent) if s.fields & F_PARENT else None)
+            hashes.add(_hex_of(s.content))
+        if self.n:
+            hashes.add(None)   # no stored leaf_hash on this path
+        return ids, hashes
+
     def leaves_v2_raw(self, int sav) -> bytes:
         """The ``hash_version`` 2 leaf hashes (ASTP.md §4.1), 32 raw bytes each; the same
         InvalidFieldError as the general path for a segment without the leaf fields."""
@@ -580,8 +596,18 @@ cdef inline Py_ssize_t _put_string(const unsigned char *s, Py_ssize_t length, ui
 
 
 cdef str _uuid_text(const uint8_t *raw):
-    cdef str h = PyBytes_FromStringAndSize(<char *>raw, 16).hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    """Canonical lowercase 8-4-4-4-12 text of 16 raw bytes."""
+    cdef char text[36]
+    cdef const char *digits = b"0123456789abcdef"
+    cdef int i, k = 0
+    for i in range(16):
+        if i == 4 or i == 6 or i == 8 or i == 10:
+            text[k] = 45
+            k += 1
+        text[k] = digits[raw[i] >> 4]
+        text[k + 1] = digits[raw[i] & 15]
+        k += 2
+    return text[:36].decode("ascii")
 
 
 cdef object _segments(bytes text, const unsigned char *p, Py_ssize_t i, Py_ssize_t n, bint por,

@@ -22,6 +22,7 @@ KERNELS: dict[str, dict[str, tuple[str, str]]] = {
         "reader": ("_segments", "_py.segments"),  # the Episode reader's fast path, leaf hashes
         "scanner": ("_scan", "_py.scan"),  # Episode JSON text -> members + segment table
         "former": ("_formb", "_py.formb"),  # Layer 3 Form B serialization and hash
+        "auditor": ("_audit", "_py.audit"),  # §2.3 canonical JSON, §14 audit record hash
     },
     "objects": {"planner": ("_plans", "_plans_py")},
     "store": {"format": ("_format", "_format_py")},

@@ -12,6 +12,7 @@ attribute at call time (``hasher.spine_root(...)``); the twins are the typed sur
 | ``reader`` | ``_segments`` | ``_py.segments`` | the Episode reader's fast path, leaf hashes |
 | ``scanner`` | ``_scan`` | ``_py.scan`` | an Episode document's JSON text in one pass |
 | ``former`` | ``_formb`` | ``_py.formb`` | Layer 3 Form B serialization and hash |
+| ``auditor`` | ``_audit`` | ``_py.audit`` | §2.3 canonical JSON, §14 audit record hash |
 """
 from __future__ import annotations
 
@@ -19,9 +20,10 @@ from typing import TYPE_CHECKING
 
 from canonkit._backend import select
 
-__all__ = ["former", "hasher", "prover", "reader", "scanner"]
+__all__ = ["auditor", "former", "hasher", "prover", "reader", "scanner"]
 
 if TYPE_CHECKING:
+    from canonkit.astp._py import audit as auditor
     from canonkit.astp._py import formb as former
     from canonkit.astp._py import hash as hasher
     from canonkit.astp._py import proofs as prover
@@ -34,3 +36,4 @@ else:
                     twin="canonkit.astp._py.segments")
     scanner = select("astp", compiled="canonkit.astp._scan", twin="canonkit.astp._py.scan")
     former = select("astp", compiled="canonkit.astp._formb", twin="canonkit.astp._py.formb")
+    auditor = select("astp", compiled="canonkit.astp._audit", twin="canonkit.astp._py.audit")

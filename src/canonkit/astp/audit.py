@@ -1,52 +1,21 @@
 """ASTP.md §14 audit record v2: record hash and chain verification."""
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from canonkit.astp._py.common import short_repr
-from canonkit.astp._live import hasher
-from canonkit.astp.canonical_json import canonical_json_bytes, parse_canonical
-from canonkit.errors import ASTPError, InvalidFieldError
+from canonkit.astp._live import auditor, hasher
+from canonkit.astp._py.common import AUDIT_FIELDS, short_repr
+from canonkit.errors import ASTPError
 
 __all__ = ["AUDIT_FIELDS", "ChainVerdict", "audit_record_hash", "verify_audit_chain"]
 
-AUDIT_FIELDS: list[tuple[str, str]] = [
-    ("audit_id", "UUID"), ("chain_key", "STRING"), ("delta_sequence", "UINT"), ("delta_type", "STRING"),
-    ("agent_id", "STRING"), ("session_id", "STRING"), ("human_actor", "STRING|NULL"),
-    ("wall_clock_time", "TIMESTAMP"), ("episode_time", "UINT"), ("forward_delta", "BYTES"),
-    ("reverse_delta", "BYTES"), ("affected_nodes", "LIST(STRING)"), ("trigger_context", "STRING"),
-    ("explicit_reason", "STRING|NULL"), ("caught_by", "STRING"), ("detection_window_open", "BOOL"),
-    ("prior_audit_hash", "HASH|NULL"),
-]
-
-
-def _delta(value: Any, name: str) -> bytes:
-    """A delta as canonical JSON bytes: stored text must already be canonical; an object is
-    canonicalized."""
-    if isinstance(value, str):
-        try:
-            parse_canonical(value)
-        except InvalidFieldError as exc:
-            raise InvalidFieldError(f"{name}: {exc}", offset=exc.offset) from None
-        return value.encode("utf-8")
-    return canonical_json_bytes(value)
-
 
 def audit_record_hash(record: Mapping[str, Any]) -> str:
-    """``AUDIT_RECORD:v2:`` hash of a record's stored fields (hex)."""
-    values = []
-    for name, kind in AUDIT_FIELDS:
-        if name not in record and not kind.endswith("|NULL"):
-            raise InvalidFieldError(f"audit record: missing field {name!r}", detail=name)
-        value = record.get(name)
-        if name == "chain_key" and (not isinstance(value, str) or not value):
-            raise InvalidFieldError("audit record: chain_key must be non-empty text", detail=name)
-        if name in ("forward_delta", "reverse_delta"):
-            value = _delta(value, name)
-        values.append((kind, value))
-    return hasher.hash_fields(b"AUDIT_RECORD:v2:", values).hex()
+    """``AUDIT_RECORD:v2:`` hash of a record's stored fields (hex); stored deltas must be
+    canonical JSON text (an object delta is canonicalized)."""
+    return auditor.audit_record_hash(record)
 
 
 @dataclass(frozen=True)
@@ -57,9 +26,14 @@ class ChainVerdict:
     reason: str | None = None
 
 
-def verify_audit_chain(records: Sequence[Mapping[str, Any]]) -> ChainVerdict:
+def verify_audit_chain(records: Sequence[Mapping[str, Any]], *,
+                       record_hash: Callable[[Mapping[str, Any]], str] | None = None
+                       ) -> ChainVerdict:
     """Check records in order: delta_sequence i+1, one chain_key, prior_audit_hash links, and
-    stored record_hash recomputes. The first failure is reported; an empty chain verifies."""
+    stored record_hash recomputes (through ``record_hash``, default ``audit_record_hash``: a verifier that reads the
+    records' deltas as well passes one that keeps them). The first failure is reported; an
+    empty chain verifies."""
+    hash_of = audit_record_hash if record_hash is None else record_hash
     previous: str | None = None
     key = None
     for i, record in enumerate(records):
@@ -75,7 +49,7 @@ def verify_audit_chain(records: Sequence[Mapping[str, Any]]) -> ChainVerdict:
         try:
             prior_hex = None if prior is None else hasher.hash_hex(prior)
             stored = hasher.hash_hex(record.get("record_hash"))
-            computed = audit_record_hash(record)
+            computed = hash_of(record)
         except ASTPError as exc:
             return ChainVerdict(False, i, f"malformed record: {exc}")
         if prior_hex != previous:

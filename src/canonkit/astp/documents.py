@@ -76,6 +76,19 @@ class SegmentList(list[Segment]):
     def content_hex(self) -> list[str]:
         return [s.content_hash for s in self]
 
+    def spine_keys(self) -> tuple[set[str | None], set[str | None]]:
+        """``(ids, hashes)``: every segment's ``node_id`` and ``parent_node_id``, and its
+        ``content_hash`` and ``leaf_hash`` (None where absent) — what Layer 3 nodes must not
+        reuse (L3-001)."""
+        ids: set[str | None] = set()
+        hashes: set[str | None] = set()
+        for s in self:
+            ids.add(s.node_id)
+            ids.add(s.parent_node_id)
+            hashes.add(s.content_hash)
+            hashes.add(s.leaf_hash)
+        return ids, hashes
+
     def leaves_v2_raw(self, sav: int) -> bytes:
         """The ``hash_version`` 2 leaf hashes (ASTP.md §4.1), 32 raw bytes each."""
         out = []

@@ -1,3 +1,3 @@
 """ASTP pure Python: the twins of the compiled kernels (``hash``, ``proofs``, ``segments``,
-``scan``, ``formb``) and the code both backends share (``common``; ``fields``, the §2.1
+``scan``, ``formb``, ``audit``) and the code both backends share (``common``; ``fields``, the §2.1
 field encoder)."""

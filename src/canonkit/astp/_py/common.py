@@ -1,8 +1,8 @@
 """ASTP helpers shared by both kernel backends (pure Python, never twinned).
 
 What Cython does not speed up lives here once, and the compiled kernels
-(``canonkit.astp._hash``, ``_proofs``, ``_segments``, ``_scan``, ``_formb``) import it
-exactly as their twins do: argument checks, the UUID and instant
+(``canonkit.astp._hash``, ``_proofs``, ``_segments``, ``_scan``, ``_formb``, ``_audit``)
+import it exactly as their twins do: argument checks, the UUID and instant
 conversions, the field-kind grammar, the v2 proof shape, the tie-search plan (group checks,
 search space, the canonical enumeration of orders), the sav 1 Episode input (one hash per
 spine) and the Layer 3 Form B value conversions for everything that is not already an exact
@@ -27,6 +27,8 @@ from canonkit._instant import INSTANT_FORM, instant_from_text
 from canonkit.errors import InvalidFieldError, InvalidHashError, UnknownIdentifierError
 
 __all__ = [
+    "AUDIT_FIELDS",
+    "CANONICAL_MAX_DEPTH",
     "FIELD_KINDS",
     "L3_DATETIME",
     "L3_ENUM",
@@ -76,6 +78,19 @@ def hash_bytes(value: Any) -> bytes:
     raise InvalidHashError(f"not a digest: expected hex text or 32 bytes, got {type(value).__name__}",
                            detail=type(value).__name__)
 
+
+#: The fields of an audit record v2 (§14), in hash order, with their §2.1 kinds
+AUDIT_FIELDS: list[tuple[str, str]] = [
+    ("audit_id", "UUID"), ("chain_key", "STRING"), ("delta_sequence", "UINT"), ("delta_type", "STRING"),
+    ("agent_id", "STRING"), ("session_id", "STRING"), ("human_actor", "STRING|NULL"),
+    ("wall_clock_time", "TIMESTAMP"), ("episode_time", "UINT"), ("forward_delta", "BYTES"),
+    ("reverse_delta", "BYTES"), ("affected_nodes", "LIST(STRING)"), ("trigger_context", "STRING"),
+    ("explicit_reason", "STRING|NULL"), ("caught_by", "STRING"), ("detection_window_open", "BOOL"),
+    ("prior_audit_hash", "HASH|NULL"),
+]
+#: nested containers a §2.3 canonical JSON value may hold (deeper is refused, with its path,
+#: by both backends alike: the strict JSON reader reads about a thousand levels at most)
+CANONICAL_MAX_DEPTH = 512
 
 #: The ten field kinds of ASTP.md §2.1, by tag.
 FIELD_KINDS: dict[str, int] = {
@@ -300,8 +315,25 @@ def l3_value(value: Any, depth: int = 0) -> Any:
     """``value`` as the exact JSON types Form B serializes (§19.2 ``l3_value``): UUIDs and
     datetimes as text, enumerations as their value, floats as ``repr`` text, mappings with
     their keys in insertion order (keys must be text), records by their fields."""
-    if value is None or value is True or value is False:
-        return value
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:   # exact types first:
+        return value                                                   # a write's common case
+    if kind is float:
+        return float.__repr__(value)
+    if kind is dict or kind is list:
+        if depth >= L3_MAX_DEPTH:
+            raise InvalidFieldError(f"Form B value nested deeper than {L3_MAX_DEPTH} containers")
+        if kind is list:
+            return [l3_value(item, depth + 1) for item in value]
+        members: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                if not isinstance(key, str):
+                    raise InvalidFieldError(
+                        f"Form B object keys must be text, got {type(key).__name__}")
+                key = str.__str__(key)
+            members[key] = l3_value(item, depth + 1)
+        return members
     if isinstance(value, Enum):
         return l3_value(value.value, depth)
     if isinstance(value, bool):

@@ -13,10 +13,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from canonkit.astp._py.common import decimal_text, l3_field
+from canonkit.astp._py.common import decimal_text, l3_field, l3_value
 from canonkit.errors import InvalidFieldError
 
-__all__ = ["form_b", "form_b_hash"]
+__all__ = ["form_b", "form_b_hash", "json_value"]
 
 
 def form_b(layout: Sequence[tuple[str, int, bool, Any]], fields: Mapping[str, Any]) -> bytes:
@@ -55,3 +55,9 @@ def _dumps(value: Any) -> str:
 def form_b_hash(layout: Sequence[tuple[str, int, bool, Any]], fields: Mapping[str, Any]) -> str:
     """SHA3-256 of ``form_b(layout, fields)``, as hex."""
     return hashlib.sha3_256(form_b(layout, fields)).hexdigest()
+
+
+def json_value(value: Any) -> Any:
+    """``l3_value(value)``: the exact JSON types Form B serializes (a deep copy of
+    containers)."""
+    return l3_value(value)

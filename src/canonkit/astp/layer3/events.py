@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from canonkit.astp._live import former
 from canonkit.astp._py.common import l3_value
 from canonkit._files import MAX_INTEGER_DIGITS
 from canonkit.astp.audit import audit_record_hash
@@ -56,6 +57,7 @@ def make_record(*, audit_id: str, chain_key: str, delta_sequence: int, delta_typ
                 forward: Mapping[str, Any], reverse: Mapping[str, Any],
                 affected_nodes: list[str], prior_audit_hash: str | None) -> dict[str, Any]:
     """One audit record v2 with its ``record_hash``."""
+    forward_value, reverse_value = former.json_value(dict(forward)), former.json_value(dict(reverse))
     record: dict[str, Any] = {
         "audit_id": audit_id,
         "chain_key": chain_key,
@@ -66,8 +68,8 @@ def make_record(*, audit_id: str, chain_key: str, delta_sequence: int, delta_typ
         "human_actor": None,
         "wall_clock_time": audit_time(wall_clock_time),
         "episode_time": delta_sequence,
-        "forward_delta": canonical_json(l3_value(dict(forward))),
-        "reverse_delta": canonical_json(l3_value(dict(reverse))),
+        "forward_delta": canonical_json(forward_value),
+        "reverse_delta": canonical_json(reverse_value),
         "affected_nodes": affected_nodes,
         "trigger_context": TRIGGER_CONTEXT,
         "explicit_reason": None,
@@ -75,5 +77,7 @@ def make_record(*, audit_id: str, chain_key: str, delta_sequence: int, delta_typ
         "detection_window_open": False,
         "prior_audit_hash": prior_audit_hash,
     }
-    record["record_hash"] = audit_record_hash(record)
+    # the deltas as values: the hash canonicalizes them again rather than re-reading the text
+    record["record_hash"] = audit_record_hash(
+        {**record, "forward_delta": forward_value, "reverse_delta": reverse_value})
     return record

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from canonkit.astp._live import auditor
 from canonkit.astp._py.common import short_repr
 from canonkit.astp.audit import AUDIT_FIELDS, verify_audit_chain
 from canonkit.astp.canonical_json import parse_canonical
@@ -68,8 +69,18 @@ _RESTATED: dict[str, dict[str, str]] = {
 }
 #: the vector of an unexplained change to a stored node of each type
 _CHANGED = {WORKFLOW: "L3-005", EXECUTION: "L3-004", SKILL: "L3-004"}
+#: each event's CIA-004 fields but the CIA's own: (name, whether it may be null)
+_REQUIRED = {event: tuple((name.rstrip("?"), name.endswith("?")) for name in required
+                          if name.rstrip("?") != "cia_identifier")
+             for event, (_, required) in AUDIT_EVENTS.items()}
 #: the members of an audit record v2 (§14): its hashed fields and its hash
 _RECORD_MEMBERS = frozenset(name for name, _ in AUDIT_FIELDS) | {"record_hash"}
+
+
+def _texts(key: tuple[Any, ...]) -> bool:
+    """Whether every part of an edge's (name, from, to) is text."""
+    return type(key[0]) is str and type(key[1]) is str and type(key[2]) is str or all(
+        isinstance(k, str) for k in key)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -150,6 +161,9 @@ class _Verification:
         self.nodes: dict[str, Mapping[str, Any]] = {}
         self.created: dict[str, tuple[str, Mapping[str, Any], int]] = {}   # node -> event
         self.audited_edges: dict[tuple[str, str, str], Mapping[str, Any]] = {}
+        #: each audit record's forward delta as read while its hash was checked (by id: a
+        #: record is read once)
+        self.forwards: dict[int, Any] = {}
         self.workflows: dict[str, _Workflow] = {}
         self.cia: dict[str, str] = {}
 
@@ -225,6 +239,8 @@ class _Verification:
     def check_members(self, node_type: str, node_id: str, node: Mapping[str, Any]) -> None:
         """A node holds its preimage and excluded fields and nothing else: a member outside
         them would pass unhashed."""
+        if node.keys() <= NODE_MEMBERS[node_type]:
+            return
         for key in node:
             if not isinstance(key, str) or key not in NODE_MEMBERS[node_type]:
                 self.add(_CHANGED[node_type], node_id, key if isinstance(key, str) else None,
@@ -283,12 +299,14 @@ class _Verification:
             self.add("CIA-003", None, "audit", "an audit record is not an object")
             return
         for i, record in enumerate(mappings):
+            if record.keys() <= _RECORD_MEMBERS:
+                continue
             extra = next((k for k in record if k not in _RECORD_MEMBERS), None)
             if extra is not None:
                 self.add("CIA-003", None, f"audit[{i}]", f"{short_repr(extra)} is not a field "
                          "of an audit record v2: it would pass unhashed")
                 break
-        verdict = verify_audit_chain(mappings)
+        verdict = verify_audit_chain(mappings, record_hash=self.record_hash)
         if not verdict.ok:
             index = verdict.index or 0
             affected = mappings[index].get("affected_nodes")
@@ -314,8 +332,15 @@ class _Verification:
                 if forward is not None:
                     self.replay(i, str(delta_type), forward)
 
+    def record_hash(self, record: Mapping[str, Any]) -> str:
+        """The record's hash, keeping its forward delta for ``read_event``."""
+        digest, forward = auditor.audit_record_digest(record)
+        if forward is not None:
+            self.forwards[id(record)] = forward
+        return digest
+
     def read_event(self, i: int, delta_type: str, record: Mapping[str, Any]) -> dict[str, Any] | None:
-        node_type, required = AUDIT_EVENTS[delta_type]
+        node_type = AUDIT_EVENTS[delta_type][0]
         affected = record.get("affected_nodes")
         node = affected[0] if isinstance(affected, list) and affected else None
         text = record.get("forward_delta")
@@ -324,7 +349,9 @@ class _Verification:
                      f"not canonical JSON text: {short_repr(text)}")
             return None
         try:
-            forward = parse_canonical(text)
+            forward = self.forwards.pop(id(record), None)
+            if forward is None:     # the chain broke before this record, or its text is JSON null
+                forward = parse_canonical(text)
         except ASTPError as exc:
             self.add("CIA-004", node, f"audit[{i}].forward_delta", f"unreadable: {exc}")
             return None
@@ -339,11 +366,8 @@ class _Verification:
             self.add("CIA-001", node, f"audit[{i}].cia_identifier",
                      f"{delta_type} written by {short_repr(cia)}, not the CIA "
                      f"{short_repr(self.cia[node_type])}")
-        for name in required:
-            key = name.rstrip("?")
-            if key == "cia_identifier":
-                continue
-            if key not in forward or (not name.endswith("?") and forward[key] is None):
+        for key, optional in _REQUIRED[delta_type]:
+            if key not in forward or (not optional and forward[key] is None):
                 self.add("CIA-004", node, f"audit[{i}].{key}", f"{delta_type} lacks {key}")
         return forward
 
@@ -362,7 +386,7 @@ class _Verification:
             for edge in edges if isinstance(edges, list) else []:
                 if isinstance(edge, Mapping):
                     key = (edge.get("name"), edge.get("from"), edge.get("to"))
-                    if all(isinstance(k, str) for k in key):
+                    if _texts(key):
                         self.audited_edges[key] = edge  # type: ignore[index]
         workflow_id = forward.get("workflow_id")
         if delta_type == "WORKFLOW_DECLARED":
@@ -421,8 +445,10 @@ class _Verification:
             for key, name in _RESTATED[delta_type].items():
                 if key not in forward:
                     continue        # reported as CIA-004
-                try:
-                    same = forward[key] == delta_value(node.get(name))
+                value = node.get(name)
+                try:    # ids, names and instants (ASCII text) read back as they are
+                    same = forward[key] == (value if type(value) is str and value.isascii()
+                                            else delta_value(value))
                 except ASTPError:
                     same = False
                 if not same:
@@ -486,13 +512,14 @@ class _Verification:
         for i, edge in enumerate(items):
             key = ((edge.get("name"), edge.get("from"), edge.get("to"))
                    if isinstance(edge, Mapping) else (None, None, None))
-            if not all(isinstance(k, str) for k in key) or key[0] not in EDGES:
+            if not _texts(key) or key[0] not in EDGES:
                 self.add("L3-007", None, f"edges[{i}]",
                          f"not one of the seven edges: {short_repr(key[0])}")
                 continue
             assert isinstance(edge, Mapping)
             name, source, target = key
-            extra = next((k for k in edge if k not in EDGE_MEMBERS), None)
+            extra = (None if edge.keys() <= EDGE_MEMBERS
+                     else next((k for k in edge if k not in EDGE_MEMBERS), None))
             if extra is not None:
                 self.add("L3-007", source, f"edges[{i}]", f"{short_repr(extra)} is not a member "
                          "of an edge (name, from, to, properties)")
@@ -572,17 +599,15 @@ class _Verification:
     # --- spine isolation -----------------------------------------------------------------------
 
     def check_isolation(self, episode: Any) -> None:
-        from canonkit.astp.documents import read_episode
+        from canonkit.astp.documents import SegmentList, read_episode
 
         read = read_episode(episode)
-        ids: set[Any] = set()
-        hashes: set[Any] = set(read.excluded_hashes) | set(read.structural_member_hashes)
-        # one pass: each segment of a compiled segment table is built as it is visited
-        for s in read.segments:
-            ids.add(s.node_id)
-            ids.add(s.parent_node_id)
-            hashes.add(s.content_hash)
-            hashes.add(s.leaf_hash)
+        segments: Any = read.segments
+        if hasattr(segments, "spine_keys"):   # a SegmentList or the compiled segment table
+            ids, hashes = segments.spine_keys()
+        else:
+            ids, hashes = SegmentList(segments).spine_keys()
+        hashes |= set(read.excluded_hashes) | set(read.structural_member_hashes)
         hashes.update(s.content_hash for s in read.signals)
         for node_id, node in self.nodes.items():
             if node_id in ids:

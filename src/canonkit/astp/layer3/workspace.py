@@ -19,15 +19,16 @@ before anything is written, so every export and journal reads back.
 """
 from __future__ import annotations
 
-import copy
 import json
 import os
+import pickle
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
+from canonkit.astp._live import former
 from canonkit.astp._py.common import L3_DATETIME, L3_OBJECT, l3_field, l3_value, short_repr
 from canonkit._files import MAX_INTEGER_DIGITS, JSONLines, loads_json, open_regular
 from canonkit.astp.layer3.events import make_record
@@ -65,6 +66,8 @@ from canonkit.errors import InvalidFieldError, InvalidRecordError, JSONInputErro
 
 __all__ = ["EXPORT_MEMBERS", "FORMAT", "JOURNAL_FORMAT", "Workspace"]
 
+_Stored = TypeVar("_Stored")
+
 
 #: fields a write may leave out, and what the Workspace stores for them
 _DEFAULTS: dict[str, dict[str, Any]] = {
@@ -83,6 +86,13 @@ _LATEST: Any = object()
 MAX_JOURNAL_LINE = 256 * 1024 * 1024
 #: integers at or past this magnitude have more digits than the strict JSON reader reads
 _UNREADABLE_INTEGER = 10 ** MAX_INTEGER_DIGITS
+
+
+def _copy(value: _Stored) -> _Stored:
+    """A deep copy of stored JSON values (exact dicts, lists, text, integers of any size,
+    booleans, None): a pickle round trip, several times faster than ``copy.deepcopy``."""
+    copied: _Stored = pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+    return copied
 
 
 def _check_readable(name: str, value: Any) -> None:
@@ -168,6 +178,8 @@ class Workspace:
         self._audit: list[dict[str, Any]] = []
         self._latest_step: dict[str, str] = {}     # workflow -> its last ExecutionNode
         self._latest_skill: dict[str, str] = {}    # execution -> its last SkillInvocation
+        #: (workflow, sequence_index) -> its ExecutionNode: L3-006 without a scan of every node
+        self._steps: dict[tuple[Any, Any], dict[str, Any]] = {}
         self._journal: Path | None = None
         self._broken: str | None = None             # a journal write failed: no more writes
         if journal is not None:
@@ -245,6 +257,7 @@ class Workspace:
                 self._order.append(node["node_id"])
                 if node.get("node_type") == EXECUTION:
                     self._latest_step[str(node.get("workflow_id"))] = node["node_id"]
+                    self._index_step(node)
                 elif node.get("node_type") == SKILL:
                     self._latest_skill[str(node.get("execution_node_id"))] = node["node_id"]
             self._nodes[node["node_id"]] = node
@@ -278,12 +291,12 @@ class Workspace:
 
     def node(self, node_id: str) -> dict[str, Any]:
         """A copy of the stored node (``KeyError`` if there is none)."""
-        return copy.deepcopy(self._nodes[node_id])
+        return _copy(self._nodes[node_id])
 
     @property
     def audit(self) -> list[dict[str, Any]]:
         """The audit records v2, in chain order (copies)."""
-        return copy.deepcopy(self._audit)
+        return _copy(self._audit)
 
     def export(self) -> dict[str, Any]:
         """The ``canonkit-layer3/1`` document: nodes, edges and audit records."""
@@ -293,9 +306,9 @@ class Workspace:
             "episode_id": self.episode_id,
             "chain_key": self.chain_key,
             "cia": dict(self.cia),
-            "nodes": [copy.deepcopy(self._nodes[i]) for i in self._order],
-            "edges": copy.deepcopy(self._edges),
-            "audit": copy.deepcopy(self._audit),
+            "nodes": [_copy(self._nodes[i]) for i in self._order],
+            "edges": _copy(self._edges),
+            "audit": _copy(self._audit),
         }
 
     # --- writes -------------------------------------------------------------------------
@@ -330,7 +343,8 @@ class Workspace:
         workflow = self._workflow(node["workflow_id"], node)
         status = workflow["status"]
         check_open_workflow(workflow, node)
-        check_new_sequence_index(self._nodes.values(), node)
+        taken = self._steps.get(self._step_key(node))
+        check_new_sequence_index([taken] if taken is not None else [], node)
         edges = [self._edge("EXECUTES_WITHIN", node["node_id"], node["workflow_id"])]
         before = self._latest_step.get(node["workflow_id"]) if preceded_by is _LATEST else preceded_by
         if before is not None:
@@ -356,6 +370,7 @@ class Workspace:
             workflow["status"] = "IN_PROGRESS"
             workflow["status_updated_at"] = node["executed_at"]
         self._latest_step[node["workflow_id"]] = node["node_id"]
+        self._index_step(node)
         return self._store(node, edges, [workflow] if status == "DECLARED" else [])
 
     def invoke_skill(self, *, principal: str, **fields: Any) -> dict[str, Any]:
@@ -401,7 +416,7 @@ class Workspace:
         self._emit("WORKFLOW_CLOSED", principal, forward, reverse, [workflow["node_id"]])
         workflow.update(status=final_status, status_updated_at=updated_at, error_detail=detail)
         self._log({"apply": {"nodes": [workflow], "edges": []}})
-        return copy.deepcopy(workflow)
+        return _copy(workflow)
 
     def update(self, node_id: str, *, principal: str, **changes: Any) -> dict[str, Any]:
         """The one mutation path: an ExecutionNode or SkillInvocation is refused (L3-004); a
@@ -420,6 +435,17 @@ class Workspace:
 
     # --- the steps of a write -----------------------------------------------------------------
 
+    @staticmethod
+    def _step_key(node: Mapping[str, Any]) -> tuple[Any, Any]:
+        return node.get("workflow_id"), node.get("sequence_index")
+
+    def _index_step(self, node: dict[str, Any]) -> None:
+        """Remember the first ExecutionNode to take its (workflow, sequence_index)."""
+        try:
+            self._steps.setdefault(self._step_key(node), node)
+        except TypeError:   # an unhashable field of a replayed node: verify reports it
+            pass
+
     def _check_principal(self, node_type: str, principal: Any, node_id: Any) -> None:
         check_principal(self.cia, node_type, principal, node_id)
 
@@ -435,7 +461,8 @@ class Workspace:
         values.setdefault(_INSTANT[node_type], self._clock())
         values.setdefault("episode_id", self.episode_id)
         digest = content_hash(node_type, values)    # refuses what Form B cannot hash
-        node = {name: l3_value(values[name]) for name in FIELD_ORDER[node_type]}
+        json_value = former.json_value
+        node = {name: json_value(values[name]) for name in FIELD_ORDER[node_type]}
         for name, value in node.items():
             _check_readable(name, value)
         node["content_hash"] = digest
@@ -485,4 +512,4 @@ class Workspace:
         self._order.append(node["node_id"])
         self._edges.extend(edges)
         self._log({"apply": {"nodes": [node, *(changed or [])], "edges": edges}})
-        return copy.deepcopy(node)
+        return _copy(node)

@@ -7,8 +7,7 @@ in bench/test_astp_layer3.py).
 Two corpora of the same seed are written on demand under --dir (default
 /tmp/canonkit-layer3-bench, never in the repository) by ``canonkit synth --layer3 1.0`` and
 ``--layer3 0``, and reused when present. One child process then re-verifies each in
-process (``jobs=1``), alternately, and keeps each corpus's minimum CPU time (the steadiest
-measure on a shared machine): the ratio with / without is the cost Layer 3 adds. Prints
+process (``jobs=1``), alternately, and keeps each corpus's minimum CPU time: the ratio with / without is the cost Layer 3 adds. Prints
 Markdown; --json writes the numbers.
 """
 from __future__ import annotations

@@ -2,7 +2,8 @@
 when the inflater is marked ``deflate.inlinable``; the outcome must be exactly the one
 the twin gets by calling that inflater in Python: the same bytes, or the same error
 class, code and offset, on intact and on hostile streams (flipped bytes, truncations,
-extensions, wrong declared lengths, wrong digests), loose and packed, verified or not."""
+extensions, wrong declared lengths, wrong digests), loose and packed (``entry``, ``find``,
+``read_many``), verified or not."""
 from __future__ import annotations
 
 import zlib
@@ -90,6 +91,8 @@ def test_packed_deflate_entries_read_the_same_inline_and_in_python(
         got = [_outcome(lambda: reader.entry(index.lookup(d), d if verify else None,
                                              deflate.inflate))
                for d, *_ in entries]
+        got += [_outcome(lambda: reader.find(index, d, verify, deflate.inflate) or b"")
+                for d, *_ in entries]
         out: list[Any] = [None] * len(entries)
         got.append(_outcome(lambda: reader.read_many(index, digests, out, verify,
                                                      deflate.inflate) and b""))

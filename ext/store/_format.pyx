@@ -607,6 +607,26 @@ cdef class Pack(_Buffer):
         finally:
             self.busy -= 1
 
+    def find(self, Index index, digest, bint verify, inflate, copy=True):
+        """``entry`` of ``digest``'s offset in ``index`` (verified unless ``verify`` is
+        False), or None if the index does not list it: a ``get`` in one call."""
+        self._live()
+        index._live()
+        cdef const uint8_t *d = _digest_ptr(digest)
+        if d == NULL:
+            raise ValueError("a digest is 32 bytes")
+        cdef long long i = index._find(d)
+        index._intact(index.n)
+        if i < 0:
+            return None
+        cdef uint64_t offset = _be64(index.off + 8 * i)
+        index._intact(index.n)
+        self.busy += 1
+        try:
+            return self._entry(offset, d if verify else NULL, inflate, copy)
+        finally:
+            self.busy -= 1
+
     def read_many(self, Index index, digests, list out, bint verify, inflate, copy=True):
         """Fill every ``None`` slot ``i`` of ``out`` whose digest (``digests[32i:32i+32]``)
         this pack holds; return how many were filled.

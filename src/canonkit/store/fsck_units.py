@@ -33,6 +33,7 @@ from .findings import Finding, finding
 from .inventory import loose_in
 from .layout import OBJECTS, address_of, parse_loose_name
 from .loose import read_into
+from .mark import MAP_HEADS as _MAP_HEADS
 from .mark import may_be_structured, references
 from .packs import map_file
 
@@ -161,17 +162,32 @@ def check_entries(root: str, pack_rel: str, offsets: list[int], digests: bytes,
         checked = pack.check_entries(offsets, digests, _inflate, False)
         got: Any = None
         for i, got in enumerate(checked):
-            digest = digests[32 * i:32 * i + 32]
             if isinstance(got, CorruptObjectError):
+                digest = digests[32 * i:32 * i + 32]
                 _bad(result, got, pack_rel, digest)
                 result.corrupt.append(digest)
+            elif got and got[0] not in _MAP_HEADS and not isinstance(got, Inflated):
+                # a leaf (no CBOR map: no references): counted, its digest added below
+                result.logical_bytes += len(got)
             else:
-                result.intact(digest, got)
+                result.intact(digests[32 * i:32 * i + 32], got)
+        if not result.verified and not result.corrupt:  # all leaves: in one piece
+            result.verified += digests
+        else:
+            _add_leaves(result, digests, checked)
         del checked, got  # the views, before the mapping closes
     finally:
         pack.release()
         _close(mapped)
     return result
+
+
+def _add_leaves(result: UnitResult, digests: bytes, checked: list[Any]) -> None:
+    """The digests of the leaves ``check_entries``' loop counted without ``intact``."""
+    for i, got in enumerate(checked):
+        if (not isinstance(got, (CorruptObjectError, Inflated)) and got
+                and got[0] not in _MAP_HEADS):
+            result.verified += digests[32 * i:32 * i + 32]
 
 
 def _close(mapped: Any) -> None:

@@ -175,11 +175,11 @@ def reachability(store: Store, refs: list[tuple[str, str, bytes]], graph: Graph,
     reachable = {d for d in parent if d in where}
     report.reachable = len(reachable)
     more = where.more
-    for digest, rel in where.first.items():
+    for digest, place in where.first.items():
         if digest not in more:  # one place (the common case, without where.all's sort)
             if digest in reachable:
                 continue
-            rels = [rel or loose_path(digest)]
+            rels = [place or loose_path(digest)]
         else:
             rels = where.all(digest)
         if len(rels) > 1:

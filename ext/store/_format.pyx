@@ -41,6 +41,7 @@ from libc.string cimport memcmp
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
 import mmap as _mmap
+import os as _os
 import threading
 
 from blake3 import blake3
@@ -84,6 +85,17 @@ _local = threading.local()  # one reusable hasher per thread
 # fraction of one pass. Below it a second thread costs more than it saves.
 MT_HASH_BYTES = 1 << 20
 cdef Py_ssize_t C_MT_HASH_BYTES = MT_HASH_BYTES
+# BLAKE3's threads are a pool that a forked child does not have (a job handed to it there
+# would wait forever): after a fork, this process's hashing stays on one thread.
+cdef bint _threads_ok = True
+
+
+def _forked():
+    global _threads_ok
+    _threads_ok = False
+
+
+_os.register_at_fork(after_in_child=_forked)
 cdef unsigned long C_ZLIB_MAX = 0xFFFFFFFF  # zlib's uInt: larger inputs go to Python
 
 
@@ -118,7 +130,7 @@ cdef object _hasher():
 
 
 cdef bytes _blake3(object data, Py_ssize_t n):
-    if n >= C_MT_HASH_BYTES:
+    if n >= C_MT_HASH_BYTES and _threads_ok:
         return blake3(data, max_threads=blake3.AUTO).digest()
     h = _hasher()
     h.reset()

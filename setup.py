@@ -65,6 +65,11 @@ if SANITIZE:  # -O1 after -O3 wins: readable reports, still fast enough to test
     LDFLAGS += [f"-fsanitize={SANITIZE}"]
 
 
+# system libraries a compiled module links (the store's kernel inflates small DEFLATE
+# objects itself, with zlib; zlib's headers come with every Python build environment)
+LIBRARIES = {"canonkit.store._format": ["z"]}
+
+
 def module_name(pyx):
     """``ext/<capability>/<module>.pyx`` -> ``canonkit.<capability>.<module>``."""
     return ".".join(["canonkit", *pyx.relative_to(HERE / "ext").with_suffix("").parts])
@@ -94,6 +99,7 @@ def extensions():
             include_dirs=[str(folder.relative_to(HERE))],
             extra_compile_args=CFLAGS,
             extra_link_args=LDFLAGS,
+            libraries=LIBRARIES.get(name, []),
             depends=depends,
             optional=not REQUIRE_EXT,  # a failure skips the extension with a warning
         ))

@@ -1,6 +1,7 @@
 """Object sets for the store benchmarks: 1 KiB objects of CBOR (slices of the DAG-CBOR
 files in ``bench/data``, each with a unique 8-byte prefix: compressible like real object
-data) and 1 MiB random objects (incompressible)."""
+data), the same with their second half random (half compressible) and 1 MiB random
+objects (incompressible)."""
 from __future__ import annotations
 
 import random
@@ -21,3 +22,10 @@ def objects_1m(n: int, seed: int = 3) -> list[bytes]:
     """``n`` random 1 MiB objects."""
     rng = random.Random(seed)
     return [rng.randbytes(1 << 20) for _ in range(n)]
+
+
+def objects_half_random(n: int, seed: int = 4) -> list[bytes]:
+    """``n`` distinct 1 KiB objects: the first 512 bytes of ``objects_1k``'s, then 512
+    random bytes."""
+    rng = random.Random(seed)
+    return [data[:512] + rng.randbytes(512) for data in objects_1k(n)]

@@ -1,8 +1,9 @@
 """canonkit's object store next to git's object database, on the same objects.
 
-    python bench/store_vs_git.py [--objects 100000] [--repeat 2]
+    python bench/store_vs_git.py [--objects 100000] [--repeat 2] [--data half-random]
 
-The objects are ``store_datasets.objects_1k``: 1 KiB of CBOR each. Every step runs on a
+The objects are ``store_datasets.objects_1k``: 1 KiB of CBOR each (``--data
+half-random``: ``objects_half_random``, their second half random bytes). Every step runs on a
 fresh copy where it changes the store, and each contender gets the same input:
 
 - **write loose**: from N files on disk, ``git hash-object -w --stdin-paths`` (zlib loose
@@ -31,7 +32,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from store_datasets import objects_1k
+from store_datasets import objects_1k, objects_half_random
 
 from canonkit.store import Store
 
@@ -62,9 +63,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--data", choices=["cbor", "half-random"], default="cbor")
     args = parser.parse_args()
     n = args.objects
-    items = objects_1k(n)
+    items = objects_1k(n) if args.data == "cbor" else objects_half_random(n)
     base = Path(tempfile.mkdtemp(prefix="canonkit-vs-git-"))
     rows: list[tuple[str, str, float, str, float]] = []
     try:
@@ -158,7 +160,7 @@ def main() -> None:
         rows.append((f"read {n} random objects", "git cat-file --batch", g,
                      "loop of Store.get", c2))
 
-        print(f"\n{n} objects of 1 KiB ({total / 1e6:.1f} MB); "
+        print(f"\n{n} objects of 1 KiB ({args.data}, {total / 1e6:.1f} MB); "
               f"{subprocess.run(['git', '--version'], capture_output=True, text=True).stdout.strip()}\n")
         print("| operation | git | s | canonkit | s | git / canonkit |")
         print("|---|---|---|---|---|---|")

@@ -26,12 +26,22 @@ cdef extern from "store_guard.h":
     Py_ssize_t ck_guard_register(const void *p, Py_ssize_t n)
     void ck_guard_release(Py_ssize_t slot)
     int ck_guard_shrunk(Py_ssize_t slot)
+cdef extern from "store_inflate.h":
+    ctypedef struct ck_inflated:
+        int zerr
+        int eof
+        size_t produced
+        size_t left
+        char msg[200]
+    int ck_inflate(const unsigned char *data, size_t n, unsigned char *out, size_t logical,
+                   ck_inflated *r) noexcept
 from libc.stdint cimport uint8_t, uint64_t
 from libc.stdlib cimport qsort
 from libc.string cimport memcmp
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
 import mmap as _mmap
+import os as _os
 import threading
 
 from blake3 import blake3
@@ -70,6 +80,24 @@ cdef bytes C_INDEX_MAGIC = INDEX_MAGIC
 
 _local = threading.local()  # one reusable hasher per thread
 
+# Inputs of at least this many bytes are hashed by BLAKE3 on several threads (its tree
+# splits them; the digest is the same): a 1 MiB object or a pack's body then costs a
+# fraction of one pass. Below it a second thread costs more than it saves.
+MT_HASH_BYTES = 1 << 20
+cdef Py_ssize_t C_MT_HASH_BYTES = MT_HASH_BYTES
+# BLAKE3's threads are a pool that a forked child does not have (a job handed to it there
+# would wait forever): after a fork, this process's hashing stays on one thread.
+cdef bint _threads_ok = True
+
+
+def _forked():
+    global _threads_ok
+    _threads_ok = False
+
+
+_os.register_at_fork(after_in_child=_forked)
+cdef unsigned long C_ZLIB_MAX = 0xFFFFFFFF  # zlib's uInt: larger inputs go to Python
+
 
 cdef inline uint64_t _be64(const uint8_t *p) noexcept nogil:
     return ((<uint64_t>p[0] << 56) | (<uint64_t>p[1] << 48) | (<uint64_t>p[2] << 40)
@@ -101,12 +129,18 @@ cdef object _hasher():
         return h
 
 
-cdef int _verify(object data, const uint8_t *digest, object at) except -1:
-    """Raise digest_mismatch unless BLAKE3(data) == the 32 bytes at ``digest``."""
+cdef bytes _blake3(object data, Py_ssize_t n):
+    if n >= C_MT_HASH_BYTES and _threads_ok:
+        return blake3(data, max_threads=blake3.AUTO).digest()
     h = _hasher()
     h.reset()
     h.update(data)
-    cdef bytes got = h.digest()
+    return h.digest()
+
+
+cdef int _verify(object data, const uint8_t *digest, object at) except -1:
+    """Raise digest_mismatch unless BLAKE3(data) == the 32 bytes at ``digest``."""
+    cdef bytes got = _blake3(data, len(data))
     if memcmp(PyBytes_AS_STRING(got), digest, C_DIGEST) != 0:
         raise _corrupt("digest_mismatch", at, "BLAKE3 of the logical bytes differs from "
                                               "the object's digest")
@@ -208,6 +242,39 @@ cdef class _Buffer:
         return self._shrunk(0) is None
 
 
+cdef uint64_t _inline_limit(object inflate):
+    """How large an object ``inflate`` lets this kernel inflate itself (0: none): an
+    inflater marked ``deflate.inlinable`` returns, up to that declared length, exactly what
+    ``deflate.inflate`` does."""
+    limit = getattr(inflate, "inline_limit", None)
+    if type(limit) is not int or limit <= 0:
+        return 0
+    return min(<uint64_t>limit, <uint64_t>C_ZLIB_MAX - 1)
+
+
+cdef object _inflate_inline(const uint8_t *p, uint64_t n, uint64_t logical,
+                            const uint8_t *want):
+    """``deflate.inflate``'s result for an intact stream of ``n`` bytes at ``p``, inflated
+    in C (store_inflate.h) and verified; None when anything is wrong with it, for the
+    caller to call ``inflate`` itself, which says exactly what (its zlib's message and
+    all: the error is the same whichever reader meets it)."""
+    cdef ck_inflated r
+    if n < 2:
+        return None
+    cdef int cmf = p[0], flg = p[1]
+    if cmf & 0x0F != 8 or cmf >> 4 > 7 or (cmf << 8 | flg) % 31 or flg & 0x20:
+        return None  # deflate._header's checks
+    out = PyBytes_FromStringAndSize(NULL, <Py_ssize_t>logical)
+    if ck_inflate(p, n, <unsigned char *>PyBytes_AS_STRING(out), logical, &r) < 0:
+        raise MemoryError()
+    if r.zerr or not r.eof or r.left or r.produced != logical:
+        return None
+    if want != NULL and memcmp(PyBytes_AS_STRING(_blake3(out, <Py_ssize_t>logical)), want,
+                               C_DIGEST) != 0:
+        return None
+    return out
+
+
 def read_loose(data, digest, inflate, copy=True):
     """The logical bytes of a loose file (raw or DEFLATE form); ``copy=False``: a raw
     payload is a memoryview of ``data``."""
@@ -243,6 +310,10 @@ def read_loose(data, digest, inflate, copy=True):
             if want != NULL:
                 _verify(out, want, C_LOOSE_HEADER)
             return out
+        if logical <= _inline_limit(inflate) and <uint64_t>(n - C_LOOSE_HEADER) <= C_ZLIB_MAX:
+            out = _inflate_inline(p + C_LOOSE_HEADER, n - C_LOOSE_HEADER, logical, want)
+            if out is not None:
+                return out
         # inflate checks the digest itself: it may stream the output into the hash
         return inflate(memoryview(data).cast("B")[C_LOOSE_HEADER:], logical, C_LOOSE_HEADER,
                        digest)
@@ -458,7 +529,7 @@ cdef class Pack(_Buffer):
         self._live()
         body = memoryview(self.obj).cast("B")[:self.c_end]
         try:
-            got = blake3(body).digest()
+            got = _blake3(body, <Py_ssize_t>self.c_end)
         finally:
             body.release()
         self._intact(self.c_end)
@@ -525,6 +596,10 @@ cdef class Pack(_Buffer):
             if want != NULL:
                 _verify(out, want, start)
             return out
+        if logical <= _inline_limit(inflate) and stored <= C_ZLIB_MAX:
+            out = _inflate_inline(self.p + start, stored, logical, want)
+            if out is not None:
+                return out
         # inflate checks the digest itself: it may stream the output into the hash
         digest = None if want == NULL else PyBytes_FromStringAndSize(<const char *>want,
                                                                       C_DIGEST)
@@ -541,6 +616,26 @@ cdef class Pack(_Buffer):
         self.busy += 1
         try:
             return self._entry(offset, want, inflate, copy)
+        finally:
+            self.busy -= 1
+
+    def find(self, Index index, digest, bint verify, inflate, copy=True):
+        """``entry`` of ``digest``'s offset in ``index`` (verified unless ``verify`` is
+        False), or None if the index does not list it: a ``get`` in one call."""
+        self._live()
+        index._live()
+        cdef const uint8_t *d = _digest_ptr(digest)
+        if d == NULL:
+            raise ValueError("a digest is 32 bytes")
+        cdef long long i = index._find(d)
+        index._intact(index.n)
+        if i < 0:
+            return None
+        cdef uint64_t offset = _be64(index.off + 8 * i)
+        index._intact(index.n)
+        self.busy += 1
+        try:
+            return self._entry(offset, d if verify else NULL, inflate, copy)
         finally:
             self.busy -= 1
 

@@ -310,6 +310,15 @@ class Pack(_Reader):
         finally:
             self._busy -= 1
 
+    def find(self, index: Index, digest: bytes, verify: bool, inflate: Inflate,
+             copy: bool = True) -> Any:
+        """``entry`` of ``digest``'s offset in ``index`` (verified unless ``verify`` is
+        False), or None if the index does not list it: a ``get`` in one call."""
+        offset = index.lookup(digest)
+        if offset < 0:
+            return None
+        return self.entry(offset, digest if verify else None, inflate, copy)
+
     def read_many(self, index: Index, digests: bytes, out: list[Any], verify: bool,
                   inflate: Inflate, copy: bool = True) -> int:
         """Fill every ``None`` slot ``i`` of ``out`` whose digest (``digests[32i:32i+32]``)

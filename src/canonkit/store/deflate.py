@@ -17,13 +17,14 @@ from __future__ import annotations
 import zlib as _stdlib_zlib
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from blake3 import blake3
 
 from ..errors import CorruptObjectError
 
-__all__ = ["IMPLEMENTATION", "LEVEL", "Inflated", "compress", "inflate", "load", "stream"]
+__all__ = ["IMPLEMENTATION", "LEVEL", "Inflated", "compress", "inflate", "inlinable", "load",
+           "stream"]
 
 
 def load(name: str) -> tuple[ModuleType, int]:
@@ -150,6 +151,19 @@ class Inflated(NamedTuple):
     data: bytearray | None
 
 
+_Inflater = TypeVar("_Inflater", bound=Callable[..., Any])
+
+
+def inlinable(fn: _Inflater) -> _Inflater:
+    """Mark ``fn`` as an inflater that, for a declared length of at most ``SMALL`` bytes,
+    returns exactly what ``inflate`` returns (and raises what it raises). The compiled
+    store readers then inflate such objects themselves, in C with zlib, and call ``fn``
+    only for larger ones: no Python per object in a batch of small DEFLATE objects."""
+    fn.inline_limit = SMALL  # type: ignore[attr-defined]
+    return fn
+
+
+@inlinable
 def inflate(payload: Any, logical: int, base: int = 0, digest: bytes | None = None, *,
             module: ModuleType | None = None) -> bytes:
     """The ``logical`` bytes coded by the zlib stream ``payload``, checked strictly and,

@@ -154,11 +154,18 @@ def _pack_structure(root: str, hex_name: str, kernel: Any, backend: str,
         out.append(finding(idx_rel, len(maps[0]) - 64, "index_pack_mismatch", None,
                            f"the index names pack trailer {index.pack_trailer.hex()}, "
                            f"the pack's is {pack.trailer.hex()}"))
+    digests, offsets = index.entries()
     starts = set(framing)
+    if problem is None and len(offsets) == len(starts) and starts == set(offsets):
+        # the common case, decided by set operations: every index offset is a distinct
+        # entry start and every entry is listed, so the loop below would find nothing
+        todo = sorted(zip(offsets, digests))
+        _cut(root, pack_rel, todo, backend, units)
+        return len(todo)
     listed: dict[int, int] = {}
-    todo: list[tuple[int, bytes]] = []
+    todo = []
     offsets_at = 16 + 2048 + 32 * index.count
-    for i, (digest, offset) in enumerate(zip(*index.entries())):
+    for i, (digest, offset) in enumerate(zip(digests, offsets)):
         where = offsets_at + 8 * i
         if offset in listed:
             out.append(finding(idx_rel, where, "index_duplicate_offset",

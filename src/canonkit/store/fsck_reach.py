@@ -174,10 +174,14 @@ def reachability(store: Store, refs: list[tuple[str, str, bytes]], graph: Graph,
                            f"{' -> '.join(path)}"))
     reachable = {d for d in parent if d in where}
     report.reachable = len(reachable)
-    for digest in where.first:
-        if digest in reachable and digest not in where.more:
-            continue
-        rels = where.all(digest)
+    more = where.more
+    for digest, place in where.first.items():
+        if digest not in more:  # one place (the common case, without where.all's sort)
+            if digest in reachable:
+                continue
+            rels = [place or loose_path(digest)]
+        else:
+            rels = where.all(digest)
         if len(rels) > 1:
             out.append(finding(rels[0], None, "duplicate_object", address_of(digest),
                                f"also stored at {', '.join(rels[1:])}"))

@@ -11,10 +11,11 @@ A unit reports what it verified (digest, where), what it found corrupt, the refe
 of every intact structured object (for the reachability pass, which runs once, in the
 parent, after every unit) and its findings.
 
-Memory follows the files, never the lengths they declare: a DEFLATE object is checked by
-streaming its output into BLAKE3 a small buffer at a time (``deflate.stream``), and only
-what may be a structured object (its first byte starts a CBOR map) is kept, to follow its
-references. A pack that is gone when its unit runs (a concurrent repack published its
+Memory follows the files, never the lengths they declare: a DEFLATE object of more than
+``deflate.SMALL`` bytes is checked by streaming its output into BLAKE3 a small buffer at a
+time (``deflate.stream``), and only what may be a structured object (its first byte
+starts a CBOR map) is kept, to follow its references; a smaller one is inflated whole, as
+``get`` inflates it. A pack that is gone when its unit runs (a concurrent repack published its
 objects elsewhere and removed it) is reported back as ``vanished``, for the parent to
 judge.
 """
@@ -27,11 +28,12 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import CorruptObjectError, UnsafePathError
-from .deflate import Inflated, stream
+from .deflate import SMALL, Inflated, inflate, inlinable, stream
 from .findings import Finding, finding
 from .inventory import loose_in
 from .layout import OBJECTS, address_of, parse_loose_name
 from .loose import read_into
+from .mark import MAP_HEADS as _MAP_HEADS
 from .mark import may_be_structured, references
 from .packs import map_file
 
@@ -75,9 +77,15 @@ class UnitResult:
             self.unfollowed.append((digest, why))
 
 
-def _inflate(payload: Any, logical: int, base: int, digest: bytes | None) -> Inflated:
-    """fsck's inflater (the kernels' ``inflate``): checked and hashed a small buffer at a
-    time, the bytes kept only when they may be a structured object."""
+@inlinable
+def _inflate(payload: Any, logical: int, base: int, digest: bytes | None
+             ) -> Inflated | bytes:
+    """fsck's inflater (the kernels' ``inflate``): an object of at most ``SMALL`` bytes is
+    inflated whole, as ``get`` does (the compiled readers do that in C); a larger one is
+    checked and hashed a small buffer at a time, its bytes kept only when they may be a
+    structured object."""
+    if logical <= SMALL:
+        return inflate(payload, logical, base, digest)
     return stream(payload, logical, base, digest, keep=may_be_structured)
 
 
@@ -158,17 +166,32 @@ def check_entries(root: str, pack_rel: str, offsets: list[int], digests: bytes,
         checked = pack.check_entries(offsets, digests, _inflate, False)
         got: Any = None
         for i, got in enumerate(checked):
-            digest = digests[32 * i:32 * i + 32]
             if isinstance(got, CorruptObjectError):
+                digest = digests[32 * i:32 * i + 32]
                 _bad(result, got, pack_rel, digest)
                 result.corrupt.append(digest)
+            elif got and got[0] not in _MAP_HEADS and not isinstance(got, Inflated):
+                # a leaf (no CBOR map: no references): counted, its digest added below
+                result.logical_bytes += len(got)
             else:
-                result.intact(digest, got)
+                result.intact(digests[32 * i:32 * i + 32], got)
+        if not result.verified and not result.corrupt:  # all leaves: in one piece
+            result.verified += digests
+        else:
+            _add_leaves(result, digests, checked)
         del checked, got  # the views, before the mapping closes
     finally:
         pack.release()
         _close(mapped)
     return result
+
+
+def _add_leaves(result: UnitResult, digests: bytes, checked: list[Any]) -> None:
+    """The digests of the leaves ``check_entries``' loop counted without ``intact``."""
+    for i, got in enumerate(checked):
+        if (not isinstance(got, (CorruptObjectError, Inflated)) and got
+                and got[0] not in _MAP_HEADS):
+            result.verified += digests[32 * i:32 * i + 32]
 
 
 def _close(mapped: Any) -> None:

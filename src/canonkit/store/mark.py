@@ -22,9 +22,12 @@ from ..objects import REF, decode_object, get_kind
 from ..objects.schema import Array, FieldType, Nullable, Record, Tuple
 from .layout import address_of
 
-__all__ = ["Marker", "may_be_structured", "references", "root_path"]
+__all__ = ["MAP_HEADS", "Marker", "may_be_structured", "references", "root_path"]
 
-_MAP_HEADS = frozenset(range(0xA0, 0xBC))  # CBOR major type 5 with a definite length
+#: first bytes of a CBOR map of definite length (major type 5): only such objects can
+#: have references
+MAP_HEADS = frozenset(range(0xA0, 0xBC))
+_MAP_HEADS = MAP_HEADS
 
 
 def may_be_structured(first: int) -> bool:

@@ -24,6 +24,7 @@ class PackSet:
         self.root = root
         self.kernel = kernel
         self._list: list[PackFile] = []
+        self._guarded: list[PackFile] = []
         self._names: tuple[str, ...] = ()
         #: pack name -> why it cannot be read
         self.broken: dict[str, CorruptObjectError] = {}
@@ -32,6 +33,12 @@ class PackSet:
     def snapshot(self) -> list[PackFile]:
         """The packs as now known (a copy: a lookup may drop one meanwhile)."""
         return list(self._list)
+
+    def guarded(self) -> list[PackFile]:
+        """The packs read by guarded (compiled) readers, newest first, as now known; empty
+        when any pack is read otherwise (its size is checked before each read: the full
+        path of ``Store.get``). Not a copy: the list is replaced, never changed in place."""
+        return self._guarded
 
     def current(self) -> list[PackFile]:
         """``refresh``, then ``snapshot``: the packs published now."""
@@ -46,6 +53,7 @@ class PackSet:
         for pf in self._list:
             pf.close()
         self._list = []
+        self._guarded = []
         self._names = ()
 
     def refresh(self) -> bool:
@@ -73,9 +81,13 @@ class PackSet:
         # newest first: a fresh pack is likelier to hold what is looked up now
         packs.sort(key=lambda pf: -pf.mtime)
         self._list = packs
+        self._guarded_update()
         self._names = names
         self.broken = broken
         return True
+
+    def _guarded_update(self) -> None:
+        self._guarded = list(self._list) if all(pf.guarded for pf in self._list) else []
 
     def offset(self, pf: PackFile, digest: bytes) -> int:
         """``digest``'s entry offset in ``pf``, or -1. A pack whose file shrank under its
@@ -94,6 +106,7 @@ class PackSet:
     def drop(self, pf: PackFile, exc: CorruptObjectError) -> None:
         if pf in self._list:
             self._list.remove(pf)
+            self._guarded_update()
             self.broken[pf.hex] = exc if exc.path else located(exc, pf.idx_rel)
             pf.close()
 

@@ -220,6 +220,13 @@ class Store:
         bytes with this address. ``copy=False`` returns a raw packed object as a read-only
         memoryview into the pack's mapping (other forms are always ``bytes``)."""
         digest: bytes = self.kernel.parse_address(address)
+        for pf in self.packs.guarded():  # the common case in one kernel call per pack
+            try:
+                found = pf.pack.find(pf.index, digest, verify, inflate, copy)
+            except (CorruptObjectError, ValueError):  # damaged, or closed meanwhile:
+                break  # the full path below finds the other forms, or says what is wrong
+            if found is not None:
+                return found  # type: ignore[no-any-return]
         want = digest if verify else None
         found, problem = self._read_packed(digest, address, want, copy, None)
         if found is not None:

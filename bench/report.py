@@ -11,7 +11,7 @@ and a column per contender; a cell is the contender's time over the baseline's
 (``--baseline``, default canonkit-c) measured in the same run: for a peer, how many times
 faster the baseline is (above 1.00: the baseline is faster). The first number is the
 ratio of medians, the one in brackets the ratio of minimum times (the better estimate of
-CPU cost on a loaded machine). The baseline column gives its own median. A row without
+CPU cost when timings are noisy). The baseline column gives its own median. A row without
 the baseline gives each contender's median instead.
 
 ``--plot DIR`` draws the same tables as grouped bar charts, one SVG per capability

@@ -501,8 +501,8 @@ cdef class EntryChecker:
         cdef Py_ssize_t start = <Py_ssize_t>self._key_ends[k - 1] if k else 0
         cdef Py_ssize_t end = <Py_ssize_t>self._key_ends[k]
         cdef const uint8_t *mh = &self._keys[0] if end > 0 else <const uint8_t *>b""
-        cdef uint64_t code, length
-        cdef Py_ssize_t p, q
+        cdef uint64_t code = 0, length = 0
+        cdef Py_ssize_t p = end, q = end  # set by ck_varint; initialised for the compiler
         ck_varint(mh, start, end, &code, &p)   # recorded from a parsed CID: they parse
         ck_varint(mh, p, end, &length, &q)
         cdef Py_ssize_t held = end - q

@@ -1,5 +1,6 @@
 """Which object-storage client canonkit reads URLs with: a measurement (docs/scale.md).
 
+    pip install -e '.[bench-remote]'    # s3fs, the fsspec contender
     python bench/object_clients.py [--repeat 3] [--small 2000] [--large-mib 256]
 
 Contenders: obstore (the Rust ``object_store`` crate) and fsspec (s3fs for S3, its

@@ -28,6 +28,7 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import CorruptObjectError, UnsafePathError
+from ._format_py import FORM_DEFLATE
 from .deflate import SMALL, Inflated, inflate, inlinable, stream
 from .findings import Finding, finding
 from .inventory import loose_in
@@ -63,8 +64,6 @@ class UnitResult:
         self.verified += digest
         if isinstance(data, Inflated):  # streamed: its bytes kept only if they may matter
             self.logical_bytes += data.size
-            self.deflated += 1
-            self.deflated_bytes += data.size
             if data.data is None:
                 return
             data = data.data
@@ -75,6 +74,12 @@ class UnitResult:
             self.edges[digest] = children
         if why is not None:
             self.unfollowed.append((digest, why))
+
+    def stored_deflate(self, data: Any) -> None:
+        """Count an intact object whose stored form byte says DEFLATE (by the form, not
+        by what the inflater returned: small objects are inflated whole, in C or not)."""
+        self.deflated += 1
+        self.deflated_bytes += data.size if isinstance(data, Inflated) else len(data)
 
 
 @inlinable
@@ -141,6 +146,8 @@ def check_loose(root: str, fanout: str, backend: str) -> UnitResult:
             result.corrupt.append(digest)
         else:
             result.intact(digest, data)
+            if content[4] == FORM_DEFLATE:  # read_loose checked the header
+                result.stored_deflate(data)
             del data
         content.release()  # the buffer is reused (and may grow) for the next file
     return result
@@ -170,7 +177,10 @@ def check_entries(root: str, pack_rel: str, offsets: list[int], digests: bytes,
                 digest = digests[32 * i:32 * i + 32]
                 _bad(result, got, pack_rel, digest)
                 result.corrupt.append(digest)
-            elif got and got[0] not in _MAP_HEADS and not isinstance(got, Inflated):
+                continue
+            if mapped[offsets[i]] == FORM_DEFLATE:  # the entry's form byte, framing checked
+                result.stored_deflate(got)
+            if got and got[0] not in _MAP_HEADS and not isinstance(got, Inflated):
                 # a leaf (no CBOR map: no references): counted, its digest added below
                 result.logical_bytes += len(got)
             else:

@@ -174,6 +174,13 @@ def _http_ok(port: int, path: str = "/", method: str = "GET") -> bool:
         connection.close()
 
 
+#: the tests that read object storage or HTTP through obstore: obstore 0.12, the client of
+#: ``canonkit[s3]``, is built for Python 3.11 and later, so on 3.10 the extra installs nothing
+needs_obstore = pytest.mark.skipif(
+    sys.version_info < (3, 11),
+    reason="obstore 0.12 (canonkit[s3]) supports Python 3.11 and later only")
+
+
 def unavailable(reason: str) -> None:
     """Skip the test with ``reason``, except under CI, where every service must run."""
     if os.environ.get("CI"):

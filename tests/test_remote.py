@@ -9,11 +9,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from services import DaskCluster, FaultProxy, HTTPServer, S3Prefix, random_secret, use_endpoint
+from services import (DaskCluster, FaultProxy, HTTPServer, S3Prefix, needs_obstore, random_secret,
+                      use_endpoint)
 
 from canonkit import errors
 from canonkit._files import remote
 from canonkit._files.urls import ObjectURL, is_url, parse_url
+
+pytestmark = needs_obstore
 
 # --- URLs ---------------------------------------------------------------------------------
 

@@ -18,7 +18,10 @@ from canonkit import reverify
 from canonkit._files import remote
 from canonkit.cli import main as cli_main
 from canonkit.reverify import synthetic_corpus as synth
-from services import DaskCluster, FaultProxy, HTTPServer, S3Prefix, random_secret, use_endpoint
+from services import (DaskCluster, FaultProxy, HTTPServer, S3Prefix, needs_obstore, random_secret,
+                      use_endpoint)
+
+pytestmark = needs_obstore
 
 SEED_TABLE = {"reproduced": 45, "reproduced_under_other_construction": 8,
               "reproduced_by_search": 4, "not_reproducible": 2, "no_seal_record": 3}

@@ -42,8 +42,13 @@ def _module_name(path: Path) -> str:
 def _modules(compiled: bool) -> list[str]:
     names = {_module_name(p) for p in PACKAGE.rglob("*.py")}
     if compiled:
+        # An in-place build for another interpreter leaves its files beside this one's
+        # (``_codec.cpython-310-….so`` next to ``_codec.cpython-311-….so``); the generic
+        # ``.so`` suffix matches them too, but the name left after it still has a dot:
+        # this interpreter never imports that file.
         names |= {_module_name(p) for suffix in EXTENSION_SUFFIXES
-                  for p in PACKAGE.rglob(f"*{suffix}")}
+                  for p in PACKAGE.rglob(f"*{suffix}")
+                  if "." not in p.name.removesuffix(suffix)}
     return sorted(names - ENTRY_POINTS)
 
 

@@ -68,7 +68,8 @@ cdef str _text(bytes digest):
 
 
 def digest_of(data, /):
-    """The 32 raw BLAKE3-256 digest bytes of ``data`` (bytes, bytearray, memoryview)."""
+    """The 32 raw BLAKE3-256 digest bytes of ``data``: what another object stores to
+    reference it."""
     return _digest(data, _length(data))
 
 

@@ -24,13 +24,16 @@ from blake3 import blake3 as _blake3
 
 __all__ = ["PARALLEL_MIN", "Addresser", "address", "addresses", "digest_of"]
 
+Buffer = bytes | bytearray | memoryview
+
 PARALLEL_MIN = 1 << 20  # from here on, hash with all cores (blake3's AUTO threads)
 
 _idle: list[_blake3] = []  # hashers no call is using; at most one per concurrent caller
 
 
-def digest_of(data: Any, /) -> bytes:
-    """The 32 raw BLAKE3-256 digest bytes of ``data`` (bytes, bytearray, memoryview)."""
+def digest_of(data: Buffer, /) -> bytes:
+    """The 32 raw BLAKE3-256 digest bytes of ``data``: what another object stores to
+    reference it."""
     if (len(data) if type(data) is bytes else memoryview(data).nbytes) >= PARALLEL_MIN:
         return _blake3(data, max_threads=_blake3.AUTO).digest()
     try:
@@ -44,12 +47,12 @@ def digest_of(data: Any, /) -> bytes:
     return digest
 
 
-def address(data: Any, /) -> str:
+def address(data: Buffer, /) -> str:
     """``"blake3:" + lowercase hex(BLAKE3-256(data))``."""
     return "blake3:" + digest_of(data).hex()
 
 
-def addresses(items: Iterable[Any], /) -> list[str]:
+def addresses(items: Iterable[Buffer], /) -> list[str]:
     """``[address(x) for x in items]`` in one call."""
     return ["blake3:" + digest_of(item).hex() for item in items]
 
@@ -66,7 +69,7 @@ class Addresser:
         self.encode_merged = encode_merged
         self.slow = slow
 
-    def address_object(self, kind: Any, fields: Any, *, version: Any = 1) -> str:
+    def address_object(self, kind: str, fields: Any, *, version: int = 1) -> str:
         """``address(encode_object(kind, fields, version=version))``."""
         spec = self.kinds.get(kind) if version == 1 and type(kind) is str else None
         if spec is not None and spec.check is None and spec._fast(fields):

@@ -17,7 +17,6 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from .. import _backend
-
 from ..errors import MissingKindError, SchemaViolationError, UnknownKindError
 from .hashing import Buffer, address
 from .registry import _KINDS, _V1, get_kind

@@ -29,12 +29,11 @@ import argparse
 import functools
 import hashlib
 import time
-import timeit
 from collections.abc import Callable
 from typing import Any
 
 from blake3 import blake3
-from small_messages import MESSAGES, message_bytes
+from small_messages import MESSAGES, message_bytes, minimums
 
 from canonkit import cbor, objects
 from canonkit.cbor import Link
@@ -55,6 +54,10 @@ COMMIT = {"tree": bytes(range(32)), "parents": [bytes(range(1, 33))],
           "message": "initial import\n"}
 RECORDS = ("record5", "rpc3", "bytes32", "commit")
 OPERATIONS = ("address_object", "for_block", "link")
+# each operation's contenders, as ``contenders`` returns them
+CONTENDERS = {"address_object": ("floor", "address_object", "encode only", "hash only"),
+              "for_block": ("floor", "Link.for_block"),
+              "link": ("floor", "Link(cid)", "cid_problem")}
 
 
 @functools.cache
@@ -69,6 +72,20 @@ def record(name: str) -> tuple[str, dict[str, Any]]:
     if name == "commit":
         return "commit", COMMIT
     return KINDS[name].name, MESSAGES[name][1]
+
+
+def _block(name: str) -> bytes:
+    """The DAG-CBOR block of a ``for_block``/``link`` row."""
+    return message_bytes(name) if name in MESSAGES else cbor.encode(COMMIT, profile="dag-cbor")
+
+
+def input_size(operation: str, name: str) -> int:
+    """Bytes of the row's input: the addressed object, the block, or the CID."""
+    if operation == "address_object":
+        kind, fields = record(name)
+        return len(cbor.encode({"t": kind, "v": 1, **fields}, profile="core"))
+    block = _block(name)
+    return len(block) if operation == "for_block" else len(Link.for_block(block).cid_bytes)
 
 
 def contenders(operation: str, name: str) -> dict[str, Callable[[], object]]:
@@ -100,7 +117,7 @@ def contenders(operation: str, name: str) -> dict[str, Callable[[], object]]:
         }
         assert runs["address_object"]() == floor() == "blake3:" + blake3(data).hexdigest()
         return runs
-    data = message_bytes(name) if name in MESSAGES else cbor.encode(COMMIT, profile="dag-cbor")
+    data = _block(name)
     cid = Link.for_block(data).cid_bytes
     if operation == "for_block":
         prefix, sha256, for_block = cid[:-32], hashlib.sha256, Link.for_block
@@ -118,18 +135,6 @@ def contenders(operation: str, name: str) -> dict[str, Callable[[], object]]:
 
 def names(operation: str) -> tuple[str, ...]:
     return RECORDS if operation == "address_object" else (*MESSAGES, "commit")
-
-
-def minimums(runs: dict[str, Callable[[], object]], rounds: int, number: int,
-             timer: Callable[[], float] = time.thread_time) -> dict[str, float]:
-    """Seconds per call: each contender's minimum over ``rounds`` batches of ``number``
-    calls, the contenders interleaved round by round."""
-    best = dict.fromkeys(runs, float("inf"))
-    for _ in range(rounds):
-        for contender, run in runs.items():
-            best[contender] = min(best[contender], timeit.timeit(run, number=number,
-                                                                  timer=timer) / number)
-    return best
 
 
 def main() -> None:

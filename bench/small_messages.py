@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import time
 import timeit
 from collections.abc import Callable
 from typing import Any
@@ -112,14 +113,15 @@ def contenders(operation: str, name: str) -> dict[str, Callable[[], object]]:
     raise KeyError(operation)
 
 
-def minimums(runs: dict[str, Callable[[], object]], rounds: int,
-             number: int) -> dict[str, float]:
+def minimums(runs: dict[str, Callable[[], object]], rounds: int, number: int,
+             timer: Callable[[], float] = time.perf_counter) -> dict[str, float]:
     """Seconds per call: each contender's minimum over ``rounds`` batches of ``number``
-    calls, the contenders interleaved round by round."""
+    calls, the contenders interleaved round by round (``timer``: timeit's clock)."""
     best = dict.fromkeys(runs, float("inf"))
     for _ in range(rounds):
         for contender, run in runs.items():
-            best[contender] = min(best[contender], timeit.timeit(run, number=number) / number)
+            best[contender] = min(best[contender],
+                                  timeit.timeit(run, number=number, timer=timer) / number)
     return best
 
 

@@ -246,3 +246,37 @@ def test_for_block_on_a_subclass_runs_its_constructor() -> None:
     Link.for_block(b"sub")
     link = Named.for_block(b"sub")
     assert type(link) is Named and Named.made == 1 and link == Link.for_block(b"sub")
+
+
+def _near_cids() -> st.SearchStrategy[bytes]:
+    """CIDv1-shaped bytes: version, codec, hash and length bytes (some past one varint
+    byte, some lengths off by a few) and a digest, or arbitrary short bytes."""
+    head = st.integers(0, 255)
+    return st.one_of(
+        st.binary(max_size=40),
+        st.builds(lambda v, c, h, d, off: bytes([v, c, h, max(0, min(255, len(d) + off))]) + d,
+                  st.sampled_from([0, 1, 2, 0x81]), head, head, st.binary(max_size=40),
+                  st.integers(-2, 2)),
+        st.builds(lambda h, d: bytes([0x12, 0x20]) + h + d, st.binary(max_size=2),
+                  st.binary(min_size=30, max_size=34)))
+
+
+@given(_near_cids())
+def test_cid_problem_fast_path_agrees_with_the_varint_walk(cid: bytes) -> None:
+    """``cid_problem``'s shortcut for one-byte varints says what the full walk says."""
+    from canonkit.cbor._cid import _walk_problem, cid_problem
+
+    if len(cid) == 34 and cid[:2] == b"\x12\x20":
+        assert cid_problem(cid) is None  # a CIDv0
+    else:
+        assert cid_problem(cid) == _walk_problem(cid)
+
+
+def test_link_constructor_takes_any_buffer_and_checks_it() -> None:
+    cid = Link.for_block(b"buffer").cid_bytes
+    for form in (cid, bytearray(cid), memoryview(cid)):
+        link = Link(form)
+        assert type(link.cid_bytes) is bytes and link.cid_bytes == cid
+    for bad in (cid[:-1], cid + b"\0", b"\x01\x71\x12\x81", b""):
+        with pytest.raises(errors.InvalidLinkError):
+            Link(bad)

@@ -89,7 +89,7 @@ def test_reused_hashers_stay_per_call_and_bounded() -> None:
     items = [bytes([i]) * (96 * 1024 + i) for i in range(40)]
     expected = ["blake3:" + blake3(x).hexdigest() for x in items]
     assert _in_four_threads(lambda: [objects.address(x) for x in items]) == [expected] * 4
-    assert 1 <= len(hashing._idle) <= 5  # four threads and this one
+    assert 1 <= len(hashing._address._idle) <= 5  # four threads and this one
 
 def test_addresses_batch_equals_one_by_one() -> None:
     items = [bytes([i % 256]) * i for i in range(300)] + [memoryview(b"abc"), bytearray(b"")]

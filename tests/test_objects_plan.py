@@ -40,7 +40,7 @@ def test_builtin_simple_kinds_use_the_plan() -> None:
        st.data())
 def test_plan_agrees_with_the_generated_predicate(schema: dict[str, FieldType],
                                                   data: st.DataObject) -> None:
-    compiled, twin = backend_pair("objects")
+    compiled, twin = backend_pair("objects", "planner")
     plan = _plan(schema, {})
     assert plan is not None
     generated = _compile_fast("k", schema, {})
@@ -55,7 +55,7 @@ def test_plan_agrees_with_the_generated_predicate(schema: dict[str, FieldType],
 
 @pytest.mark.parametrize("kind", ["commit", "conflict"])
 def test_builtin_kinds_check_alike(kind: str) -> None:
-    compiled, twin = backend_pair("objects")
+    compiled, twin = backend_pair("objects", "planner")
     spec = _KINDS[(kind, 1)]
     plan = _plan(spec.fields, {})
     generated = _compile_fast(kind, spec.fields, {})

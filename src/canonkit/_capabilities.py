@@ -24,7 +24,10 @@ KERNELS: dict[str, dict[str, tuple[str, str]]] = {
         "former": ("_formb", "_py.formb"),  # Layer 3 Form B serialization and hash
         "auditor": ("_audit", "_py.audit"),  # §2.3 canonical JSON, §14 audit record hash
     },
-    "objects": {"planner": ("_plans", "_plans_py")},
+    "objects": {
+        "planner": ("_plans", "_plans_py"),  # the fields check of simple kinds
+        "addresser": ("_address", "_address_py"),  # addresses, address_object's common case
+    },
     "store": {"format": ("_format", "_format_py")},
     # the section walk with SHA-256, the index entry check
     "car": {"sections": ("_sections", "_sections_py")},

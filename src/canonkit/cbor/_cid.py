@@ -109,8 +109,19 @@ def cid_problem(cid: bytes) -> str | None:
     CIDv0: the 34-byte sha2-256 multihash ``12 20 <32 bytes>``. CIDv1: varint version 1,
     varint codec, varint multihash code, varint digest length, then exactly that many
     digest bytes. Codecs and hash functions are not checked against a table."""
-    if len(cid) == 34 and cid[0] == SHA2_256 and cid[1] == 0x20:
+    n = len(cid)
+    if n == 34 and cid[0] == SHA2_256 and cid[1] == 0x20:
         return None
+    # the common CIDv1: codec, hash code and digest length one varint byte each (a
+    # one-byte varint is always minimal); anything else takes the general walk below
+    if (n >= 4 and cid[0] == 1 and cid[1] < 0x80 and cid[2] < 0x80 and cid[3] < 0x80
+            and n - 4 == cid[3]):
+        return None
+    return _walk_problem(cid)
+
+
+def _walk_problem(cid: bytes) -> str | None:
+    """``cid_problem`` of a CID that is not a CIDv0, read varint by varint."""
     try:
         version, pos = read_varint(cid, 0)
         if version != 1:

@@ -184,7 +184,12 @@ class FrozenDict(_Frozen, Mapping[Any, Any]):
 
 # Link.for_block builds a Link around a CID it made itself without revalidating it
 _new_object = object.__new__
-_set_slot = object.__setattr__
+# for_block's default arguments, compared by identity: the defaults themselves, so a call
+# that leaves them out skips the type checks and the key tuple
+_DAG_CBOR = "dag-cbor"
+_SHA2_256 = "sha2-256"
+_ONE = 1  # CPython's one cached 1: ``version is _ONE`` holds for every int 1
+_DEFAULT_BLOCK = (_DAG_CBOR, _SHA2_256, 1)
 
 
 class Link:
@@ -204,30 +209,36 @@ class Link:
     cid_bytes: bytes
 
     def __init__(self, cid_bytes: bytes | bytearray | memoryview) -> None:
-        cid = bytes(cid_bytes)
+        cid = cid_bytes if type(cid_bytes) is bytes else bytes(cid_bytes)
         problem = cid_problem(cid)
         if problem is not None:
             from ..errors import InvalidLinkError
 
             raise InvalidLinkError(problem, detail=cid.hex())
-        object.__setattr__(self, "cid_bytes", cid)
+        _set_cid(self, cid)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Link is immutable")
 
     @classmethod
-    def for_block(cls, data: Any, codec: str | int = "dag-cbor", hash: str = "sha2-256",
+    def for_block(cls, data: Any, codec: str | int = _DAG_CBOR, hash: str = _SHA2_256,
                   *, version: int = 1) -> Link:
         """The CID of the encoded block ``data`` (any buffer): the multihash of its bytes
         under ``hash`` (``"sha2-256"``, ``"blake3"``, ... — see ``canonkit.cbor._cid.HASHES``)
         tagged with the content ``codec`` (a multicodec name such as ``"dag-cbor"`` or
         ``"raw"``, or a code). ``version=0`` makes a CIDv0 (dag-pb with sha2-256 only).
         Raises ``UnknownMulticodecError`` or ``UnsupportedHashError``."""
-        if cls is Link and type(codec) is str and type(hash) is str and type(version) is int:
-            known = _cid.BLOCK_PREFIXES.get((codec, hash, version))
+        if cls is Link:
+            if codec is _DAG_CBOR and hash is _SHA2_256 and version is _ONE:  # the defaults
+                known = _cid.BLOCK_PREFIXES.get(_DEFAULT_BLOCK)
+            elif type(codec) is str and type(hash) is str and type(version) is int:
+                known = _cid.BLOCK_PREFIXES.get((codec, hash, version))
+            else:
+                known = None
             if known is not None:  # arguments seen before: the CID is valid by construction
+                prefix, hasher = known
                 link = _new_object(Link)
-                _set_slot(link, "cid_bytes", known[0] + known[1](data).digest())
+                _set_cid(link, prefix + hasher(data).digest())
                 return link
         return cls(_cid.make_cid(data, codec, hash, version))
 
@@ -309,3 +320,7 @@ class Link:
 
     def __reduce__(self) -> Any:
         return (Link, (self.cid_bytes,))
+
+
+# the slot's own setter: what object.__setattr__ ends at, without its name lookup
+_set_cid = Link.__dict__["cid_bytes"].__set__

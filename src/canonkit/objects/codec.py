@@ -14,12 +14,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from functools import cache
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .. import _backend
 from ..errors import MissingKindError, SchemaViolationError, UnknownKindError
 from .hashing import Buffer, address
 from .registry import _KINDS, _V1, get_kind
 from .schema import Kind
+
+if TYPE_CHECKING:  # the twin is the typed surface
+    from . import _address_py as _kernel
+else:
+    _kernel = _backend.select("objects", compiled="canonkit.objects._address",
+                              twin="canonkit.objects._address_py")
 
 __all__ = ["Object", "ObjectCodec"]
 
@@ -84,10 +91,12 @@ class Object:
 
 
 def _make_encoders(cbor: ModuleType) -> tuple[Callable[..., bytes], Callable[..., str]]:
-    """``encode_object`` and ``address_object`` over one backend, as closures: the hot
-    path (one small object, many times) is one dict lookup, the kind's generated validity
-    predicate, one ``encode_merged`` call (the kind's cached ``{"t", "v"}`` envelope and
-    the caller's fields as one canonical map, no merged dict built) and one hash call."""
+    """``encode_object`` and ``address_object`` over one backend. The hot path (one small
+    object, many times) of ``address_object`` is the addresser kernel's
+    (``canonkit.objects._address``): one dict lookup, the kind's fields check, one
+    ``encode_merged`` call (the kind's cached ``{"t", "v"}`` envelope and the caller's
+    fields as one canonical map, no merged dict built) and one hash; every other call
+    goes through ``encode_object``."""
     v1 = _V1
     encoder = getattr(cbor, "Encoder", None)
     if encoder is not None and hasattr(encoder, "encode_merged"):
@@ -112,13 +121,11 @@ def _make_encoders(cbor: ModuleType) -> tuple[Callable[..., bytes], Callable[...
             spec.check(fields)
         return encode_merged(spec._envelope, fields)
 
-    def address_object(kind: str, fields: Any, *, version: int = 1) -> str:
-        """``address(encode_object(kind, fields, version=version))``."""
-        spec = v1.get(kind) if version == 1 and type(kind) is str else None
-        if spec is not None and spec.check is None and spec._fast(fields):
-            return address(encode_merged(spec._envelope, fields))  # the common case
+    def address_encoded(kind: str, fields: Any, *, version: int = 1) -> str:
         return address(encode_object(kind, fields, version=version))
 
+    address_object: Callable[..., str] = _kernel.Addresser(
+        v1, encode_merged, address_encoded).address_object
     return encode_object, address_object
 
 

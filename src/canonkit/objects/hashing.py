@@ -1,57 +1,40 @@
 """Content addresses: ``"blake3:" + lowercase hex(BLAKE3-256(addressed bytes))``.
 
-Every BLAKE3 digest of the object layer is computed here, by the ``blake3`` package. For
-inputs of a few hundred bytes its cost is per call, not hashing, so hashers are reused
-(``reset``/``update``/``digest``: no hasher object built per input): a call pops an idle
-one from a list and appends it when done, both atomic under the GIL, so no two calls
-share one and the list never holds more than the most calls that ran at once.
-``digest().hex()`` is cheaper than ``hexdigest()``. Inputs of 1 MiB and more are hashed
-with blake3's multithreading (``max_threads=AUTO``, which releases the GIL).
+Every BLAKE3 digest of the object layer is computed by the ``blake3`` package, through the
+addresser kernel (``canonkit.objects._address``, twin ``_address_py``): hashers are reused
+for small inputs, whose cost is per call rather than hashing, and inputs of
+``PARALLEL_MIN`` bytes and more are hashed on all cores.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from blake3 import blake3 as _blake3
-
+from .. import _backend
 from ..errors import SchemaViolationError
+
+if TYPE_CHECKING:  # the twin is the typed surface
+    from . import _address_py as _address
+else:
+    _address = _backend.select("objects", compiled="canonkit.objects._address",
+                               twin="canonkit.objects._address_py")
 
 __all__ = ["PARALLEL_MIN", "PREFIX", "Buffer", "address", "addresses", "digest_of",
            "parse_address"]
 
 PREFIX = "blake3:"
-PARALLEL_MIN = 1 << 20  # from here on, hash with all cores (blake3's AUTO threads)
+PARALLEL_MIN = _address.PARALLEL_MIN  # from here on, hash with all cores (blake3's AUTO)
 
 Buffer = bytes | bytearray | memoryview
 
-_idle: list[_blake3] = []  # hashers no call is using; at most one per concurrent caller
+digest_of = _address.digest_of
+"""``digest_of(data, /) -> bytes``: the 32 raw BLAKE3-256 digest bytes of ``data``, what
+another object stores to reference it."""
+address = _address.address
+"""``address(data, /) -> str``: ``"blake3:" + lowercase hex(BLAKE3-256(data))``."""
+addresses = _address.addresses
+"""``addresses(items, /) -> list[str]``: ``[address(x) for x in items]`` in one call."""
+
 _HEX = frozenset("0123456789abcdef")
-
-
-def digest_of(data: Buffer, /) -> bytes:
-    """The 32 raw BLAKE3-256 digest bytes of ``data``: what another object stores to
-    reference it."""
-    if (len(data) if type(data) is bytes else memoryview(data).nbytes) >= PARALLEL_MIN:
-        return _blake3(data, max_threads=_blake3.AUTO).digest()
-    try:
-        hasher = _idle.pop()
-    except IndexError:
-        hasher = _blake3()
-    hasher.reset()
-    hasher.update(data)  # a failure here drops the hasher: only finished ones go back
-    digest = hasher.digest()
-    _idle.append(hasher)
-    return digest
-
-
-def address(data: Buffer, /) -> str:
-    """``"blake3:" + lowercase hex(BLAKE3-256(data))``."""
-    return PREFIX + digest_of(data).hex()
-
-
-def addresses(items: Iterable[Buffer], /) -> list[str]:
-    """``[address(x) for x in items]`` in one call."""
-    return [PREFIX + digest_of(item).hex() for item in items]
 
 
 def parse_address(text: str, /) -> bytes:

@@ -99,6 +99,10 @@ cdef extern from "cbor_dec.h":
     int cd_key_order(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t *,
                      Py_ssize_t *) noexcept nogil
     bint cd_utf8_valid(const uint8_t *, Py_ssize_t) noexcept nogil
+    int cu_utf8_kernel
+    int cu_utf8_best() noexcept nogil
+    int cu_utf8_select(int) noexcept nogil
+    void cu_utf8_init() noexcept nogil
     bint cd_cid_ok(const uint8_t *, Py_ssize_t) noexcept nogil
     size_t cd_key_hash(const uint8_t *, Py_ssize_t) noexcept nogil
     PyObject *cd_key_cache_get(PyObject **, size_t, const uint8_t *, Py_ssize_t,
@@ -1276,6 +1280,27 @@ cdef int set_opts(Opts *o, object profile, object max_depth, object max_size,
 
 
 # --- API ----------------------------------------------------------------------------------
+
+cu_utf8_init()  # the widest UTF-8 kernel this CPU runs, chosen once
+
+_UTF8_KERNELS = ("scalar", "sse4.1", "avx2")
+
+
+def _utf8_kernels():
+    """The UTF-8 validation kernels this CPU runs, narrowest first (tests compare them)."""
+    return _UTF8_KERNELS[:cu_utf8_best() + 1]
+
+
+def _utf8_kernel(name=None):
+    """The UTF-8 kernel ``check`` uses (strings shorter than a vector block always take the
+    scalar one); with ``name``, use that one from now on and return the previous name.
+    A test hook: ``ValueError`` for a kernel this CPU does not run."""
+    cdef str previous = _UTF8_KERNELS[cu_utf8_kernel]
+    if name is not None:
+        if name not in _UTF8_KERNELS or cu_utf8_select(_UTF8_KERNELS.index(name)) < 0:
+            raise ValueError(f"UTF-8 kernel {name!r} is not one of {_utf8_kernels()}")
+    return previous
+
 
 @cython.boundscheck(False)  # audited: the indexes are in range by construction
 @cython.wraparound(False)

@@ -99,6 +99,11 @@ cdef extern from "cbor_dec.h":
     int cd_key_order(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t *,
                      Py_ssize_t *) noexcept nogil
     bint cd_utf8_valid(const uint8_t *, Py_ssize_t) noexcept nogil
+    int cd_utf8_kind(const uint8_t *, Py_ssize_t) noexcept nogil
+    enum:
+        CU_SIMD_MIN
+        CU_INVALID
+        CU_UNICODE
     int cu_utf8_kernel
     int cu_utf8_best() noexcept nogil
     int cu_utf8_select(int) noexcept nogil
@@ -844,6 +849,20 @@ cdef int chk_text(Dec *d, Prof *prof, Py_ssize_t start, Py_ssize_t pos,
     return 0
 
 
+cdef int chk_long_text(Dec *d, Prof *prof, Py_ssize_t start, Py_ssize_t pos,
+                       Py_ssize_t n) except -1:
+    """Validate a text string of at least CU_SIMD_MIN bytes: the vector kernels tell ASCII
+    apart while they validate, so no ASCII pass comes first."""
+    cdef const uint8_t *s = d.p + pos
+    cdef int kind = cd_utf8_kind(s, n)
+    if kind == CU_INVALID:
+        derr(d, "invalid_utf8", start, "text string is not valid UTF-8")
+    if Prof is ProfDcbor:
+        if kind == CU_UNICODE:
+            nfc_check(d, start, (<const char *>s)[:n].decode("utf-8"))
+    return 0
+
+
 cdef int chk_tag(Dec *d, Prof *prof, Frame *f) except -1:
     """A completed tag's checks on its content, whose head is at f.key_start."""
     cdef Py_ssize_t at = f.key_start
@@ -966,8 +985,11 @@ cdef int chk_loop(Dec *d, Prof *prof) except -1:
         if major == 3 or major == 2:
             if cd_unlikely(arg > <uint64_t>(n - pos)):
                 dshort(d, start, f"string of {arg} bytes runs past the end")
-            if major == 3 and not ascii_text(d, pos, <Py_ssize_t>arg):
-                chk_text(d, prof, start, pos, <Py_ssize_t>arg)
+            if major == 3:
+                if arg >= CU_SIMD_MIN:
+                    chk_long_text(d, prof, start, pos, <Py_ssize_t>arg)
+                elif not ascii_text(d, pos, <Py_ssize_t>arg):
+                    chk_text(d, prof, start, pos, <Py_ssize_t>arg)
             pos += <Py_ssize_t>arg
         elif major == 4 or major == 5:
             kind = F_ARRAY if major == 4 else F_MAP

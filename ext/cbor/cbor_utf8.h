@@ -176,9 +176,13 @@ CU_SSE_TARGET static inline int cu_utf8_sse(const unsigned char *s, Py_ssize_t n
     int unicode;
     in = _mm_loadu_si128((const __m128i *)s);
     unicode = !_mm_testz_si128(in, _mm_set1_epi8((char)0x80));
-    err = cu_sse_block(in, _mm_slli_si128(in, 1), _mm_slli_si128(in, 2),
-                       _mm_slli_si128(in, 3));
-    incomplete = cu_sse_incomplete(in);
+    if (unicode) {
+        err = cu_sse_block(in, _mm_slli_si128(in, 1), _mm_slli_si128(in, 2),
+                           _mm_slli_si128(in, 3));
+        incomplete = cu_sse_incomplete(in);
+    } else {
+        err = incomplete = _mm_setzero_si128();
+    }
     for (i = 16;; i += 16) {
         if (i + 16 > n) {
             if (i == n) break;
@@ -233,12 +237,16 @@ CU_AVX2_TARGET static inline int cu_utf8_avx2(const unsigned char *s, Py_ssize_t
     int unicode;
     in = _mm256_loadu_si256((const __m256i *)s);
     unicode = !_mm256_testz_si256(in, _mm256_set1_epi8((char)0x80));
-    /* the first block's predecessors: zeros, then the block shifted by 1, 2, 3 bytes
-     * across the two lanes (lo = zeros in the low lane, in's low lane in the high one) */
-    lo = _mm256_permute2x128_si256(in, in, 0x08);
-    err = cu_avx2_block(in, _mm256_alignr_epi8(in, lo, 15), _mm256_alignr_epi8(in, lo, 14),
-                        _mm256_alignr_epi8(in, lo, 13));
-    incomplete = cu_avx2_incomplete(in);
+    if (unicode) {
+        /* the first block's predecessors: zeros, then the block shifted by 1, 2, 3 bytes
+         * across the two lanes (lo: zeros in the low lane, in's low lane in the high one) */
+        lo = _mm256_permute2x128_si256(in, in, 0x08);
+        err = cu_avx2_block(in, _mm256_alignr_epi8(in, lo, 15),
+                            _mm256_alignr_epi8(in, lo, 14), _mm256_alignr_epi8(in, lo, 13));
+        incomplete = cu_avx2_incomplete(in);
+    } else {
+        err = incomplete = _mm256_setzero_si256();
+    }
     for (i = 32;; i += 32) {
         if (i + 32 > n) {
             if (i == n) break;

@@ -184,3 +184,20 @@ def test_kernel_hook(pair: Any) -> None:
         with pytest.raises(ValueError):
             dec._utf8_kernel(name)
     assert dec._utf8_kernel() == runs[-1]
+
+
+@pytest.mark.parametrize("n", [20, 63, 64, 65, 200])
+def test_dcbor_nfc_of_long_text(pair: Any, kernel: str, n: int) -> None:
+    """dcbor's NFC rule still sees text the kernels validate (they tell ASCII apart, and
+    only non-ASCII text is normalised), on both sides of the inline ASCII pass's limit."""
+    c, py = pair[0], pair[1]
+    ascii_text = b"a" * n
+    nfc = b"a" * (n - 2) + "é".encode()  # U+00E9, composed
+    not_nfc = b"a" * (n - 3) + "e\u0301".encode()  # e + combining acute: not NFC
+    for impl in (c, py):
+        assert impl.decode(text_item(ascii_text), profile="dcbor") == ascii_text.decode()
+        impl.check(text_item(ascii_text), profile="dcbor")
+        impl.check(text_item(nfc), profile="dcbor")
+        with pytest.raises(errors.DecodeError) as info:
+            impl.check(text_item(not_nfc), profile="dcbor")
+        assert (info.value.code, info.value.offset) == ("non_nfc_text", 0)

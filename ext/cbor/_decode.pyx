@@ -101,7 +101,6 @@ cdef extern from "cbor_dec.h":
     bint cd_utf8_valid(const uint8_t *, Py_ssize_t) noexcept nogil
     int cd_utf8_kind(const uint8_t *, Py_ssize_t) noexcept nogil
     enum:
-        CU_SIMD_MIN
         CU_INVALID
         CU_UNICODE
     int cu_utf8_kernel

@@ -6,8 +6,9 @@ to pay (``CU_SIMD_MIN``, ``CU_AVX2_MIN``).
 
 Each array holds about 1 MB of text: strings of mostly-ASCII text with one 2-byte and one
 3-byte character in every 16 bytes (like the non-ASCII strings of twitter.json). Every
-kernel is called in turn inside each round; the minimum thread time per string is printed,
-and the kernel the build picks for that length is what ``check`` runs under "auto".
+kernel is called in turn inside each round (``_utf8_kernel`` selects it; strings shorter
+than a kernel's block take the narrower one); the minimum thread time per string, the
+whole ``check`` of one array item, is printed.
 """
 from __future__ import annotations
 

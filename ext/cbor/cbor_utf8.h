@@ -294,8 +294,6 @@ static inline int cu_utf8_select(int k) {
 
 static inline void cu_utf8_init(void) { cu_utf8_kernel = cu_utf8_best(); }
 
-/* CU_INVALID, CU_UNICODE or CU_ASCII for the n bytes at s, with the widest kernel in use
- * that takes n bytes. */
 #if CU_X86
 /* Out of line: with the vector dispatch inlined into the validator's text paths, its
  * hot loop was 5-10% slower on documents with little text (canada, citm: cbor_ab.py). */
@@ -305,6 +303,8 @@ __attribute__((noinline)) static int cu_utf8_vector(const unsigned char *s, Py_s
 }
 #endif
 
+/* CU_INVALID, CU_UNICODE or CU_ASCII for the n bytes at s, with the widest kernel in use
+ * that takes n bytes. */
 static inline int cd_utf8_kind(const unsigned char *s, Py_ssize_t n) {
 #if CU_X86
     if (n >= CU_SIMD_MIN && cu_utf8_kernel != CU_SCALAR) return cu_utf8_vector(s, n);

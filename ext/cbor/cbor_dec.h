@@ -1,5 +1,5 @@
 /* C helpers of the CBOR decoder and validator (ext/cbor/_decode.pyx): big-endian loads,
- * ASCII and strict UTF-8 checks, the CID structure check of DAG-CBOR links, and the slot
+ * ASCII checks (strict UTF-8: cbor_utf8.h), the CID structure check of DAG-CBOR links, and the slot
  * hash of the short-key cache. Pure functions of their arguments; no Python objects
  * except cd_dict_presized and the Link builder cd_new_link.
  */
@@ -10,6 +10,8 @@
 #include <structmember.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "cbor_utf8.h" /* cd_utf8_valid */
 
 #if defined(__GNUC__) || defined(__clang__)
 #define CD_INLINE static inline __attribute__((always_inline))
@@ -164,53 +166,6 @@ CD_INLINE int cd_single_fits_half(uint32_t b) {
     if (e >= -24 && e < -14) /* a binary16 subnormal: k * 2^-24 */
         return ((mant | (1u << 23)) & ((1u << (-1 - e)) - 1)) == 0;
     return 0;
-}
-
-/* Strict UTF-8 (RFC 3629, as CPython's "strict" decoder): no overlong forms, no
- * surrogates (U+D800..U+DFFF), nothing above U+10FFFF, no truncated sequence. */
-static inline int cd_utf8_valid(const unsigned char *s, Py_ssize_t n) {
-    const unsigned char *e = s + n;
-    uint64_t w;
-    unsigned c, c1;
-    while (s < e) {
-        if (e - s >= 8) {
-            memcpy(&w, s, 8);
-            if (!(w & CD_HIGH_BITS)) {
-                s += 8;
-                continue;
-            }
-        }
-        c = *s;
-        if (c < 0x80) {
-            s++;
-            continue;
-        }
-        if (c < 0xC2) return 0; /* continuation byte, or an overlong 2-byte lead */
-        if (c < 0xE0) {
-            if (e - s < 2 || (s[1] & 0xC0) != 0x80) return 0;
-            s += 2;
-            continue;
-        }
-        if (c < 0xF0) {
-            if (e - s < 3) return 0;
-            c1 = s[1];
-            if ((c1 & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80) return 0;
-            if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 >= 0xA0)) return 0;
-            s += 3;
-            continue;
-        }
-        if (c < 0xF5) {
-            if (e - s < 4) return 0;
-            c1 = s[1];
-            if ((c1 & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80)
-                return 0;
-            if ((c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 >= 0x90)) return 0;
-            s += 4;
-            continue;
-        }
-        return 0;
-    }
-    return 1;
 }
 
 /* One minimal unsigned LEB128 varint of at most 9 bytes at *pos (multiformats rules).

@@ -1,0 +1,202 @@
+"""The compiled decoder's strict UTF-8 check (ext/cbor/cbor_utf8.h) against CPython's
+strict decoder, for every kernel this CPU runs (scalar, SSE4.1, AVX2): ``check`` and
+``decode`` of a CBOR text string accept exactly the bytes ``bytes.decode("utf-8")``
+accepts, and reject the others with ``invalid_utf8`` at the string's head, as the twin
+does. The vector kernels work in 16- and 32-byte blocks and look three bytes back, so the
+inputs put their edits on and around the block boundaries."""
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Any
+
+import pytest
+from conftest import backend_pair
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from canonkit import errors
+
+KERNELS = ("scalar", "sse4.1", "avx2")
+FIXTURE_OK = settings(suppress_health_check=[HealthCheck.function_scoped_fixture],
+                      max_examples=300)
+# offsets around the 16-, 32- and 64-byte block boundaries
+EDGES = sorted({b + d for b in (16, 32, 48, 64, 96, 128) for d in range(-4, 4)})
+
+
+@pytest.fixture(scope="module")
+def pair() -> tuple[ModuleType, ModuleType, ModuleType]:
+    """(compiled codec, twin, compiled decoder module: the kernel hook's home)."""
+    c, py = backend_pair("cbor")
+    return c, py, importlib.import_module("canonkit.cbor._decode")
+
+
+@pytest.fixture(params=KERNELS)
+def kernel(request: pytest.FixtureRequest, pair: Any) -> Iterator[str]:
+    """Each UTF-8 kernel in turn (skipped when this CPU does not run it)."""
+    dec = pair[2]
+    if request.param not in dec._utf8_kernels():
+        pytest.skip(f"this CPU does not run the {request.param} kernel")
+    previous = dec._utf8_kernel(request.param)
+    try:
+        yield request.param
+    finally:
+        dec._utf8_kernel(previous)
+
+
+def text_item(b: bytes) -> bytes:
+    """A CBOR text string (major type 3, shortest head) holding the bytes b."""
+    n = len(b)
+    if n < 24:
+        head = bytes([0x60 | n])
+    elif n < 0x100:
+        head = bytes([0x78, n])
+    elif n < 0x10000:
+        head = b"\x79" + n.to_bytes(2, "big")
+    else:
+        head = b"\x7a" + n.to_bytes(4, "big")
+    return head + b
+
+
+def cpython_ok(b: bytes) -> bool:
+    try:
+        b.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def checks(c: ModuleType, b: bytes) -> bool:
+    """Whether the compiled check accepts b as a text string."""
+    try:
+        c.check(text_item(b))
+    except errors.InvalidUTF8Error:
+        return False
+    return True
+
+
+def outcome(fn: Any, data: bytes) -> tuple[str, Any]:
+    try:
+        return "ok", fn(data)
+    except errors.DecodeError as exc:
+        return "error", (type(exc), exc.code, exc.offset)
+
+
+def assert_agrees(c: ModuleType, py: ModuleType, b: bytes) -> None:
+    """check and decode of b as a text string, alone and as the second item of an array
+    (so the string's head is not at offset 0), against CPython and the twin."""
+    ok = cpython_ok(b)
+    for data, start in ((text_item(b), 0), (b"\x82\x01" + text_item(b), 2)):
+        expected = ("ok", None) if ok else ("error", (errors.InvalidUTF8Error, "invalid_utf8",
+                                                      start))
+        assert outcome(c.check, data) == expected, b.hex()
+        assert outcome(py.check, data) == expected, b.hex()
+        got = outcome(c.decode, data)
+        if ok:
+            value = b.decode("utf-8")
+            assert got == ("ok", value if start == 0 else [1, value])
+        else:
+            assert got == expected, b.hex()
+
+
+# valid text of every UTF-8 length (1-4 bytes), as bytes
+texts = st.text(st.characters(codec="utf-8"), max_size=120).map(lambda s: s.encode())
+long_texts = st.text(st.characters(codec="utf-8"), min_size=100, max_size=1500).map(
+    lambda s: s.encode())
+mostly_ascii = st.builds(lambda pad, t: b"a" * pad + t, st.integers(0, 70), texts)
+
+
+@st.composite
+def mutated_text(draw: st.DrawFn) -> bytes:
+    """Valid UTF-8 with one byte set, inserted or deleted, or cut short, at a random
+    position or one near a block boundary."""
+    b = bytearray(draw(st.one_of(texts, mostly_ascii, long_texts)))
+    near = [e for e in EDGES if e <= len(b)]
+    at = draw(st.sampled_from(near) if near and draw(st.booleans())
+              else st.integers(0, len(b)))
+    op = draw(st.sampled_from(["set", "insert", "delete", "truncate"]))
+    byte = draw(st.one_of(st.integers(0, 255),
+                          st.sampled_from([0x80, 0xBF, 0xC0, 0xC1, 0xC2, 0xE0, 0xED, 0xF0,
+                                           0xF4, 0xF5, 0xFF])))
+    if op == "set" and at < len(b):
+        b[at] = byte
+    elif op == "insert":
+        b.insert(at, byte)
+    elif op == "delete" and at < len(b):
+        del b[at]
+    elif op == "truncate":
+        del b[at:]
+    return bytes(b)
+
+
+@FIXTURE_OK
+@given(b=st.one_of(st.binary(max_size=200), mutated_text(), texts, long_texts))
+@example(b=b"")
+@example(b=b"a" * 31 + b"\xc3")  # a lead byte as the last byte of a block and the string
+@example(b=b"a" * 30 + b"\xe2\x82")
+@example(b=b"a" * 29 + b"\xf0\x9f\x98")
+@example(b=b"a" * 64 + b"\xf0\x9f\x98")
+@example(b=b"a" * 15 + b"\xed\xa0\x80" + b"a" * 20)  # a surrogate across 16 bytes
+@example(b=b"a" * 31 + b"\xf4\x90\x80\x80" + b"a" * 40)  # U+110000 across 32 bytes
+@example(b=b"a" * 32 + b"\xe0\x9f\xbf" + b"a" * 40)  # an overlong 3-byte form
+@example(b=b"a" * 33 + b"\xf0\x8f\xbf\xbf" + b"a" * 40)  # an overlong 4-byte form
+@example(b=b"a" * 40 + b"\xc1\xbf" + b"a" * 40)  # an overlong 2-byte form
+@example(b=b"\xc3\xa9" * 16 + b"\x80" + b"a" * 40)  # a stray continuation
+@example(b=b"\xe2\x82\xac" * 30 + b"a" * 2)  # the last block overlaps the one before
+def test_matches_cpython(pair: Any, kernel: str, b: bytes) -> None:
+    assert_agrees(pair[0], pair[1], b)
+
+
+# bytes that sit on the boundaries of the byte classes the kernels tell apart
+EDGE_BYTES = (0x00, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0,
+              0xE1, 0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xF7, 0xF8, 0xFF)
+
+
+@pytest.mark.parametrize("at", [13, 30, 31, 62])
+def test_every_edge_triple(pair: Any, kernel: str, at: int) -> None:
+    """Every three edge bytes, then a fourth (ASCII or a continuation), at offset ``at`` of
+    a string long enough for the vector kernels, with valid 2- and 3-byte text around."""
+    c = pair[0]
+    before = ("é" * at).encode()[:at]
+    if not cpython_ok(before):
+        before = before[:-1] + b"a"
+    after = "€" * 12
+    for x in EDGE_BYTES:
+        for y in EDGE_BYTES:
+            for z in EDGE_BYTES:
+                for w in (0x41, 0x80, 0xBF):
+                    b = before + bytes([x, y, z, w]) + after.encode()
+                    assert checks(c, b) == cpython_ok(b), b.hex()
+                    tail = before + b"a" * 30 + bytes([x, y, z])  # cut at the very end
+                    assert checks(c, tail) == cpython_ok(tail), tail.hex()
+
+
+def test_kernel_hook(pair: Any) -> None:
+    dec = pair[2]
+    runs = dec._utf8_kernels()
+    assert runs[0] == "scalar" and set(runs) <= set(KERNELS)
+    assert dec._utf8_kernel() == runs[-1]  # the widest one is chosen at import
+    with pytest.raises(ValueError):
+        dec._utf8_kernel("neon")
+    for name in KERNELS[len(runs):]:
+        with pytest.raises(ValueError):
+            dec._utf8_kernel(name)
+    assert dec._utf8_kernel() == runs[-1]
+
+
+@pytest.mark.parametrize("n", [20, 63, 64, 65, 200])
+def test_dcbor_nfc_of_long_text(pair: Any, kernel: str, n: int) -> None:
+    """dcbor's NFC rule still sees text the kernels validate (they tell ASCII apart, and
+    only non-ASCII text is normalised), on both sides of the inline ASCII pass's limit."""
+    c, py = pair[0], pair[1]
+    ascii_text = b"a" * n
+    nfc = b"a" * (n - 2) + "é".encode()  # U+00E9, composed
+    not_nfc = b"a" * (n - 3) + "e\u0301".encode()  # e + combining acute: not NFC
+    for impl in (c, py):
+        assert impl.decode(text_item(ascii_text), profile="dcbor") == ascii_text.decode()
+        impl.check(text_item(ascii_text), profile="dcbor")
+        impl.check(text_item(nfc), profile="dcbor")
+        with pytest.raises(errors.DecodeError) as info:
+            impl.check(text_item(not_nfc), profile="dcbor")
+        assert (info.value.code, info.value.offset) == ("non_nfc_text", 0)

@@ -1,0 +1,176 @@
+"""``--cache DIR`` (REVERIFY.md §7): a result cache for incremental re-verification.
+
+An entry holds what a report line says about an Episode apart from its source
+(``worker.Parts``), under a key that is the BLAKE3 of everything that result depends on:
+the document's exact bytes (and its kind), the path and bytes of a Layer 3 export the
+document names, the verification version and the package version, and the options that
+change a result (the search cap, whether Layer 3 is required). The source is attached
+again on read, so a document moved or copied elsewhere is found too.
+
+The lookup runs in the worker, which holds the bytes. An entry carries its own key and a
+BLAKE3 of its content and is checked on read: a damaged or foreign entry is recomputed,
+rewritten and counted (``corrupt``), never trusted and never an error. Entries are
+written to a unique temporary in the entry's directory and renamed into place, so a
+reader sees a whole entry or none; concurrent writers of one key write the same bytes.
+"""
+from __future__ import annotations
+
+import os
+import uuid
+from typing import Any
+
+import orjson
+from blake3 import blake3
+
+from .._version import __version__
+from ..errors import CacheError
+from .layer3_component import Layer3Result
+from .worker import VERIFICATION_VERSION, Options, Parts
+
+FORMAT = "canonkit-reverify-cache/1"
+_NO_EXPORT = b""
+# a Layer 3 export larger than this is not keyed (the document is verified, not cached)
+_MAX_EXPORT = 256 * 1024 * 1024
+
+
+def open_cache(path: str | os.PathLike[str]) -> str:
+    """The cache directory as an absolute path (made if missing); ``CacheError`` when it
+    is not a directory that can be written. Called before any work."""
+    name = os.fspath(path)
+    from .._files.urls import is_url
+
+    if is_url(name):
+        raise CacheError(f"{name}: a URL; the result cache is a local directory",
+                         detail=name)
+    try:
+        os.makedirs(name, exist_ok=True)
+    except OSError as exc:
+        raise CacheError(f"{name}: the cache directory cannot be made: "
+                         f"{exc.strerror or exc}", detail=name) from None
+    if not os.path.isdir(name) or not os.access(name, os.W_OK | os.X_OK):
+        raise CacheError(f"{name}: not a writable directory", detail=name)
+    return os.path.abspath(name)
+
+
+def _named_export(kind: str, payload: bytes, origin: str | None) -> tuple[str, bytes] | None:
+    """The resolved path and bytes of the Layer 3 export the document names (``("",
+    b"")`` when it names none); None when that cannot be known here (the document cannot
+    be read this way, the export is an object or cannot be read): such a document is
+    verified and not cached."""
+    if b"layer3" not in payload and (kind != "json" or b"\\u" not in payload):
+        return "", _NO_EXPORT  # no "layer3" key can be spelled without these bytes
+    try:
+        if kind == "cbor":
+            from .. import cbor
+
+            doc: Any = cbor.decode(payload)
+        else:
+            doc = orjson.loads(payload)
+    except Exception:  # noqa: BLE001 (whatever the document is, it is just not cached)
+        return None
+    member = doc.get("layer3") if hasattr(doc, "get") else None
+    if not isinstance(member, str):
+        return "", _NO_EXPORT  # an inline export is part of the document's bytes
+    from .._files import read_regular, resolve_within
+    from .._files.urls import is_url
+
+    if origin is None or is_url(origin) or not member:
+        return None
+    try:
+        target = resolve_within(os.path.dirname(origin), member)
+        return target, read_regular(target, max_bytes=_MAX_EXPORT)
+    except (OSError, ValueError):
+        return None
+
+
+def _to_json(parts: Parts) -> dict[str, Any]:
+    layer3 = None if parts.layer3 is None else [parts.layer3.state, parts.layer3.findings]
+    return {"episode_id": parts.episode_id, "outcome": parts.outcome,
+            "components": parts.components, "construction": parts.construction,
+            "order": parts.order, "flags": parts.flags, "reason": parts.reason,
+            "layer3": layer3}
+
+
+def _from_json(value: dict[str, Any]) -> Parts:
+    layer3 = value["layer3"]
+    return Parts(value["episode_id"], value["outcome"], value["components"],
+                 value["construction"], value["order"], value["flags"], value["reason"],
+                 None if layer3 is None else Layer3Result(layer3[0], layer3[1]))
+
+
+class ResultCache:
+    """The cache at ``directory`` as one unit of work uses it: ``hits`` and ``corrupt``
+    count what this instance found."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self.hits = 0
+        self.corrupt = 0
+
+    def key(self, kind: str, payload: bytes, options: Options, origin: str | None
+            ) -> str | None:
+        """The entry's key, or None when the document is not to be cached."""
+        export = _named_export(kind, payload, origin)
+        if export is None:
+            return None
+        target, data = export
+        digest = blake3(b"%b\0%b\0%d\0%d\0%d\0%b\0" % (
+            FORMAT.encode(), __version__.encode(), VERIFICATION_VERSION,
+            options.search_cap, int(options.require_layer3), kind.encode()))
+        digest.update(b"%d\0" % len(payload))
+        digest.update(payload)
+        name = os.fsencode(target)
+        digest.update(b"%d\0%b%d\0" % (len(name), name, len(data)))
+        digest.update(data)
+        return digest.hexdigest()
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self.directory, key[:2], key)
+
+    def get(self, key: str | None) -> Parts | None:
+        if key is None:
+            return None
+        try:
+            with open(self._path(key), "rb") as f:
+                raw = f.read(_MAX_EXPORT)
+        except FileNotFoundError:
+            return None
+        except OSError:
+            self.corrupt += 1
+            return None
+        try:
+            value = orjson.loads(raw)
+            content = orjson.dumps(value["result"])
+            if (value["format"] != FORMAT or value["key"] != key
+                    or value["blake3"] != blake3(content).hexdigest()):
+                raise ValueError("entry does not check")
+            parts = _from_json(value["result"])
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, IndexError):
+            self.corrupt += 1
+            return None
+        self.hits += 1
+        return parts
+
+    def put(self, key: str | None, parts: Parts) -> None:
+        """Store ``parts`` under ``key``; a cache that cannot be written only costs the
+        next run the verification (the report never depends on it)."""
+        if key is None:
+            return
+        try:
+            content = orjson.dumps(_to_json(parts))
+        except (TypeError, orjson.JSONEncodeError):
+            return
+        entry = b'{"format":"%b","key":"%b","result":%b,"blake3":"%b"}' % (
+            FORMAT.encode(), key.encode(), content, blake3(content).hexdigest().encode())
+        path = self._path(key)
+        tmp = f"{path}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(tmp, "wb") as f:
+                f.write(entry)
+            os.replace(tmp, path)
+        except OSError:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass

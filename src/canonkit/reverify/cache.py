@@ -165,8 +165,12 @@ class ResultCache:
         path = self._path(key)
         tmp = f"{path}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
         try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(tmp, "wb") as f:
+            try:
+                f = open(tmp, "xb")  # noqa: SIM115
+            except FileNotFoundError:  # the first entry of its directory
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                f = open(tmp, "xb")  # noqa: SIM115
+            with f:
                 f.write(entry)
             os.replace(tmp, path)
         except OSError:

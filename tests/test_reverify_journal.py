@@ -19,6 +19,7 @@ import pytest
 from canonkit import reverify
 from canonkit.errors import JournalError
 from canonkit.reverify import synthetic_corpus as synth
+from services import S3Prefix, needs_obstore
 
 RUN_SPECIFIC = ("from_journal", "from_cache")
 
@@ -283,3 +284,36 @@ def test_dask_engine_resumes(tmp_path: Path) -> None:
     list(run)
     _same_report(got, want)
     assert 0 < run.summary.from_journal < 230
+
+
+@needs_obstore
+def test_objects_in_object_storage_resume_by_etag(s3: S3Prefix, tmp_path: Path) -> None:
+    """An object's identity is its URL, size and ETag: a resumed run over a bucket takes
+    the ranges it finished from the journal; an object rewritten since (another ETag, the
+    same size) is verified again."""
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    synth.write_corpus(150, out=str(a), mix="all-outcomes", seed=15, median_segments=6)
+    synth.write_corpus(40, out=str(b), mix="all-outcomes", seed=16, median_segments=6)
+    s3.put("a.jsonl", a.read_bytes())
+    s3.put("b.jsonl", b.read_bytes())
+    urls = [s3.key_url("a.jsonl"), s3.key_url("b.jsonl")]
+    options: dict[str, Any] = {"jobs": 2, "batch_bytes": 1}
+    want = tmp_path / "want.jsonl"
+    list(reverify.run(urls, report=want, **options))
+    journal = tmp_path / "j"
+    _interrupted(urls, journal, 60, **options)
+    got = tmp_path / "got.jsonl"
+    run = reverify.run(urls, report=got, journal=journal, **options)
+    list(run)
+    _same_report(got, want)
+    assert 0 < run.summary.from_journal < 190
+    lines = _lines(b)
+    lines[0] = b"x" * len(lines[0])  # another version of b.jsonl, of the same size
+    s3.put("b.jsonl", b"\n".join(lines) + b"\n")
+    fresh = tmp_path / "fresh.jsonl"
+    list(reverify.run(urls, report=fresh, **options))
+    run = reverify.run(urls, report=got, journal=journal, **options)
+    records = [r.record for r in run]
+    _same_report(got, fresh)
+    assert run.summary.from_journal == 150
+    assert records[150]["outcome"] == "invalid_record"

@@ -17,6 +17,7 @@ import pytest
 from canonkit import reverify
 from canonkit.errors import CacheError
 from canonkit.reverify import synthetic_corpus as synth
+from services import S3Prefix, needs_obstore
 
 
 def _episodes(cache: Path) -> list[Path]:
@@ -179,8 +180,9 @@ def test_a_cache_that_cannot_be_used_is_refused(tmp_path: Path) -> None:
     a_file.write_bytes(b"")
     with pytest.raises(CacheError):
         reverify.run([out], cache=a_file)
-    with pytest.raises(CacheError, match="URL"):
-        reverify.run([out], cache="s3://bucket/cache/")
+    for url in ("https://example.com/cache/", "file:///tmp/cache/"):
+        with pytest.raises(CacheError, match="object storage"):
+            reverify.run([out], cache=url)
     done = subprocess.run([sys.executable, "-m", "canonkit", "reverify", str(out), "--cache",
                            str(a_file), "--no-progress"], capture_output=True, text=True,
                           timeout=300)
@@ -208,3 +210,24 @@ def test_journal_and_cache_together(grown: tuple[Path, Path], tmp_path: Path) ->
     run = _report([bigger], got, jobs=2, cache=cache, journal=journal)
     assert (run.summary.from_cache, run.summary.from_journal) == (0, 200)
     assert _body(got) == _body(want)
+
+
+@needs_obstore
+def test_a_cache_in_object_storage(s3: S3Prefix, grown: tuple[Path, Path],
+                                   tmp_path: Path) -> None:
+    from canonkit._files import remote
+
+    old, bigger = grown
+    cache = s3.url + "cache"  # a prefix; the slash is added
+    first = _report([old], tmp_path / "first.jsonl", jobs=2, cache=cache)
+    assert first.summary.from_cache == 0
+    entries = remote.list_prefix(s3.url + "cache/")
+    assert len(entries) == 120
+    want, got = tmp_path / "want.jsonl", tmp_path / "got.jsonl"
+    _report([bigger], want, jobs=2)
+    remote.put(entries[0].url, b"{}")  # damaged
+    run = _report([bigger], got, jobs=2, cache=cache)
+    assert (run.summary.from_cache, run.summary.cache_recomputed) == (119, 1)
+    assert _body(got) == _body(want)
+    run = _report([bigger], got, jobs=1, cache=cache)
+    assert (run.summary.from_cache, run.summary.cache_recomputed) == (200, 0)

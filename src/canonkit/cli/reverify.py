@@ -120,10 +120,11 @@ def register(subparsers: Any) -> None:
                    help="make the run resumable: append every finished unit of work to FILE "
                         "(a local file); a run started on an existing journal takes the units "
                         "it holds from it and verifies the rest (the report is the same)")
-    p.add_argument("--cache", metavar="DIR",
-                   help="a result cache (a local directory, made if missing): Episodes whose "
-                        "exact bytes were verified before under the same options are taken "
-                        "from it (the report is the same)")
+    p.add_argument("--cache", metavar="DIR|URL",
+                   help="a result cache (a local directory, made if missing, or a prefix in "
+                        "object storage: s3://, gs://, az://): Episodes whose exact bytes "
+                        "were verified before under the same options are taken from it (the "
+                        "report is the same)")
     p.add_argument("--no-progress", action="store_true", help="no live progress on stderr")
     p.set_defaults(func=_reverify)
     _register_synth(subparsers)

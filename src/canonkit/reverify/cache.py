@@ -1,4 +1,5 @@
-"""``--cache DIR`` (REVERIFY.md §7): a result cache for incremental re-verification.
+"""``--cache DIR|URL`` (REVERIFY.md §7): a result cache for incremental re-verification,
+in a local directory or under a prefix of object storage (``s3://``, ``gs://``, ``az://``).
 
 An entry holds what a report line says about an Episode apart from its source
 (``worker.Parts``), under a key that is the BLAKE3 of everything that result depends on:
@@ -10,8 +11,10 @@ again on read, so a document moved or copied elsewhere is found too.
 The lookup runs in the worker, which holds the bytes. An entry carries its own key and a
 BLAKE3 of its content and is checked on read: a damaged or foreign entry is recomputed,
 rewritten and counted (``corrupt``), never trusted and never an error. Entries are
-written to a unique temporary in the entry's directory and renamed into place, so a
-reader sees a whole entry or none; concurrent writers of one key write the same bytes.
+written to a unique temporary in the entry's directory and renamed into place (in object
+storage: one PUT, atomic by itself), so a reader sees a whole entry or none; concurrent
+writers of one key write the same bytes. A cache that cannot be reached or written only
+costs verification, never a result.
 """
 from __future__ import annotations
 
@@ -31,17 +34,19 @@ FORMAT = "canonkit-reverify-cache/1"
 _NO_EXPORT = b""
 # a Layer 3 export larger than this is not keyed (the document is verified, not cached)
 _MAX_EXPORT = 256 * 1024 * 1024
+# an entry is a few hundred bytes; one larger than this is damaged
+_MAX_ENTRY = 64 * 1024 * 1024
 
 
 def open_cache(path: str | os.PathLike[str]) -> str:
-    """The cache directory as an absolute path (made if missing); ``CacheError`` when it
-    is not a directory that can be written. Called before any work."""
+    """The cache as an absolute directory (made if missing) or a URL prefix of object
+    storage (a ``/`` is added); ``CacheError`` when it is not a directory that can be
+    written, or a URL no entry can be written under. Called before any work."""
     name = os.fspath(path)
     from .._files.urls import is_url
 
     if is_url(name):
-        raise CacheError(f"{name}: a URL; the result cache is a local directory",
-                         detail=name)
+        return _open_prefix(name)
     try:
         os.makedirs(name, exist_ok=True)
     except OSError as exc:
@@ -50,6 +55,25 @@ def open_cache(path: str | os.PathLike[str]) -> str:
     if not os.path.isdir(name) or not os.access(name, os.W_OK | os.X_OK):
         raise CacheError(f"{name}: not a writable directory", detail=name)
     return os.path.abspath(name)
+
+
+def _open_prefix(name: str) -> str:
+    from .._files.remote import redact
+    from .._files.urls import parse_url
+
+    shown = redact(name)
+    try:
+        url = parse_url(name if name.endswith("/") else name + "/")
+    except ValueError as exc:
+        raise CacheError(f"{shown}: {exc}", detail=shown) from None
+    if url.scheme in ("http", "https", "file"):
+        raise CacheError(f"{shown}: a cache URL must name object storage (s3://, gs://, "
+                         "az://); use a local directory instead of a file:// URL",
+                         detail=shown)
+    from .._files.remote import _obstore
+
+    _obstore()  # MissingDependencyError (a usage error) now, not in every worker
+    return str(url)
 
 
 def _named_export(kind: str, payload: bytes, origin: str | None) -> tuple[str, bytes] | None:
@@ -103,7 +127,10 @@ class ResultCache:
     count what this instance found."""
 
     def __init__(self, directory: str) -> None:
+        from .._files.urls import is_url
+
         self.directory = directory
+        self._remote = is_url(directory)
         self.hits = 0
         self.corrupt = 0
 
@@ -125,18 +152,39 @@ class ResultCache:
         return digest.hexdigest()
 
     def _path(self, key: str) -> str:
+        if self._remote:
+            return f"{self.directory}{key[:2]}/{key}"
         return os.path.join(self.directory, key[:2], key)
 
-    def get(self, key: str | None) -> Parts | None:
-        if key is None:
-            return None
+    def _read(self, key: str) -> bytes | None:
+        """The entry's bytes; None when there is none (or it cannot be read: then it is
+        recomputed, as a damaged one)."""
+        if self._remote:
+            from .._files import remote
+            from ..errors import ObjectNotFoundError, ObjectStorageError
+
+            try:
+                return remote.read_object(remote.head(self._path(key)),
+                                          max_bytes=_MAX_ENTRY)
+            except ObjectNotFoundError:
+                return None
+            except (ObjectStorageError, OSError, ValueError):
+                self.corrupt += 1
+                return None
         try:
             with open(self._path(key), "rb") as f:
-                raw = f.read(_MAX_EXPORT)
+                return f.read(_MAX_ENTRY)
         except FileNotFoundError:
             return None
         except OSError:
             self.corrupt += 1
+            return None
+
+    def get(self, key: str | None) -> Parts | None:
+        if key is None:
+            return None
+        raw = self._read(key)
+        if raw is None:
             return None
         try:
             value = orjson.loads(raw)
@@ -163,6 +211,15 @@ class ResultCache:
         entry = b'{"format":"%b","key":"%b","result":%b,"blake3":"%b"}' % (
             FORMAT.encode(), key.encode(), content, blake3(content).hexdigest().encode())
         path = self._path(key)
+        if self._remote:  # a PUT is atomic: readers see the whole entry or none
+            from .._files import remote
+            from ..errors import ObjectStorageError
+
+            try:
+                remote.put(path, entry)
+            except (ObjectStorageError, OSError, ValueError):
+                pass
+            return
         tmp = f"{path}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
         try:
             try:

@@ -58,14 +58,11 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("journal-corpus")
     root = d / "corpus"
     root.mkdir()
-    synth.write_corpus(900, out=str(root / "a.jsonl"), mix="all-outcomes", seed=11,
-                       median_segments=8)
-    synth.write_corpus(900, out=str(root / "b.jsonl"), mix="seed-table", seed=12,
-                       median_segments=8)
-    synth.write_corpus(400, out=str(root / "c.jsonl.gz"), mix="seed-table", seed=13,
-                       median_segments=8)
-    synth.write_corpus(200, out=str(root / "docs") + os.sep, mix="all-outcomes", seed=14,
-                       median_segments=8)
+    for seed, (n, name, mix) in enumerate([(900, "a.jsonl", "all-outcomes"),
+                                           (900, "b.jsonl", "seed-table"),
+                                           (400, "c.jsonl.gz", "seed-table"),
+                                           (200, "docs" + os.sep, "all-outcomes")], 11):
+        synth.write_corpus(n, out=str(root / name), mix=mix, seed=seed, median_segments=8)
     return root
 
 

@@ -106,7 +106,7 @@ class Run:
     unit of work comes back (an HTML report's throughput samples); ``journal`` a local
     file that makes the run resumable (each finished unit is appended to it; a run started
     on an existing journal takes the units it holds from it) and ``cache`` a local
-    directory of results keyed by each document's bytes (REVERIFY.md §7: neither changes
+    directory (or an object-storage prefix) of results keyed by each document's bytes (REVERIFY.md §7: neither changes
     the report beyond its ``from_journal``/``from_cache`` counts). Raises
     ``InputError``/``OutputPathError``/``ValueError`` (``JournalError``, ``CacheError``)
     at once; the work happens while the run is iterated."""

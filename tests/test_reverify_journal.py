@@ -231,6 +231,8 @@ def test_other_options_or_inputs_are_refused(tmp_path: Path) -> None:
     assert foreign.read_bytes() == b"no newline at all"
     done = _cli(out, "--journal", foreign, "--no-progress", cwd=tmp_path)
     assert done.returncode == 2 and "not a canonkit reverify journal" in done.stderr
+    with pytest.raises(reverify.OutputPathError, match="URL"):  # a local file only
+        reverify.run([out], jobs=1, journal="s3://bucket/run.journal")
     with pytest.raises(reverify.OutputPathError):
         reverify.run([out], jobs=1, journal=out)  # an input
     with pytest.raises(reverify.OutputPathError):

@@ -62,7 +62,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                            (900, "b.jsonl", "seed-table"),
                                            (400, "c.jsonl.gz", "seed-table"),
                                            (200, "docs" + os.sep, "all-outcomes")], 11):
-        synth.write_corpus(n, out=str(root / name), mix=mix, seed=seed, median_segments=8)
+        synth.write_corpus(n, out=str(root) + os.sep + name, mix=mix, seed=seed,
+                           median_segments=8)
     return root
 
 
@@ -316,3 +317,39 @@ def test_objects_in_object_storage_resume_by_etag(s3: S3Prefix, tmp_path: Path) 
     _same_report(got, fresh)
     assert run.summary.from_journal == 150
     assert records[150]["outcome"] == "invalid_record"
+
+
+def test_units_reading_a_named_layer3_export_are_not_journalled(tmp_path: Path) -> None:
+    """The journal keys on the corpus inputs: a unit holding an Episode whose Layer 3
+    export is a file beside it is verified again on every resume (also when its result
+    came from the cache), so a changed export is never missed."""
+    inline = tmp_path / "inline.jsonl"
+    synth.write_corpus(8, out=str(inline), mix="reproduced", seed=17, median_segments=6,
+                       layer3=1.0, layer3_violating=0.0)
+    corpus = tmp_path / "c"
+    (corpus / "l3").mkdir(parents=True)
+    lines = []
+    for i, line in enumerate(inline.read_bytes().splitlines()):
+        doc = orjson.loads(line)
+        (corpus / "l3" / f"{i}.export").write_bytes(orjson.dumps(doc["layer3"]))
+        doc["layer3"] = f"l3/{i}.export"
+        lines.append(orjson.dumps(doc))
+    (corpus / "named.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    synth.write_corpus(20, out=str(corpus / "plain.jsonl"), mix="all-outcomes", seed=18,
+                       median_segments=6)
+    journal, cache = tmp_path / "j", tmp_path / "cache"
+    for options in ({}, {"cache": cache}, {"cache": cache}):
+        if journal.exists():
+            journal.unlink()
+        list(reverify.run([corpus], jobs=2, journal=journal, **options))
+        entries = [orjson.loads(x) for x in _lines(journal)[1:]]
+        assert entries and all("plain.jsonl" in e["entry"]["unit"] for e in entries)
+    (corpus / "l3" / "3.export").write_bytes(b'{"format": ')
+    want, got = tmp_path / "want.jsonl", tmp_path / "got.jsonl"
+    list(reverify.run([corpus], jobs=2, report=want))
+    for options in ({}, {"cache": cache}):
+        run = reverify.run([corpus], jobs=2, report=got, journal=journal, **options)
+        records = [r.record for r in run]
+        _same_report(got, want)
+        assert run.summary.from_journal == 20
+        assert records[3]["components"]["layer3"] == "failed"

@@ -95,6 +95,9 @@ def _named_export(kind: str, payload: bytes, origin: str | None) -> tuple[str, b
     member = doc.get("layer3") if hasattr(doc, "get") else None
     if not isinstance(member, str):
         return "", _NO_EXPORT  # an inline export is part of the document's bytes
+    from .layer3_component import note_named_read
+
+    note_named_read()  # a cached result of it depends on a file the journal does not key
     from .._files import read_regular, resolve_within
     from .._files.urls import is_url
 

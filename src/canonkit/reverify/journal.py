@@ -204,10 +204,11 @@ class Journal:
         return None if key is None else self._entries.get(key)
 
     def record(self, key: str | None, result: UnitResult) -> None:
-        """Append one finished unit, durably (a refused range is not journalled: its
-        file changed, so no later run could match it anyway)."""
-        if key is None or result.lines == CHANGED:
-            return
+        """Append one finished unit, durably. Not journalled: a refused range (its file
+        changed, so no later run could match it anyway) and a unit holding an Episode
+        that names its Layer 3 export by path (the journal keys on the inputs only)."""
+        if key is None or result.lines == CHANGED or result.named_exports:
+            return  # (a unit that read a named Layer 3 export: that file is not keyed)
         encoded = _encode(result)
         if encoded is None:
             return

@@ -314,7 +314,7 @@ class Run:
             return refused_range(unit, f"cannot read the file: {type(exc).__name__}: {exc}")
         verdicts = []
         doc_bytes = 0
-        cached = corrupt = 0
+        cached = corrupt = named = 0
         for single, result in engine.map(verify_unit, singles, self.search_cap,
                                          self.require_layer3, self._cache):
             if isinstance(result, engines.Lost):
@@ -324,8 +324,9 @@ class Run:
                 doc_bytes += result.doc_bytes
                 cached += result.cached
                 corrupt += result.cache_corrupt
+                named += result.named_exports
         disk = unit.end - unit.start if isinstance(unit, LineRange) else 0
-        return UnitResult(verdicts, lines, doc_bytes, disk, cached, corrupt)
+        return UnitResult(verdicts, lines, doc_bytes, disk, cached, corrupt, named)
 
     def _results(self, engine: engines.Engine, units: Iterator[Unit]
                  ) -> Iterator[tuple[Unit, UnitResult, str | None, bool]]:

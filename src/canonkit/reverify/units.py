@@ -84,6 +84,7 @@ class UnitResult(NamedTuple):
     disk_bytes: int
     cached: int = 0  # verdicts taken from the result cache
     cache_corrupt: int = 0  # cache entries that did not check (recomputed)
+    named_exports: int = 0  # Layer 3 exports named by path that were read (journal.py)
 
 
 CHANGED = -1  # UnitResult.lines of a range refused because its file changed
@@ -178,7 +179,10 @@ def verify_unit(unit: Unit, search_cap: int, require_layer3: bool = False,
                 cache: str | None = None) -> UnitResult:
     """Runs in a worker: the verdicts of one unit, in input order; ``cache`` is the
     directory of a result cache (``cache.py``) to look every document up in first."""
+    from .layer3_component import named_reads
+
     found = None if cache is None else ResultCache(cache)
+    before = named_reads()
     if isinstance(unit, LineRange):
         result = _verify_range(unit, search_cap, require_layer3, found)
     elif isinstance(unit, JsonFiles):
@@ -187,6 +191,7 @@ def verify_unit(unit: Unit, search_cap: int, require_layer3: bool = False,
         result = _verify_whole_object(unit, search_cap, require_layer3, found)
     else:
         result = _verify_documents(unit, search_cap, require_layer3, found)
+    result = result._replace(named_exports=named_reads() - before)
     if found is None or result.lines == CHANGED:  # a refused range kept no verdict
         return result
     return result._replace(cached=found.hits, cache_corrupt=found.corrupt)

@@ -17,6 +17,7 @@ import pytest
 from canonkit import reverify
 from canonkit.errors import CacheError
 from canonkit.reverify import synthetic_corpus as synth
+from reverify_helpers import named_export_corpus
 from services import S3Prefix, needs_obstore
 
 
@@ -140,19 +141,9 @@ def test_options_that_change_a_result_miss(grown: tuple[Path, Path], tmp_path: P
 
 
 def test_a_named_layer3_export_is_part_of_the_key(tmp_path: Path) -> None:
-    inline = tmp_path / "inline.jsonl"
-    synth.write_corpus(12, out=str(inline), mix="reproduced", seed=23, median_segments=6,
-                       layer3=1.0, layer3_violating=0.0)
     corpus = tmp_path / "c"
-    (corpus / "l3").mkdir(parents=True)
-    lines = []
-    for i, line in enumerate(inline.read_bytes().splitlines()):
-        doc = orjson.loads(line)
-        (corpus / "l3" / f"{i}.export").write_bytes(orjson.dumps(doc["layer3"]))
-        doc["layer3"] = f"l3/{i}.export"
-        lines.append(orjson.dumps(doc))
-    jsonl = corpus / "all.jsonl"
-    jsonl.write_bytes(b"\n".join(lines) + b"\n")
+    corpus.mkdir()
+    jsonl = named_export_corpus(corpus, "all.jsonl", 12, seed=23)
     cache = tmp_path / "cache"
     first = _report([jsonl], tmp_path / "first.jsonl", jobs=2, cache=cache)
     records = [orjson.loads(x) for x in (tmp_path / "first.jsonl").read_bytes().splitlines()]

@@ -19,6 +19,7 @@ import pytest
 from canonkit import reverify
 from canonkit.errors import JournalError
 from canonkit.reverify import synthetic_corpus as synth
+from reverify_helpers import named_export_corpus
 from services import S3Prefix, needs_obstore
 
 RUN_SPECIFIC = ("from_journal", "from_cache")
@@ -323,18 +324,9 @@ def test_units_reading_a_named_layer3_export_are_not_journalled(tmp_path: Path) 
     """The journal keys on the corpus inputs: a unit holding an Episode whose Layer 3
     export is a file beside it is verified again on every resume (also when its result
     came from the cache), so a changed export is never missed."""
-    inline = tmp_path / "inline.jsonl"
-    synth.write_corpus(8, out=str(inline), mix="reproduced", seed=17, median_segments=6,
-                       layer3=1.0, layer3_violating=0.0)
     corpus = tmp_path / "c"
-    (corpus / "l3").mkdir(parents=True)
-    lines = []
-    for i, line in enumerate(inline.read_bytes().splitlines()):
-        doc = orjson.loads(line)
-        (corpus / "l3" / f"{i}.export").write_bytes(orjson.dumps(doc["layer3"]))
-        doc["layer3"] = f"l3/{i}.export"
-        lines.append(orjson.dumps(doc))
-    (corpus / "named.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    corpus.mkdir()
+    named_export_corpus(corpus, "named.jsonl", 8, seed=17)
     synth.write_corpus(20, out=str(corpus / "plain.jsonl"), mix="all-outcomes", seed=18,
                        median_segments=6)
     journal, cache = tmp_path / "j", tmp_path / "cache"

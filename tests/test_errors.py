@@ -72,6 +72,8 @@ FROZEN = {
     "object_storage_error": "ObjectStorageError",
     "object_not_found": "ObjectNotFoundError",
     "precondition_failed": "PreconditionFailedError",
+    "invalid_journal": "JournalError",
+    "invalid_cache": "CacheError",
 }
 
 

@@ -499,7 +499,20 @@ class AnswersError(CanonkitError, ValueError):
     code = "invalid_answers"
 
 
-_export(ManifestError, CorpusExistsError, InvalidRecordError, InputError, AnswersError)
+@_register
+class JournalError(CanonkitError, ValueError):
+    """A reverify journal is not one, or was written for other options; ``detail`` is the path."""
+    code = "invalid_journal"
+
+
+@_register
+class CacheError(CanonkitError, ValueError):
+    """A reverify result cache directory cannot be used; ``detail`` is the path."""
+    code = "invalid_cache"
+
+
+_export(ManifestError, CorpusExistsError, InvalidRecordError, InputError, AnswersError,
+        JournalError, CacheError)
 
 
 # --- Files: inputs read and outputs written (canonkit._files) ---------------------------

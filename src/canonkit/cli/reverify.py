@@ -116,6 +116,15 @@ def register(subparsers: Any) -> None:
     p.add_argument("--require-layer3", action="store_true",
                    help="every Episode must carry a Layer 3 export that verifies: write the "
                         "layer3 component on every line, exit 1 when one failed or is absent")
+    p.add_argument("--journal", metavar="FILE",
+                   help="make the run resumable: append every finished unit of work to FILE "
+                        "(a local file); a run started on an existing journal takes the units "
+                        "it holds from it and verifies the rest (the report is the same)")
+    p.add_argument("--cache", metavar="DIR|URL",
+                   help="a result cache (a local directory, made if missing, or a prefix in "
+                        "object storage: s3://, gs://, az://): Episodes whose exact bytes "
+                        "were verified before under the same options are taken from it (the "
+                        "report is the same)")
     p.add_argument("--no-progress", action="store_true", help="no live progress on stderr")
     p.set_defaults(func=_reverify)
     _register_synth(subparsers)
@@ -142,7 +151,10 @@ def _reverify(args: argparse.Namespace) -> int:
                 batch_size=args.batch_size, progress=False if args.no_progress else None,
                 require_layer3=args.require_layer3,
                 on_progress=None if html is None else html.timeline.add,
+                journal=args.journal, cache=args.cache,
             )
+            for note in run.journal_notes:
+                print(f"canonkit reverify: journal {args.journal}: {note}", file=sys.stderr)
             if html is not None:
                 html.check(run.files)
         except (reverify.InputError, OutputPathError, ValueError,
@@ -182,6 +194,9 @@ def _reverify(args: argparse.Namespace) -> int:
             return exc.exit_status if isinstance(exc, engines.Interrupted) else 130
         finally:
             results.close()  # a consumer leaving early still stops the workers
+        if summary.cache_recomputed:
+            print(f"canonkit reverify: cache {args.cache}: {summary.cache_recomputed} damaged "
+                  "entries recomputed", file=sys.stderr)
         print(summary.rate_line(), file=sys.stderr)
     return summary.exit_status if check is None else check.exit_status
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,8 @@ from . import ranges
 from .ranges import chunk_bytes_for, seekable_kind
 from .sources import UNREADABLE, Input, expand_paths, iter_items, total_disk_bytes
 from .summary import Summary
+from .cache import open_cache
+from .journal import Journal, unit_key
 from .units import (
     CHANGED,
     Documents,
@@ -100,9 +103,13 @@ class Run:
     ``progress`` None = on a terminal; ``require_layer3`` writes the Layer 3 component on
     every Episode line and fails the run's exit status for an Episode whose Layer 3 failed
     or is absent; ``on_progress(elapsed seconds, Episodes, bytes read)`` is called as each
-    unit of work comes back (an HTML report's throughput samples). Raises
-    ``InputError``/``OutputPathError``/``ValueError`` at once; the work happens while the
-    run is iterated."""
+    unit of work comes back (an HTML report's throughput samples); ``journal`` a local
+    file that makes the run resumable (each finished unit is appended to it; a run started
+    on an existing journal takes the units it holds from it) and ``cache`` a local
+    directory (or an object-storage prefix) of results keyed by each document's bytes (REVERIFY.md §7: neither changes
+    the report beyond its ``from_journal``/``from_cache`` counts). Raises
+    ``InputError``/``OutputPathError``/``ValueError`` (``JournalError``, ``CacheError``)
+    at once; the work happens while the run is iterated."""
 
     def __init__(
         self,
@@ -119,6 +126,8 @@ class Run:
         progress: bool | None = False,
         require_layer3: bool = False,
         on_progress: Callable[[float, int, int], None] | None = None,
+        journal: PathArg | None = None,
+        cache: PathArg | None = None,
     ) -> None:
         if search_cap < 1:
             raise ValueError("search_cap must be at least 1")
@@ -134,6 +143,13 @@ class Run:
             paths = [paths]
         self.inputs = expand_paths(paths)  # InputError for a path that cannot be used
         _check_outputs(report, annotations, self.inputs)  # OutputPathError
+        if journal is not None:
+            validate_output_path(journal, inputs=self.files)
+            for other in (report, annotations):
+                if other is not None and os.path.realpath(other) == os.path.realpath(journal):
+                    raise OutputPathError(f"{os.fspath(journal)}: the journal needs a file "
+                                          "of its own", detail=os.fspath(journal))
+        self._cache = None if cache is None else open_cache(cache)  # CacheError
         self._named = [os.fspath(p) for p in paths]
         self._engine_name, self._jobs, self._scheduler = engine, jobs, scheduler
         self.search_cap = search_cap
@@ -142,6 +158,14 @@ class Run:
         self._batch_size, self._batch_bytes = batch_size, batch_bytes
         self._progress_enabled = progress
         self._on_progress = on_progress
+        from .._files.urls import is_url
+
+        # JournalError (a usage error) now for a journal of other options or inputs
+        self._journal = None if journal is None else Journal(
+            journal, search_cap=search_cap, require_layer3=require_layer3,
+            paths=[p if is_url(p) else os.path.abspath(p) for p in self._named])
+        #: what was ignored in the journal (a torn last entry, damaged entries), to tell
+        self.journal_notes: list[str] = [] if self._journal is None else self._journal.notes
         self._summary = Summary(paths=self._named, files=len(self.inputs),
                                 require_layer3=require_layer3)
         self._started = False
@@ -290,15 +314,65 @@ class Run:
             return refused_range(unit, f"cannot read the file: {type(exc).__name__}: {exc}")
         verdicts = []
         doc_bytes = 0
+        cached = corrupt = named = 0
         for single, result in engine.map(verify_unit, singles, self.search_cap,
-                                             self.require_layer3):
+                                         self.require_layer3, self._cache):
             if isinstance(result, engines.Lost):
                 verdicts.append(lost(single, f"worker_lost: {result.reason}"))
             else:
                 verdicts.extend(result.verdicts)
                 doc_bytes += result.doc_bytes
+                cached += result.cached
+                corrupt += result.cache_corrupt
+                named += result.named_exports
         disk = unit.end - unit.start if isinstance(unit, LineRange) else 0
-        return UnitResult(verdicts, lines, doc_bytes, disk)
+        return UnitResult(verdicts, lines, doc_bytes, disk, cached, corrupt, named)
+
+    def _results(self, engine: engines.Engine, units: Iterator[Unit]
+                 ) -> Iterator[tuple[Unit, UnitResult, str | None, bool]]:
+        """``(unit, result, journal key, from the journal)`` in input order: a unit the
+        journal holds is not sent to the engine; the others are, as a stream, and their
+        results are merged back in order. A unit whose worker died twice is recovered
+        Episode by Episode (and not journalled: a lost worker is no result)."""
+        journal = self._journal
+        if journal is None:
+            for unit, result in engine.map(verify_unit, units, self.search_cap,
+                                           self.require_layer3, self._cache):
+                if isinstance(result, engines.Lost):
+                    yield unit, self._recover(engine, unit), None, False
+                else:
+                    yield unit, result, None, False
+            return
+        planned: deque[tuple[Unit, str | None, UnitResult | None]] = deque()
+
+        def to_verify() -> Iterator[Unit]:
+            for unit in units:
+                key = unit_key(unit)
+                held = journal.get(key)
+                planned.append((unit, key, held))
+                if held is None:
+                    yield unit
+
+        done = engine.map(verify_unit, to_verify(), self.search_cap, self.require_layer3,
+                          self._cache)
+        ahead: deque[tuple[Unit, Any]] = deque()  # results of units still behind hits
+        while True:
+            if not planned:  # the engine pulls more units from to_verify as it needs
+                got = next(done, None)
+                if got is None and not planned:
+                    return
+                if got is not None:
+                    ahead.append(got)
+                continue
+            unit, key, held = planned.popleft()
+            if held is not None:
+                yield unit, held, key, True
+                continue
+            _, result = ahead.popleft() if ahead else next(done)
+            if isinstance(result, engines.Lost):
+                yield unit, self._recover(engine, unit), None, False
+            else:
+                yield unit, result, key, False
 
     def _outputs(self) -> tuple[AtomicLines | None, AtomicLines | None]:
         report = notes = None
@@ -326,20 +400,26 @@ class Run:
                                     workers_read_objects=not engine.in_process)
                 base = 0
                 changed = False  # a range of this file was refused: its file changed
-                for unit, result in engine.map(verify_unit, units, self.search_cap,
-                                                     self.require_layer3):
-                    if isinstance(result, engines.Lost):
-                        result = self._recover(engine, unit)
+                journal = self._journal
+                if journal is not None:
+                    journal.open()
+                for unit, result, key, held in self._results(engine, units):
+                    if journal is not None and not held:
+                        journal.record(key, result)  # durable before the run goes on
                     if isinstance(unit, LineRange):
                         if unit.first:
                             base, changed = 0, False
                         if changed:  # line numbers are unknown from here: nothing counts
-                            result = refused_range(unit, _AFTER_CHANGE)
+                            result, held = refused_range(unit, _AFTER_CHANGE), False
                         changed = changed or result.lines == CHANGED
                         lines_before, base = base, base + max(result.lines, 0)
                     else:
                         lines_before = 0
                     summary.document_bytes += result.doc_bytes
+                    if held:
+                        summary.from_journal += len(result.verdicts)
+                    summary.from_cache += result.cached
+                    summary.cache_recomputed += result.cache_corrupt
                     for n, verdict in enumerate(result.verdicts):
                         line = verdict.line(lines_before)
                         summary.add(verdict.outcome, verdict.layer3)
@@ -365,6 +445,8 @@ class Run:
             self._done = True
         finally:
             progress.close()
+            if self._journal is not None:
+                self._journal.close()
             for out in (report, notes):
                 if out is not None:
                     out.abort()  # a no-op after commit

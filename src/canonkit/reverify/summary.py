@@ -27,6 +27,14 @@ class Summary:
     #: Layer 3 results of the Episode lines that carry one (kept apart from the outcomes)
     layer3: dict[str, int] = field(default_factory=lambda: dict.fromkeys(STATES, 0))
     require_layer3: bool = False
+    #: Episodes whose lines came from a journal / from the result cache (REVERIFY.md §7):
+    #: the two run-specific fields of the final line (a resumed or cached run's report
+    #: equals an uninterrupted, uncached run's in everything else)
+    from_journal: int = 0
+    from_cache: int = 0
+    #: cache entries that did not check and were recomputed (info: on stderr, not in the
+    #: report; the exit status never depends on it)
+    cache_recomputed: int = 0
 
     def add(self, outcome: str, layer3: str | None = None) -> None:
         self.counts[outcome] = self.counts.get(outcome, 0) + 1
@@ -49,7 +57,8 @@ class Summary:
 
     def to_json(self) -> dict[str, Any]:
         """The report's final line: counts of every outcome (zeros included) and total,
-        then what produced the report: its format, the canonkit version and the inputs."""
+        then what produced the report: its format, the canonkit version and the inputs,
+        and how many Episodes came from a journal and from the cache."""
         from .._version import __version__
 
         counts: dict[str, Any] = {name: self.counts.get(name, 0) for name in OUTCOMES}
@@ -59,7 +68,8 @@ class Summary:
             out["layer3"] = {name: self.layer3.get(name, 0) for name in STATES}
             out["layer3"]["required"] = self.require_layer3
         out.update({"format": REPORT_FORMAT, "canonkit_version": __version__,
-                    "inputs": {"paths": list(self.paths), "files": self.files}})
+                    "inputs": {"paths": list(self.paths), "files": self.files},
+                    "from_journal": self.from_journal, "from_cache": self.from_cache})
         return out
 
     def table(self) -> str:

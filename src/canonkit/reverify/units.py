@@ -27,6 +27,7 @@ from .._files import Expect
 from ..errors import FileChangedError
 from .lines import Source, Verdict, invalid, source_head
 from .sources import MAX_DOCUMENT_BYTES, Input, Item, iter_items, read_json_file
+from .cache import ResultCache
 from .worker import verify_one
 
 
@@ -81,6 +82,9 @@ class UnitResult(NamedTuple):
     lines: int
     doc_bytes: int
     disk_bytes: int
+    cached: int = 0  # verdicts taken from the result cache
+    cache_corrupt: int = 0  # cache entries that did not check (recomputed)
+    named_exports: int = 0  # Layer 3 exports named by path that were read (journal.py)
 
 
 CHANGED = -1  # UnitResult.lines of a range refused because its file changed
@@ -105,7 +109,8 @@ def _cannot_read(exc: OSError, opened: str, reported: str) -> str:
     return f"cannot read the file: {type(exc).__name__}: {exc}"
 
 
-def _verify_range(unit: LineRange, search_cap: int, require_layer3: bool) -> UnitResult:
+def _verify_range(unit: LineRange, search_cap: int, require_layer3: bool,
+                  cache: ResultCache | None) -> UnitResult:
     from .ranges import read_lines
 
     head = source_head(Source(unit.source, "line"))
@@ -120,7 +125,7 @@ def _verify_range(unit: LineRange, search_cap: int, require_layer3: bool) -> Uni
                 verdicts.append(invalid(source, too_long(), None, head))
             elif line:
                 verdicts.append(verify_one("json", line, source, search_cap, head,
-                                           unit.path, require_layer3))
+                                           unit.path, require_layer3, cache))
                 doc_bytes += len(line)
     except FileChangedError as exc:  # not the file the run started on: none of it counts
         return refused_range(unit, _cannot_read(exc, unit.path, unit.source))
@@ -130,8 +135,8 @@ def _verify_range(unit: LineRange, search_cap: int, require_layer3: bool) -> Uni
     return UnitResult(verdicts, lines, doc_bytes, unit.end - unit.start)
 
 
-def _verify_json_files(unit: JsonFiles, search_cap: int, require_layer3: bool
-                       ) -> UnitResult:
+def _verify_json_files(unit: JsonFiles, search_cap: int, require_layer3: bool,
+                       cache: ResultCache | None) -> UnitResult:
     verdicts: list[Verdict] = []
     doc_bytes = disk = 0
     for reported, opened, identity in unit.files:
@@ -142,43 +147,54 @@ def _verify_json_files(unit: JsonFiles, search_cap: int, require_layer3: bool
                           Source(reported), 0)]
         for item in items:
             verdicts.append(verify_one(item.kind, item.payload, item.source, search_cap,
-                                       None, opened, require_layer3))
+                                       None, opened, require_layer3, cache))
             if item.kind != "error":
                 doc_bytes += len(item.payload)
             disk += item.disk_bytes
     return UnitResult(verdicts, 0, doc_bytes, disk)
 
 
-def _verify_documents(unit: Documents, search_cap: int, require_layer3: bool
-                      ) -> UnitResult:
+def _verify_documents(unit: Documents, search_cap: int, require_layer3: bool,
+                      cache: ResultCache | None) -> UnitResult:
     verdicts = [verify_one(i.kind, i.payload, i.source, search_cap,
-                           require_layer3=require_layer3) for i in unit.items]
+                           require_layer3=require_layer3, cache=cache) for i in unit.items]
     doc_bytes = sum(len(i.payload) for i in unit.items if i.kind != "error")
     return UnitResult(verdicts, 0, doc_bytes, sum(i.disk_bytes for i in unit.items))
 
 
-def _verify_whole_object(unit: WholeObject, search_cap: int, require_layer3: bool
-                         ) -> UnitResult:
+def _verify_whole_object(unit: WholeObject, search_cap: int, require_layer3: bool,
+                         cache: ResultCache | None) -> UnitResult:
     verdicts: list[Verdict] = []
     doc_bytes = disk = 0
     for item in iter_items([unit.input]):  # a failure of the object is an "error" item
         verdicts.append(verify_one(item.kind, item.payload, item.source, search_cap,
-                                   None, unit.input.path, require_layer3))
+                                   None, unit.input.path, require_layer3, cache))
         if item.kind != "error":
             doc_bytes += len(item.payload)
         disk += item.disk_bytes
     return UnitResult(verdicts, 0, doc_bytes, disk)
 
 
-def verify_unit(unit: Unit, search_cap: int, require_layer3: bool = False) -> UnitResult:
-    """Runs in a worker: the verdicts of one unit, in input order."""
+def verify_unit(unit: Unit, search_cap: int, require_layer3: bool = False,
+                cache: str | None = None) -> UnitResult:
+    """Runs in a worker: the verdicts of one unit, in input order; ``cache`` is the
+    directory of a result cache (``cache.py``) to look every document up in first."""
+    from .layer3_component import named_reads
+
+    found = None if cache is None else ResultCache(cache)
+    before = named_reads()
     if isinstance(unit, LineRange):
-        return _verify_range(unit, search_cap, require_layer3)
-    if isinstance(unit, JsonFiles):
-        return _verify_json_files(unit, search_cap, require_layer3)
-    if isinstance(unit, WholeObject):
-        return _verify_whole_object(unit, search_cap, require_layer3)
-    return _verify_documents(unit, search_cap, require_layer3)
+        result = _verify_range(unit, search_cap, require_layer3, found)
+    elif isinstance(unit, JsonFiles):
+        result = _verify_json_files(unit, search_cap, require_layer3, found)
+    elif isinstance(unit, WholeObject):
+        result = _verify_whole_object(unit, search_cap, require_layer3, found)
+    else:
+        result = _verify_documents(unit, search_cap, require_layer3, found)
+    result = result._replace(named_exports=named_reads() - before)
+    if found is None or result.lines == CHANGED:  # a refused range kept no verdict
+        return result
+    return result._replace(cached=found.hits, cache_corrupt=found.corrupt)
 
 
 def split(unit: Unit) -> tuple[list[Unit], int]:

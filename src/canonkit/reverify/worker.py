@@ -6,7 +6,7 @@ every engine hands back byte-identical lines.
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -16,11 +16,17 @@ from .layer3_component import Layer3Result, check
 from .lines import Source, Verdict, invalid, render
 from .sources import plain
 
+if TYPE_CHECKING:
+    from .cache import ResultCache
+
 # what the Episode reader may raise on a document shape it did not anticipate: still
 # reported as invalid_record, never a crash of a million-Episode run
 _SHAPE_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError)
 # JSON documents are tried on the fast path first (tests switch it off to compare)
 FAST_PATH = True
+#: bumped whenever a change of verification can change a report line: with the package
+#: version it keys the journal (journal.py) and the result cache (cache.py)
+VERIFICATION_VERSION = 1
 _UNREAD = object()
 
 
@@ -80,8 +86,32 @@ def _layer3(member: Any, episode: Any, options: Options, origin: str | None
     return check(member, episode, origin)
 
 
-def _fast(payload: bytes, source: Source, options: Options, head: bytes | None,
-          origin: str | None) -> Verdict | None:
+class Parts(NamedTuple):
+    """Everything a report line says about an Episode except where it came from: what a
+    result cache stores (``cache.py``); ``render_parts`` attaches the source."""
+
+    episode_id: str | None
+    outcome: str
+    components: Any
+    construction: Any
+    order: Any
+    flags: Any
+    reason: Any
+    layer3: Layer3Result | None = None
+
+
+def _invalid(reason: str, episode_id: str | None = None) -> Parts:
+    return Parts(episode_id, "invalid_record", {}, None, None, [], reason)
+
+
+def render_parts(source: Source, parts: Parts, head: bytes | None = None) -> Verdict:
+    """The verdict: ``parts`` at ``source`` (``head`` is ``source_head(source)`` if known)."""
+    return render(source, parts.episode_id, parts.outcome, parts.components,
+                  parts.construction, parts.order, parts.flags, parts.reason, head,
+                  parts.layer3)
+
+
+def _fast(payload: bytes, options: Options, origin: str | None) -> Parts | None:
     """JSON text on the fast path (``astp.documents.read_episode_bytes``: the compiled
     scanner, no Python object per segment); None sends the document the general way, which
     also words every refusal, so the two paths give the same line for every document."""
@@ -96,57 +126,67 @@ def _fast(payload: bytes, source: Source, options: Options, head: bytes | None,
     except (CanonkitError, *_SHAPE_ERRORS):
         return None
     layer3 = _layer3(episode.layer3, episode, options, origin)
-    return render(source, result.episode_id, result.outcome, result.components,
-                  result.construction, result.order, result.flags, result.reason, head,
-                  layer3)
+    return Parts(result.episode_id, result.outcome, result.components, result.construction,
+                 result.order, result.flags, result.reason, layer3)
 
 
-def verify_one(kind: str, payload: bytes, source: Source, search_cap: int,
-               head: bytes | None = None, origin: str | None = None,
-               require_layer3: bool = False) -> Verdict:
-    """The verdict on one document (``kind`` "json" or "cbor"; "error" carries the reason
-    a document could not be read); ``require_layer3`` writes the Layer 3 component on
-    every Episode line. ``head`` is ``lines.source_head(source)`` if known;
-    ``origin`` the file the document was read from as this process can open it (a Layer 3
-    export named by path is found beside it; default ``source.file``)."""
+def assess(kind: str, payload: bytes, options: Options, origin: str | None) -> Parts:
+    """What the report line of a document (``kind`` "json" or "cbor") says, apart from
+    its source; ``origin`` is the file it was read from (a named Layer 3 export is found
+    beside it)."""
     from .. import cbor
     from ..astp import reproduce
 
-    if origin is None:
-        origin = source.file
-    options = Options(search_cap, require_layer3)
-    if kind == "error":
-        return invalid(source, payload.decode("utf-8", "replace"), None, head)
     doc: Any = _UNREAD
     if kind == "cbor":  # decoded once; then as JSON text when JSON holds it exactly
         try:
             doc = plain(cbor.decode(payload))
         except CanonkitError as exc:
-            return invalid(source, f"not CBOR ({exc.code}): {exc}", None, head)
+            return _invalid(f"not CBOR ({exc.code}): {exc}")
         text = _as_json(payload, doc) if FAST_PATH else None
-        verdict = (_fast(text, source, options, head, origin) if text is not None
-                   else None)
+        parts = _fast(text, options, origin) if text is not None else None
     else:
-        verdict = _fast(payload, source, options, head, origin) if FAST_PATH else None
-    if verdict is not None:
-        return verdict
+        parts = _fast(payload, options, origin) if FAST_PATH else None
+    if parts is not None:
+        return parts
     if doc is _UNREAD:  # strict JSON, as every reader of canonkit (the input door)
         try:
             doc = _strict_json(payload)
         except JSONInputError as exc:
-            return invalid(source, f"{exc.code}: {exc}", None, head)
+            return _invalid(f"{exc.code}: {exc}")
     episode_id = _readable_episode_id(doc)
     if not isinstance(doc, dict):
-        return invalid(source, f"document is a JSON {type(doc).__name__}, not an object",
-                       None, head)
+        return _invalid(f"document is a JSON {type(doc).__name__}, not an object")
     try:
         result = reproduce(doc, search_cap=options.search_cap)
     except CanonkitError as exc:  # InvalidRecordError and any refusal of the document
-        return invalid(source, f"{exc.code}: {exc}", episode_id, head)
+        return _invalid(f"{exc.code}: {exc}", episode_id)
     except _SHAPE_ERRORS as exc:
-        return invalid(source, f"unreadable document ({type(exc).__name__}: {exc})",
-                       episode_id, head)
+        return _invalid(f"unreadable document ({type(exc).__name__}: {exc})", episode_id)
     layer3 = _layer3(doc.get("layer3"), doc, options, origin)
-    return render(source, result.episode_id, result.outcome, result.components,
-                  result.construction, result.order, result.flags, result.reason, head,
-                  layer3)
+    return Parts(result.episode_id, result.outcome, result.components, result.construction,
+                 result.order, result.flags, result.reason, layer3)
+
+
+def verify_one(kind: str, payload: bytes, source: Source, search_cap: int,
+               head: bytes | None = None, origin: str | None = None,
+               require_layer3: bool = False, cache: ResultCache | None = None) -> Verdict:
+    """The verdict on one document (``kind`` "json" or "cbor"; "error" carries the reason
+    a document could not be read); ``require_layer3`` writes the Layer 3 component on
+    every Episode line. ``head`` is ``lines.source_head(source)`` if known;
+    ``origin`` the file the document was read from as this process can open it (a Layer 3
+    export named by path is found beside it; default ``source.file``); ``cache`` a result
+    cache to look the document up in first (and to store its result in)."""
+    if origin is None:
+        origin = source.file
+    if kind == "error":
+        return invalid(source, payload.decode("utf-8", "replace"), None, head)
+    options = Options(search_cap, require_layer3)
+    if cache is None:
+        return render_parts(source, assess(kind, payload, options, origin), head)
+    key = cache.key(kind, payload, options, origin)
+    parts = cache.get(key)
+    if parts is None:
+        parts = assess(kind, payload, options, origin)
+        cache.put(key, parts)
+    return render_parts(source, parts, head)

@@ -1,0 +1,234 @@
+"""``--journal FILE`` (REVERIFY.md §7): resume an interrupted run.
+
+The journal is a local JSON-lines file. Its first line is a header naming the format and
+what the results depend on (the verification version, the search cap, whether Layer 3 is
+required, the inputs as named); a journal whose header differs is refused
+(``JournalError``), never silently reused. Every later line is one finished unit of work:
+the unit's identity (:func:`unit_key`: each input's path, size and modification time or
+ETag, and the byte range or the item positions and a BLAKE3 of their bytes) and its
+result (verdicts relative to the unit, line count, byte counts), sealed by a BLAKE3 of
+the entry. Each entry is written, flushed and fsync'ed before the run goes on, so a
+client killed at any moment leaves at most one torn last line: it is ignored (and cut
+off before the run appends), as is any entry whose seal does not match; their units are
+verified again.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, BinaryIO
+
+import orjson
+from blake3 import blake3
+
+from .._files import Identity
+from .._version import __version__
+from ..errors import JournalError
+from .lines import Verdict
+from .worker import VERIFICATION_VERSION
+from .units import CHANGED, Documents, JsonFiles, LineRange, Unit, UnitResult, WholeObject
+
+FORMAT = "canonkit-reverify-journal/1"
+
+
+def _identity(expect: Any) -> list[Any] | None:
+    """What says an input is still the one a result came from: size and mtime of a file,
+    size and ETag (or Last-Modified when there is none) of an object."""
+    if expect is None:
+        return None
+    if isinstance(expect, Identity):
+        return [expect.size, expect.mtime_ns]
+    modified = None if expect.last_modified is None else expect.last_modified.isoformat()
+    return [expect.size, expect.etag, modified if expect.etag is None else None]
+
+
+def unit_key(unit: Unit) -> str | None:
+    """The unit's identity as a string, or None when it has none a later run could match
+    (an input whose identity is unknown)."""
+    if isinstance(unit, LineRange):
+        ident = _identity(unit.identity)
+        if ident is None:
+            return None
+        value: Any = ["lines", unit.source, ident, unit.start, unit.end, unit.first,
+                      unit.line0]
+    elif isinstance(unit, JsonFiles):
+        files = []
+        for reported, _, identity in unit.files:
+            ident = _identity(identity)
+            if ident is None:
+                return None
+            files.append([reported, ident])
+        value = ["json", files]
+    elif isinstance(unit, WholeObject):
+        ident = _identity(unit.input.identity)
+        if ident is None:
+            return None
+        value = ["object", unit.input.path, ident]
+    else:  # the parent read these: their bytes say exactly what was verified
+        digest = blake3()
+        positions = []
+        for item in unit.items:
+            digest.update(b"%d:%b%d:" % (len(item.kind), item.kind.encode(), len(item.payload)))
+            digest.update(item.payload)
+            positions.append([item.source.file, item.source.key, item.source.number])
+        value = ["documents", positions, digest.hexdigest()]
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:  # a file name that is not UTF-8: nothing to match on
+        return None
+
+
+def _encode(result: UnitResult) -> dict[str, Any] | None:
+    verdicts = []
+    for v in result.verdicts:
+        try:
+            verdicts.append([v.head.decode(), v.number, v.tail.decode(), v.outcome,
+                             v.episode_id, v.order, v.layer3])
+        except UnicodeDecodeError:  # not expressible as JSON text: not journalled
+            return None
+    return {"verdicts": verdicts, "lines": result.lines, "doc_bytes": result.doc_bytes,
+            "disk_bytes": result.disk_bytes}
+
+
+def _decode(value: Any) -> UnitResult:
+    verdicts = [Verdict(head.encode(), number, tail.encode(), outcome, episode_id, order,
+                        layer3)
+                for head, number, tail, outcome, episode_id, order, layer3
+                in value["verdicts"]]
+    return UnitResult(verdicts, int(value["lines"]), int(value["doc_bytes"]),
+                      int(value["disk_bytes"]))
+
+
+def _seal(entry: bytes) -> str:
+    return blake3(entry).hexdigest()
+
+
+class Journal:
+    """An open journal: the results it holds (``get``), and ``record`` to append one.
+    ``notes`` says what was ignored while reading it (a torn tail, damaged entries)."""
+
+    def __init__(self, path: str | os.PathLike[str], *, search_cap: int,
+                 require_layer3: bool, paths: list[str]) -> None:
+        self.path = os.fspath(path)
+        self.notes: list[str] = []
+        self._entries: dict[str, UnitResult] = {}
+        header = orjson.dumps({
+            "format": FORMAT, "canonkit_version": __version__,
+            "verification_version": VERIFICATION_VERSION,
+            "options": {"search_cap": search_cap, "require_layer3": require_layer3},
+            "inputs": list(paths)}) + b"\n"
+        self._header = header
+        self._keep = self._read(header)  # JournalError now, before any work
+        self._file: BinaryIO | None = None
+
+    def open(self) -> None:
+        """Open for appending: cut a torn tail (it would glue onto the next entry), or
+        write the header of a new journal."""
+        try:
+            self._file = open(self.path, "r+b" if self._keep else "wb")  # noqa: SIM115
+            if self._keep:
+                self._file.truncate(self._keep)
+                self._file.seek(self._keep)
+            else:
+                self._file.write(self._header)
+            self._sync()
+        except OSError as exc:
+            raise JournalError(f"{self.path}: the journal cannot be written: "
+                               f"{exc.strerror or exc}", detail=self.path) from None
+
+    def _refuse(self, why: str) -> JournalError:
+        return JournalError(f"{self.path}: {why}; name another --journal file, or remove "
+                            "this one to start over", detail=self.path)
+
+    def _read(self, header: bytes) -> int:
+        """Load the entries of an existing journal; the length to keep (0: a new one)."""
+        try:
+            with open(self.path, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return 0
+        except OSError as exc:
+            raise JournalError(f"{self.path}: the journal cannot be read: "
+                               f"{exc.strerror or exc}", detail=self.path) from None
+        end = data.find(b"\n")
+        if end < 0:  # a header cut while it was written is ours to rewrite; else refuse
+            if header.startswith(data):
+                return 0
+            raise self._refuse("not a canonkit reverify journal")
+        if data[:end + 1] != header:
+            raise self._refuse(self._mismatch(data[:end]))
+        keep = end + 1
+        damaged = 0
+        while keep < len(data):
+            nl = data.find(b"\n", keep)
+            if nl < 0:
+                self.notes.append(f"ignored a torn last entry of {len(data) - keep} bytes "
+                                  "(its unit is verified again)")
+                break
+            if not self._load(data[keep:nl]):
+                damaged += 1
+            keep = nl + 1
+        if damaged:
+            self.notes.append(f"ignored {damaged} damaged entries (their units are "
+                              "verified again)")
+        return keep
+
+    def _mismatch(self, line: bytes) -> str:
+        try:
+            old = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            old = None
+        if not isinstance(old, dict) or old.get("format") != FORMAT:
+            return "not a canonkit reverify journal"
+        for what in ("canonkit_version", "verification_version"):
+            if old.get(what) != (__version__ if what == "canonkit_version"
+                                 else VERIFICATION_VERSION):
+                return f"a journal of another {what.replace('_', ' ')} ({old.get(what)!r})"
+        return ("a journal of a run with other options or inputs "
+                f"({orjson.dumps({k: old.get(k) for k in ('options', 'inputs')}).decode()})")
+
+    def _load(self, line: bytes) -> bool:
+        try:
+            value = orjson.loads(line)
+            entry = orjson.dumps(value["entry"])
+            if value["blake3"] != _seal(entry):
+                return False
+            self._entries[value["entry"]["unit"]] = _decode(value["entry"]["result"])
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
+            return False
+        return True
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: str | None) -> UnitResult | None:
+        return None if key is None else self._entries.get(key)
+
+    def record(self, key: str | None, result: UnitResult) -> None:
+        """Append one finished unit, durably. Not journalled: a refused range (its file
+        changed, so no later run could match it anyway) and a unit holding an Episode
+        that names its Layer 3 export by path (the journal keys on the inputs only)."""
+        if key is None or result.lines == CHANGED or result.named_exports:
+            return  # (a unit that read a named Layer 3 export: that file is not keyed)
+        encoded = _encode(result)
+        if encoded is None:
+            return
+        entry = orjson.dumps({"unit": key, "result": encoded})
+        line = b'{"entry":%b,"blake3":"%b"}\n' % (entry, _seal(entry).encode())
+        if self._file is None:
+            raise RuntimeError("the journal is not open")
+        try:
+            self._file.write(line)
+            self._sync()
+        except OSError as exc:
+            raise JournalError(f"{self.path}: the journal cannot be written: "
+                               f"{exc.strerror or exc}", detail=self.path) from None
+
+    def _sync(self) -> None:
+        assert self._file is not None
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None

@@ -238,6 +238,17 @@ def test_hash_vectors_reject_changed_fields(vector: str) -> None:
     assert vectors(doc) == expected == [vector]
 
 
+# --- one rule, two users -------------------------------------------------------------------
+
+@pytest.mark.parametrize(("violation", "seed"), [("SK-003", 5), ("L3-006", 14)])
+def test_the_verifier_reports_the_writers_own_rule(violation: str, seed: int) -> None:
+    """A vector both the writer and the verifier check is decided once, in layer3/rules.py:
+    the verifier's finding is the rule's refusal word for word ("<vector>: ...")."""
+    doc, _ = make_export(random.Random(seed), violation=violation)
+    findings = [f for f in verify(doc).findings if f.vector == violation]
+    assert findings and all(f.detail.startswith(f"{violation}: ") for f in findings)
+
+
 # --- SK-003 -------------------------------------------------------------------------------
 
 def test_sk_003_registry_id_stays_null() -> None:

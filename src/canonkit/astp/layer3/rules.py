@@ -14,7 +14,7 @@ and reports each refusal as a finding (``_Verification.guard``).
 | L3-005 | a declaration changes only its status trio | ``check_declaration_update``, ``check_declaration_changes`` |
 | L3-006 | a retry is a new node | ``check_retry``, ``check_new_sequence_index``, ``check_new_node_id`` |
 | L3-007 | the seven edges join the right nodes, within the Episode | ``check_executes_within``, ``check_invoked_within``, ``check_precedes``, ``check_within_episode`` |
-| L3-008 | an edge's properties | ``check_edge_properties`` |
+| L3-008 | an edge's properties | ``check_edge_properties``, ``check_sequence_gap`` |
 
 The vectors that concern only a recorded export — its shape (L3-003), its content hashes
 (the ``HASH_VECTOR`` of each node type), its audit chain and creation events (CIA-002,
@@ -56,6 +56,7 @@ __all__ = [
     "check_principal",
     "check_registry_id",
     "check_retry",
+    "check_sequence_gap",
     "check_terminal_on_write",
     "check_transition",
     "check_within_episode",
@@ -221,20 +222,22 @@ def check_new_sequence_index(nodes: Iterable[Mapping[str, Any]], node: Mapping[s
                              ) -> None:
     """L3-006: an ExecutionNode's ``sequence_index`` is new in its workflow."""
     for other in nodes:
-        if (other["node_type"] == EXECUTION and other["workflow_id"] == node["workflow_id"]
-                and other["sequence_index"] == node["sequence_index"]):
-            raise _fail("L3-006", f"sequence_index {node['sequence_index']} is taken by "
-                                  f"{other['node_id']}: a retry is a new node with a new "
-                                  "sequence_index", node["node_id"], "sequence_index")
+        if (other.get("node_type") == EXECUTION
+                and other.get("workflow_id") == node.get("workflow_id")
+                and other.get("sequence_index") == node.get("sequence_index")):
+            raise _fail("L3-006", f"sequence_index {short_repr(node.get('sequence_index'))} "
+                                  f"is taken by {other.get('node_id')}: a retry is a new node "
+                                  "with a new sequence_index", node, "sequence_index")
 
 
 # --- L3-007 ----------------------------------------------------------------------------
 
 def check_within_episode(node: Mapping[str, Any], episode_id: str) -> None:
-    """L3-007: a node is declared within the workspace's Episode."""
-    if node["episode_id"] != episode_id:
-        raise _fail("L3-007", f"episode_id {node['episode_id']} is not this workspace's "
-                              f"Episode {episode_id}", node["node_id"], "episode_id")
+    """L3-007: a node is declared within the Episode ``episode_id`` (the workspace's, or
+    the one an export is verified against)."""
+    if node.get("episode_id") != episode_id:
+        raise _fail("L3-007", f"declared within {short_repr(node.get('episode_id'))}, not "
+                              f"the Episode {episode_id}", node, "episode_id")
 
 
 def check_executes_within(workflow: Mapping[str, Any] | None, workflow_id: Any,
@@ -260,11 +263,22 @@ def check_precedes(earlier: Mapping[str, Any] | None, before: Any, node: Mapping
                    ) -> None:
     """L3-007: PRECEDES points from an earlier ExecutionNode (``earlier``, looked up by
     ``before``) of the same workflow to the later one, ``node``."""
-    if earlier is None or earlier["node_type"] != EXECUTION or (
-            earlier["workflow_id"] != node["workflow_id"]):
+    if earlier is None or earlier.get("node_type") != EXECUTION or (
+            earlier.get("workflow_id") != node.get("workflow_id")):
         raise _fail("L3-007", f"PRECEDES: no earlier ExecutionNode {before} in the workflow",
-                    node["node_id"], "preceded_by")
-    if node["sequence_index"] - earlier["sequence_index"] <= 0:
+                    node, "preceded_by")
+    first, then = earlier.get("sequence_index"), node.get("sequence_index")
+    if type(first) is not int or type(then) is not int or then <= first:
         raise _fail("L3-007", "PRECEDES points from the earlier ExecutionNode to the later: "
-                              f"sequence_index {node['sequence_index']} does not follow "
-                              f"{earlier['sequence_index']}", node["node_id"], "sequence_index")
+                              f"sequence_index {short_repr(then)} does not follow "
+                              f"{short_repr(first)}", node, "sequence_index")
+
+
+def check_sequence_gap(earlier: Mapping[str, Any], node: Mapping[str, Any],
+                       properties: Mapping[str, Any]) -> None:
+    """L3-008: a PRECEDES edge's ``sequence_gap`` is the later ExecutionNode's
+    ``sequence_index`` minus the earlier one's (both checked by ``check_precedes``)."""
+    gap, wanted = properties.get("sequence_gap"), node["sequence_index"] - earlier["sequence_index"]
+    if gap != wanted:
+        raise _fail("L3-008", f"sequence_gap must be {wanted}, got {short_repr(gap)}", node,
+                    "sequence_gap")

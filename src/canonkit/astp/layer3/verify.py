@@ -24,7 +24,12 @@ from canonkit.astp.layer3.hashing import content_hash
 from canonkit.astp.layer3.rules import (
     check_edge_properties,
     check_execution_errors,
+    check_new_sequence_index,
+    check_precedes,
+    check_registry_id,
+    check_sequence_gap,
     check_transition,
+    check_within_episode,
 )
 from canonkit.astp.layer3.schema import (
     AUDIT_EVENTS,
@@ -276,8 +281,7 @@ class _Verification:
         if node_type == EXECUTION:
             self.guard(check_execution_errors, node)
         elif node_type == SKILL:
-            if node.get("registry_id") is not None:
-                self.add("SK-003", node_id, "registry_id", "registry_id must stay null")
+            self.guard(check_registry_id, node)
         elif node.get("status") not in WORKFLOW_STATUSES:
             self.add("WF-004", node_id, "status",
                      f"unknown workflow status {short_repr(node.get('status'))}")
@@ -498,10 +502,8 @@ class _Verification:
             key = (node.get("workflow_id"), node.get("sequence_index"))
             if not isinstance(key[0], str) or type(key[1]) is not int:
                 continue            # a hash finding already (Form B refuses the field)
-            if key in seen:
-                self.add("L3-006", node_id, "sequence_index",
-                         f"sequence_index {key[1]} is also {seen[key]}'s: a retry is a new node "
-                         "with a new sequence_index")
+            if key in seen:  # the one node it can collide with, judged by the writer's rule
+                self.guard(check_new_sequence_index, [self.nodes[seen[key]]], node)
             else:
                 seen[key] = node_id
 
@@ -566,7 +568,7 @@ class _Verification:
                 self.add("L3-007", source, name, f"{name} must end at a node of type {to_type}")
                 continue
             if name == "PRECEDES":
-                self.check_precedes(source, target, node, other, edge)
+                self.check_precedes_edge(source, target, node, other, edge)
             elif node.get("execution_node_id") != other.get("execution_node_id") or not (
                     self.created.get(source, ("", {}, -1))[2] < self.created.get(target, ("", {}, -1))[2]):
                 self.add("L3-007", source, name, "SKILL_PRECEDES joins two skills of one execution, "
@@ -582,19 +584,13 @@ class _Verification:
                 elif not wanted and present:
                     self.add("L3-007", node_id, name, f"{name} without a {via}")
 
-    def check_precedes(self, source: str, target: str, earlier: Mapping[str, Any],
+    def check_precedes_edge(self, source: str, target: str, earlier: Mapping[str, Any],
                        later: Mapping[str, Any], edge: Mapping[str, Any]) -> None:
-        first, then = earlier.get("sequence_index"), later.get("sequence_index")
-        if earlier.get("workflow_id") != later.get("workflow_id") or not (
-                isinstance(first, int) and isinstance(then, int) and first < then):
-            self.add("L3-007", target, "PRECEDES",
-                     "PRECEDES points from the earlier ExecutionNode to the later, in one workflow")
+        if not self.guard(check_precedes, earlier, source, later):
             return
         properties = edge.get("properties")       # its shape: check_edge_properties
-        gap = properties.get("sequence_gap") if isinstance(properties, Mapping) else None
-        if type(gap) is int and gap != then - first:
-            self.add("L3-008", target, "sequence_gap",
-                     f"sequence_gap must be {then - first}, got {short_repr(gap)}")
+        if isinstance(properties, Mapping) and type(properties.get("sequence_gap")) is int:
+            self.guard(check_sequence_gap, earlier, later, properties)
 
     # --- spine isolation -----------------------------------------------------------------------
 
@@ -617,10 +613,7 @@ class _Verification:
             if isinstance(stored, str) and stored in hashes:
                 self.add("L3-001", node_id, "content_hash",
                          "a Layer 3 content hash is among the Episode's spine inputs")
-            if node.get("episode_id") != read.episode_id:
-                self.add("L3-007", node_id, "episode_id",
-                         f"declared within {short_repr(node.get('episode_id'))}, not this "
-                         f"Episode {read.episode_id}")
+            self.guard(check_within_episode, node, read.episode_id)
 
 
 _MISSING = object()

@@ -15,9 +15,10 @@ from typing import Any
 
 import orjson
 import pytest
+from blake3 import blake3
 
 from canonkit import reverify
-from canonkit.errors import JournalError
+from canonkit.errors import CanonkitError, JournalError
 from canonkit.reverify import synthetic_corpus as synth
 from reverify_helpers import named_export_corpus
 from services import S3Prefix, needs_obstore
@@ -68,6 +69,14 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+def _entries(journal: Path) -> int:
+    """Complete entry lines in ``journal`` (after its header)."""
+    try:
+        return max(0, journal.read_bytes().count(b"\n") - 1)
+    except FileNotFoundError:
+        return 0
+
+
 def test_resume_after_sigkill_gives_the_uninterrupted_report(corpus: Path,
                                                              tmp_path: Path) -> None:
     want = tmp_path / "want.jsonl"
@@ -90,6 +99,11 @@ def test_resume_after_sigkill_gives_the_uninterrupted_report(corpus: Path,
             cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True)  # its own group: the workers die with it
         time.sleep(rng.uniform(0.3, 0.8) * whole)
+        # a random moment, but after the first finished unit: a run killed before any unit
+        # finished has nothing to resume from, and the test would show nothing
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and _entries(journal) == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             kills += 1
@@ -183,6 +197,42 @@ def test_a_damaged_entry_is_verified_again(tmp_path: Path) -> None:
     list(run)
     _same_report(got, want)
     assert run.summary.from_journal == 20
+
+
+def test_an_entry_the_strict_reader_refuses_is_damaged_even_with_its_seal(
+        tmp_path: Path) -> None:
+    """A journal is read through the strict JSON reader: an entry whose seal matches its
+    bytes but which repeats a key (a forged result after the real one) is not trusted."""
+    out = tmp_path / "c.jsonl.gz"
+    synth.write_corpus(30, out=str(out), mix="all-outcomes", seed=4, median_segments=6)
+    journal, want = tmp_path / "j", tmp_path / "want.jsonl"
+    list(reverify.run([out], jobs=1, batch_size=10, report=want, journal=journal))
+    lines = _lines(journal)
+    entry = lines[2][len(b'{"entry":'):-len(b',"blake3":"') - 64 - 2]
+    assert entry.startswith(b'{"unit":') and entry.endswith(b"}")
+    result = entry[entry.index(b'"result":') + 9:-1]
+    assert b'"reproduced"' in result
+    forged = entry[:-1] + b',"result":' + result.replace(b'"reproduced"', b'"unsealed"') + b"}"
+    lines[2] = b'{"entry":%b,"blake3":"%b"}' % (forged, blake3(forged).hexdigest().encode())
+    journal.write_bytes(b"\n".join(lines) + b"\n")
+    got = tmp_path / "got.jsonl"
+    run = reverify.run([out], jobs=1, batch_size=10, report=got, journal=journal)
+    assert any("ignored 1 damaged" in note for note in run.journal_notes)
+    list(run)
+    _same_report(got, want)
+    assert run.summary.from_journal == 20
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_journal_that_is_not_a_regular_file_is_refused_at_once(tmp_path: Path) -> None:
+    out = tmp_path / "c.jsonl"
+    synth.write_corpus(5, out=str(out), mix="seed-table", seed=1, median_segments=4)
+    fifo = tmp_path / "j"
+    os.mkfifo(fifo)
+    began = time.monotonic()
+    with pytest.raises(CanonkitError):
+        reverify.run([out], jobs=1, journal=fifo)
+    assert time.monotonic() - began < 10
 
 
 def test_line_numbers_across_ranges_and_annotations(tmp_path: Path) -> None:

@@ -11,6 +11,12 @@ the entry. Each entry is written, flushed and fsync'ed before the run goes on, s
 client killed at any moment leaves at most one torn last line: it is ignored (and cut
 off before the run appends), as is any entry whose seal does not match; their units are
 verified again.
+
+A journal is read as a stream, through the input door (a regular file) and the strict JSON
+reader (a repeated key or a malformed entry is a damaged entry); the seal is checked over
+the entry's bytes as written. Only each entry's place in the file is kept in memory (the
+journal of a run over 10^8 Episodes is tens of GB); an entry is read again, and its seal
+checked again, when its unit comes up.
 """
 from __future__ import annotations
 
@@ -20,14 +26,22 @@ from typing import Any, BinaryIO
 import orjson
 from blake3 import blake3
 
-from .._files import Identity
+from .._files import Identity, loads_json, open_regular
 from .._version import __version__
-from ..errors import JournalError
+from ..errors import JournalError, JSONInputError
 from .lines import Verdict
 from .worker import VERIFICATION_VERSION
 from .units import CHANGED, Documents, JsonFiles, LineRange, Unit, UnitResult, WholeObject
 
 FORMAT = "canonkit-reverify-journal/1"
+# An entry line is exactly ``{"entry":ENTRY,"blake3":"HEX"}`` + newline (``record``).
+_OPEN = b'{"entry":'
+_SEAL = b',"blake3":"'
+_CLOSE = b'"}'
+_HEX = 64
+# A unit's entry holds its report lines (under a kilobyte per Episode); a longer line is
+# not one canonkit wrote, and is not buffered past this bound.
+MAX_ENTRY = 256 * 1024 * 1024
 
 
 def _identity(expect: Any) -> list[Any] | None:
@@ -110,7 +124,8 @@ class Journal:
                  require_layer3: bool, paths: list[str]) -> None:
         self.path = os.fspath(path)
         self.notes: list[str] = []
-        self._entries: dict[str, UnitResult] = {}
+        self._entries: dict[str, tuple[int, int]] = {}  # unit -> (offset, length) of its line
+        self._reader: BinaryIO | None = None
         header = orjson.dumps({
             "format": FORMAT, "canonkit_version": __version__,
             "verification_version": VERIFICATION_VERSION,
@@ -140,37 +155,83 @@ class Journal:
                             "this one to start over", detail=self.path)
 
     def _read(self, header: bytes) -> int:
-        """Load the entries of an existing journal; the length to keep (0: a new one)."""
+        """Index the entries of an existing journal; the length to keep (0: a new one)."""
         try:
-            with open(self.path, "rb") as f:
-                data = f.read()
+            f = open_regular(self.path)
         except FileNotFoundError:
             return 0
         except OSError as exc:
             raise JournalError(f"{self.path}: the journal cannot be read: "
-                               f"{exc.strerror or exc}", detail=self.path) from None
-        end = data.find(b"\n")
-        if end < 0:  # a header cut while it was written is ours to rewrite; else refuse
-            if header.startswith(data):
-                return 0
-            raise self._refuse("not a canonkit reverify journal")
-        if data[:end + 1] != header:
-            raise self._refuse(self._mismatch(data[:end]))
-        keep = end + 1
-        damaged = 0
-        while keep < len(data):
-            nl = data.find(b"\n", keep)
-            if nl < 0:
-                self.notes.append(f"ignored a torn last entry of {len(data) - keep} bytes "
-                                  "(its unit is verified again)")
-                break
-            if not self._load(data[keep:nl]):
-                damaged += 1
-            keep = nl + 1
+                               f"{getattr(exc, 'strerror', None) or exc}",
+                               detail=self.path) from None
+        try:
+            first = f.readline(max(len(header), MAX_ENTRY) + 1)
+            if not first.endswith(b"\n"):  # a header cut while written is ours to rewrite
+                if header.startswith(first) and not f.read(1):
+                    f.close()
+                    return 0
+                raise self._refuse("not a canonkit reverify journal")
+            if first != header:
+                raise self._refuse(self._mismatch(first[:-1]))
+            keep = len(first)
+            damaged = 0
+            while True:
+                line = f.readline(MAX_ENTRY + 1)
+                if not line:
+                    break
+                if not line.endswith(b"\n"):
+                    if len(line) > MAX_ENTRY:  # not ours: skip to its end, unbuffered
+                        while line and not line.endswith(b"\n"):
+                            line = f.readline(1 << 20)
+                        if line:
+                            damaged += 1
+                            keep = f.tell()
+                            continue
+                    self.notes.append(f"ignored a torn last entry of {f.tell() - keep} "
+                                      "bytes (its unit is verified again)")
+                    break
+                key = self._unit_of(line)
+                if key is None:
+                    damaged += 1
+                else:
+                    self._entries[key] = (keep, len(line))
+                keep += len(line)
+        except BaseException:
+            f.close()
+            raise
+        self._reader = f
         if damaged:
             self.notes.append(f"ignored {damaged} damaged entries (their units are "
                               "verified again)")
         return keep
+
+    @staticmethod
+    def _entry_of(line: bytes) -> Any:
+        """The entry of one journal line, its seal checked over its bytes as written and
+        read by the strict JSON reader; None if the line is not a sound entry."""
+        end = len(line) - 1 - len(_CLOSE)
+        cut = end - _HEX - len(_SEAL)
+        if (cut <= len(_OPEN) or not line.startswith(_OPEN) or line[cut:end - _HEX] != _SEAL
+                or line[end:-1] != _CLOSE):
+            return None
+        entry = line[len(_OPEN):cut]
+        if _seal(entry).encode() != line[end - _HEX:end]:
+            return None
+        try:
+            value = loads_json(entry, source="journal entry")
+        except JSONInputError:
+            return None
+        return value if isinstance(value, dict) else None
+
+    def _unit_of(self, line: bytes) -> str | None:
+        entry = self._entry_of(line)
+        if entry is None or not isinstance(entry.get("unit"), str):
+            return None
+        try:
+            _decode(entry["result"])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+        return str(entry["unit"])
 
     def _mismatch(self, line: bytes) -> str:
         try:
@@ -186,22 +247,24 @@ class Journal:
         return ("a journal of a run with other options or inputs "
                 f"({orjson.dumps({k: old.get(k) for k in ('options', 'inputs')}).decode()})")
 
-    def _load(self, line: bytes) -> bool:
-        try:
-            value = orjson.loads(line)
-            entry = orjson.dumps(value["entry"])
-            if value["blake3"] != _seal(entry):
-                return False
-            self._entries[value["entry"]["unit"]] = _decode(value["entry"]["result"])
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
-            return False
-        return True
-
     def __len__(self) -> int:
         return len(self._entries)
 
     def get(self, key: str | None) -> UnitResult | None:
-        return None if key is None else self._entries.get(key)
+        """The journalled result of the unit ``key``, read again from its line (None: not
+        journalled, or its line no longer reads as the entry it was)."""
+        where = None if key is None else self._entries.get(key)
+        if where is None or self._reader is None:
+            return None
+        try:
+            line = os.pread(self._reader.fileno(), where[1], where[0])
+        except OSError as exc:
+            raise JournalError(f"{self.path}: the journal cannot be read: "
+                               f"{exc.strerror or exc}", detail=self.path) from None
+        entry = self._entry_of(line)
+        if entry is None or entry.get("unit") != key:
+            return None
+        return _decode(entry["result"])
 
     def record(self, key: str | None, result: UnitResult) -> None:
         """Append one finished unit, durably. Not journalled: a refused range (its file
@@ -229,6 +292,7 @@ class Journal:
         os.fsync(self._file.fileno())
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        for f in (self._file, self._reader):
+            if f is not None:
+                f.close()
+        self._file = self._reader = None

@@ -138,3 +138,19 @@ def test_every_worker_killed_mid_run_fails_closed_then_resumes(
     final, whole = orjson.loads(got_lines[-1]), orjson.loads(want_lines[-1])
     assert 0 < final["from_journal"] < final["summary"]["total"]
     assert final["summary"] == whole["summary"]
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "soon", "inf", "nan"])
+def test_a_bad_worker_wait_is_a_usage_error_before_any_work(value: str,
+                                                            tmp_path: Path) -> None:
+    out = tmp_path / "c.jsonl"
+    _synth(5, out, 33)
+    report = tmp_path / "r.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "canonkit", "reverify", str(out), "--engine", "dask",
+         "--scheduler", "tcp://127.0.0.1:9", "--report", str(report), "--no-progress"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        env=dict(os.environ, CANONKIT_DASK_WORKER_WAIT=value))
+    assert done.returncode == 2, done.stderr
+    assert "CANONKIT_DASK_WORKER_WAIT" in done.stderr and "Traceback" not in done.stderr
+    assert not report.exists()

@@ -10,7 +10,8 @@
   objects.
 - ``dask_cluster`` (session): a real cluster of processes — ``dask scheduler`` and two
   ``dask worker`` processes (default nannies, ``--nthreads 1``), not a LocalCluster; the
-  workers' environment reaches ``s3_endpoint``.
+  workers' environment reaches ``s3_endpoint``. ``start_dask_cluster`` starts another,
+  for a test that kills its workers.
 - ``http_server`` (session): nginx (Debian package ``nginx``) serving a directory on a
   free port, with range requests and ETags, for reads over plain HTTP and throughput.
 - :class:`FaultProxy`: an in-process HTTP proxy in front of a service that answers a
@@ -304,11 +305,27 @@ def s3(s3_endpoint: S3Endpoint, monkeypatch: pytest.MonkeyPatch) -> S3Prefix:
 
 @dataclass
 class DaskCluster:
-    """A scheduler and its worker processes; ``address`` is the scheduler's."""
+    """A scheduler and its worker processes; ``address`` is the scheduler's. Each entry of
+    ``workers`` is a ``dask worker`` process: its nanny, which runs the worker itself as a
+    child process."""
 
     address: str
     scheduler: Service
     workers: list[Service] = field(default_factory=list)
+    logs: Path | None = None
+    env: dict[str, str] | None = None
+
+    def add_worker(self) -> Service:
+        """Start one more ``dask worker`` process (``--nthreads 1``, default nanny)."""
+        assert self.logs is not None
+        i = len(self.workers)
+        worker = start(f"dask-worker-{i}", [
+            sys.executable, "-m", "distributed.cli.dask_worker", self.address,
+            "--nthreads", "1", "--name", f"worker-{i}", "--no-dashboard",
+            "--local-directory", str(self.logs / f"worker-{i}")], self.logs, env=self.env,
+            cwd=self.logs)
+        self.workers.append(worker)
+        return worker
 
     def worker_pids(self) -> dict[str, int]:
         """The PID of each worker process (the nanny's child), by worker address."""
@@ -323,6 +340,32 @@ class DaskCluster:
         with Client(self.address, timeout=30) as client:
             client.wait_for_workers(n, timeout=timeout)
 
+    def stop(self) -> None:
+        for worker in self.workers:
+            worker.stop()
+        self.scheduler.stop()
+
+
+def start_dask_cluster(logs: Path, env: dict[str, str], workers: int = 2) -> DaskCluster:
+    """A ``dask scheduler`` and ``workers`` ``dask worker`` processes (logs in ``logs``);
+    stop it with ``.stop()``."""
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    scheduler = start("dask-scheduler", [
+        sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+        "--port", str(port), "--no-dashboard", "--no-show"], logs, cwd=logs)
+    cluster = DaskCluster(address, scheduler, logs=logs, env=env)
+    try:
+        wait_until(lambda: socket.create_connection(("127.0.0.1", port), 1).close() is None,
+                   scheduler, "listening")
+        for _ in range(workers):
+            cluster.add_worker()
+        cluster.wait_for_workers(workers)
+    except BaseException:
+        cluster.stop()
+        raise
+    return cluster
+
 
 @pytest.fixture(scope="session")
 def dask_cluster(tmp_path_factory: pytest.TempPathFactory, s3_endpoint: S3Endpoint
@@ -333,29 +376,13 @@ def dask_cluster(tmp_path_factory: pytest.TempPathFactory, s3_endpoint: S3Endpoi
         import distributed  # noqa: F401
     except ImportError as exc:
         unavailable(f"dask[distributed] is not installed ({exc}): pip install -e '.[test]'")
-    logs = tmp_path_factory.mktemp("dask")
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     env.update(s3_endpoint.env)
-    port = free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    scheduler = start("dask-scheduler", [
-        sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-        "--port", str(port), "--no-dashboard", "--no-show"], logs, cwd=logs)
-    cluster = DaskCluster(address, scheduler)
+    cluster = start_dask_cluster(tmp_path_factory.mktemp("dask"), env)
     try:
-        wait_until(lambda: socket.create_connection(("127.0.0.1", port), 1).close() is None,
-                   scheduler, "listening")
-        for i in range(2):
-            cluster.workers.append(start(f"dask-worker-{i}", [
-                sys.executable, "-m", "distributed.cli.dask_worker", address,
-                "--nthreads", "1", "--name", f"worker-{i}", "--no-dashboard",
-                "--local-directory", str(logs / f"worker-{i}")], logs, env=env, cwd=logs))
-        cluster.wait_for_workers(2)
         yield cluster
     finally:
-        for worker in cluster.workers:
-            worker.stop()
-        scheduler.stop()
+        cluster.stop()
 
 
 # --- nginx ------------------------------------------------------------------------------

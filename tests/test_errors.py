@@ -74,6 +74,7 @@ FROZEN = {
     "precondition_failed": "PreconditionFailedError",
     "invalid_journal": "JournalError",
     "invalid_cache": "CacheError",
+    "workers_lost": "WorkersLostError",
 }
 
 

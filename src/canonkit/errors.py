@@ -5,7 +5,7 @@ programs. A code never changes meaning. ``CODES`` maps each code to its class an
 frozen by ``tests/test_errors.py``.
 
 Sections: CBOR (CBOR.md §2), FPS (FPS.md §2), objects (OBJECTS.md §1),
-ASTP (ASTP.md), manifests and corpora, re-verification, files, object storage, the object
+ASTP (ASTP.md), manifests and corpora, re-verification, engines, files, object storage, the object
 store (STORE.md), CAR files (docs/car.md).
 """
 from __future__ import annotations
@@ -513,6 +513,17 @@ class CacheError(CanonkitError, ValueError):
 
 _export(ManifestError, CorpusExistsError, InvalidRecordError, InputError, AnswersError,
         JournalError, CacheError)
+
+
+# --- Engines (canonkit.engines) ----------------------------------------------------------
+
+@_register
+class WorkersLostError(CanonkitError, RuntimeError):
+    """A Dask cluster had no worker for longer than the engine waits; ``detail`` is the address."""
+    code = "workers_lost"
+
+
+_export(WorkersLostError)
 
 
 # --- Files: inputs read and outputs written (canonkit._files) ---------------------------

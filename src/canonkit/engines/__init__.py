@@ -18,7 +18,8 @@ so that the parent is not the bottleneck. What every engine guarantees:
   crash in native code), the task it was running is run again on a fresh worker; a task
   that kills its worker a second time is yielded as ``Lost`` (the caller reports it) and
   the run goes on. Dask re-runs the tasks of a dead worker itself; a task it gives up on
-  (``KilledWorker``) is ``Lost`` too.
+  (``KilledWorker``) is ``Lost`` too. A Dask cluster with no worker left for
+  ``CANONKIT_DASK_WORKER_WAIT`` seconds (default 60) raises ``WorkersLostError``.
 - **Every process started is stopped.** Leaving the ``with`` block normally shuts the
   engine down; leaving it with an exception (``Interrupted``, a bug) kills the workers at
   once. Pool workers also die with the process that started them (Linux

@@ -1,13 +1,20 @@
 """The Dask engine: a ``distributed`` cluster at an address, or a ``LocalCluster`` the
-engine starts and closes; Dask re-runs the tasks of a dead worker itself."""
+engine starts and closes; Dask re-runs the tasks of a dead worker itself. A cluster left
+with no worker at all would hold the tasks forever: the engine waits a bounded time for
+one to join, then fails (``WorkersLostError``)."""
 from __future__ import annotations
 
+import asyncio
+import os
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
+from ..errors import WorkersLostError
 from .base import Engine, Lost, default_jobs, ordered
 
-__all__ = ["LOCAL_CLUSTER_CONFIG", "DaskEngine"]
+__all__ = ["LOCAL_CLUSTER_CONFIG", "WORKER_WAIT", "WORKER_WAIT_VARIABLE", "DaskEngine",
+           "worker_wait_setting"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -21,6 +28,48 @@ LOCAL_CLUSTER_CONFIG = {
     "distributed.admin.tick.interval": "500ms",
 }
 
+#: seconds a run waits, its cluster having no worker, for one to join before it fails
+WORKER_WAIT = 60.0
+#: the environment variable that sets another wait (seconds, more than 0)
+WORKER_WAIT_VARIABLE = "CANONKIT_DASK_WORKER_WAIT"
+_POLL = 1.0  # seconds between looks at the cluster while a result is awaited
+
+
+def worker_wait_setting() -> float:
+    raw = os.environ.get(WORKER_WAIT_VARIABLE)
+    if raw is None:
+        return WORKER_WAIT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise ValueError(f"{WORKER_WAIT_VARIABLE}={raw!r}: expected a number of seconds "
+                         "greater than 0")
+    return value
+
+
+def _quiet_abandoned_fetches(client: Any) -> None:
+    """A fetch given up on by ``result(timeout=)`` ends as ``AllExit`` when the client
+    closes, which asyncio would print as a traceback nobody retrieved: drop just those."""
+    from distributed.client import AllExit
+
+    loop = client.loop.asyncio_loop
+    previous = loop.get_exception_handler()
+    if getattr(previous, "canonkit_quiet", False):  # a client sharing the loop set it
+        return
+
+    def handler(loop: Any, context: dict[str, Any]) -> None:
+        if isinstance(context.get("exception"), AllExit):
+            return
+        if previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    handler.canonkit_quiet = True  # type: ignore[attr-defined]
+    loop.set_exception_handler(handler)
+
 
 class DaskEngine(Engine):
     """Dask ``distributed``: the cluster at ``address``, or a ``LocalCluster`` of ``jobs``
@@ -29,7 +78,10 @@ class DaskEngine(Engine):
     name = "dask"
 
     def __init__(self, jobs: int | None = None, address: str | None = None, *,
-                 window: int | None = None) -> None:
+                 window: int | None = None, worker_wait: float | None = None) -> None:
+        self._worker_wait = worker_wait_setting() if worker_wait is None else worker_wait
+        if not 0 < self._worker_wait < float("inf"):
+            raise ValueError("worker_wait must be a number of seconds greater than 0")
         try:
             from dask.distributed import Client, LocalCluster
         except ImportError as exc:  # pragma: no cover - depends on the install
@@ -60,7 +112,11 @@ class DaskEngine(Engine):
         except BaseException:
             self.abort()
             raise
-        workers = self._client.scheduler_info().get("workers", {})
+        self._address = address or str(self._cluster.scheduler_address)
+        self._seen: dict[str, str] = {}  # every worker seen in this run: address -> name
+        self._idle_since: float | None = None  # since when the cluster has had no worker
+        _quiet_abandoned_fetches(self._client)
+        workers = self._workers()
         self.jobs = max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
         self.window = window or 3 * self.jobs
         # a cluster of our own runs on this machine; a remote one may not see our files
@@ -70,6 +126,28 @@ class DaskEngine(Engine):
         """``fn(*args)`` on every worker: ``{worker address: result}``."""
         result: dict[str, R] = self._client.run(fn, *args)
         return result
+
+    def _workers(self) -> dict[str, Any]:
+        info: dict[str, Any] = self._client.scheduler_info(n_workers=-1).get("workers", {})
+        for addr, worker in info.items():
+            self._seen[addr] = str(worker.get("name", addr))
+        return info
+
+    def _check_workers(self) -> None:
+        """Raise ``WorkersLostError`` once the cluster has had no worker for the wait."""
+        if self._workers():
+            self._idle_since = None
+            return
+        now = time.monotonic()
+        if self._idle_since is None:
+            self._idle_since = now
+        if now - self._idle_since < self._worker_wait:
+            return
+        lost = ", ".join(f"{name} ({addr})" for addr, name in sorted(self._seen.items()))
+        raise WorkersLostError(
+            f"the dask cluster at {self._address} has no workers: lost {lost or 'none'}; "
+            f"none joined within {self._worker_wait:g} s ({WORKER_WAIT_VARIABLE})",
+            detail=self._address)
 
     def close(self) -> None:
         if self._client is not None:
@@ -85,14 +163,22 @@ class DaskEngine(Engine):
 
     def map(self, fn: Callable[..., R], tasks: Iterable[T], *args: Any
             ) -> Iterator[tuple[T, R | Lost]]:
-        from distributed import KilledWorker
+        from distributed import KilledWorker, wait
 
         def submit(task: T) -> Any:
             return self._client.submit(fn, task, *args, pure=False)
 
         def settle(future: Any) -> Any:
             try:
-                return future.result()
+                # a finished result may still be lost with its worker before it is
+                # fetched (dask then computes it again): both waits are bounded
+                poll = min(_POLL, self._worker_wait)
+                while True:
+                    try:
+                        wait([future], timeout=poll)
+                        return future.result(timeout=poll)
+                    except (TimeoutError, asyncio.TimeoutError):
+                        self._check_workers()
             except KilledWorker as exc:  # dask re-ran it on other workers and gave up
                 return Lost(f"dask gave up on it: {exc}")
 

@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from .. import engines
+from ..engines import dask as dask_engine
 from .._files import validate_output_path
 from ..errors import OutputPathError
 from .output import AtomicLines, annotation
@@ -139,6 +140,8 @@ class Run:
             raise ValueError("jobs must be at least 1")
         if scheduler is not None and engine != "dask":
             raise ValueError("a scheduler address needs engine='dask'")
+        if engine == "dask":
+            dask_engine.worker_wait_setting()  # ValueError for a bad setting, before any work
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
         self.inputs = expand_paths(paths)  # InputError for a path that cannot be used

@@ -37,7 +37,7 @@ cdef extern from "store_inflate.h":
                    ck_inflated *r) noexcept
 from libc.stdint cimport uint8_t, uint64_t
 from libc.stdlib cimport qsort
-from libc.string cimport memcmp
+from libc.string cimport memcmp, memcpy
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
 import mmap as _mmap
@@ -49,14 +49,14 @@ from blake3 import blake3
 from canonkit.errors import CorruptObjectError, InUseError, SchemaViolationError
 from canonkit.store._format_py import (
     DIGEST, ENTRY_HEADER, FANOUT, FORM_DEFLATE, FORM_RAW, INDEX_HEADER, INDEX_MAGIC,
-    LOOSE_HEADER, LOOSE_MAGIC, PACK_HEADER, PACK_MAGIC, TRAILER, VERSION,
+    LOOSE_HEADER, LOOSE_MAGIC, MAP_HEADS, PACK_HEADER, PACK_MAGIC, TRAILER, VERSION,
 )
 
 __all__ = [
     "DIGEST", "ENTRY_HEADER", "FANOUT", "FORM_DEFLATE", "FORM_RAW", "INDEX_HEADER",
     "INDEX_MAGIC", "LOOSE_HEADER", "LOOSE_MAGIC", "PACK_HEADER", "PACK_MAGIC", "TRAILER",
-    "GUARDS_MAPPINGS", "VERSION", "Index", "Pack", "parse_address", "parse_addresses",
-    "read_loose",
+    "GUARDS_MAPPINGS", "MAP_HEADS", "VERSION", "Index", "Pack", "parse_address",
+    "parse_addresses", "read_loose",
 ]
 
 GUARDS_MAPPINGS = True
@@ -76,6 +76,9 @@ cdef int C_FORM_DEFLATE = FORM_DEFLATE
 cdef bytes C_LOOSE_MAGIC = LOOSE_MAGIC
 cdef bytes C_PACK_MAGIC = PACK_MAGIC
 cdef bytes C_INDEX_MAGIC = INDEX_MAGIC
+cdef int C_MAP_HEAD_FIRST = min(MAP_HEADS)
+cdef int C_MAP_HEAD_END = max(MAP_HEADS) + 1
+assert len(MAP_HEADS) == C_MAP_HEAD_END - C_MAP_HEAD_FIRST  # one range, tested as such
 
 
 _local = threading.local()  # one reusable hasher per thread
@@ -145,6 +148,17 @@ cdef int _verify(object data, const uint8_t *digest, object at) except -1:
         raise _corrupt("digest_mismatch", at, "BLAKE3 of the logical bytes differs from "
                                               "the object's digest")
     return 0
+
+
+cdef struct _Framed:  # what Pack._entry read of an entry's frame (check_entries_summary)
+    int form
+    uint64_t logical
+    int first  # a raw entry's first byte, -1 if not read (DEFLATE, or empty)
+
+
+cdef inline bint _map_head(int first) noexcept nogil:
+    """Whether a first byte starts a CBOR map of definite length (``MAP_HEADS``)."""
+    return C_MAP_HEAD_FIRST <= first < C_MAP_HEAD_END
 
 
 cdef struct _Want:
@@ -570,11 +584,13 @@ cdef class Pack(_Buffer):
         self._intact(offset)
         return form, stored, logical
 
-    cdef object _entry(self, uint64_t offset, const uint8_t *want, object inflate, bint copy):
+    cdef object _entry(self, uint64_t offset, const uint8_t *want, object inflate, bint copy,
+                       _Framed *framed=NULL):
         """One entry, verified; a shrunk file is reported as such (whatever the zeros it
-        left read as). The caller holds ``busy`` (inflate is Python)."""
+        left read as). The caller holds ``busy`` (inflate is Python). ``framed``, if
+        given, receives the entry's form, logical length and first byte."""
         try:
-            out = self._entry_bytes(offset, want, inflate, copy)
+            out = self._entry_bytes(offset, want, inflate, copy, framed)
         except CorruptObjectError:
             self._intact(offset)
             raise
@@ -582,11 +598,15 @@ cdef class Pack(_Buffer):
         return out
 
     cdef object _entry_bytes(self, uint64_t offset, const uint8_t *want, object inflate,
-                             bint copy):
+                             bint copy, _Framed *framed):
         cdef int form
         cdef uint64_t stored, logical
         self._frame(offset, &form, &stored, &logical)
         cdef uint64_t start = offset + C_ENTRY_HEADER
+        if framed != NULL:  # read here, before _entry checks the mapping is intact
+            framed.form = form
+            framed.logical = logical
+            framed.first = self.p[start] if form == C_FORM_RAW and stored else -1
         if form == C_FORM_RAW:
             if copy:
                 out = PyBytes_FromStringAndSize(<const char *>self.p + start,
@@ -727,6 +747,58 @@ cdef class Pack(_Buffer):
         finally:
             self.busy -= 1
         return out
+
+    def check_entries_summary(self, offsets, digests, inflate, copy=True):
+        """``check_entries`` with the leaves summed up instead of returned: ``(leaves,
+        leaf_bytes, deflated, deflated_bytes, rest)`` (the twin says what each is). One
+        loop in C: a leaf's bytes are hashed and dropped, never handed to Python."""
+        self._live()
+        if type(digests) is not bytes or PyBytes_GET_SIZE(digests) != 32 * len(offsets):
+            raise ValueError("one 32-byte digest per offset")
+        cdef const uint8_t *d = <const uint8_t *>PyBytes_AS_STRING(digests)
+        cdef Py_ssize_t k, n, m = len(offsets)
+        cdef Py_ssize_t n_leaves = 0, deflated = 0
+        cdef uint64_t leaf_bytes = 0, deflated_bytes = 0
+        cdef int first
+        cdef _Framed framed
+        cdef list rest = []
+        leaves = PyBytes_FromStringAndSize(NULL, 32 * m)  # shrunk to n_leaves at the end
+        cdef uint8_t *o = <uint8_t *>PyBytes_AS_STRING(leaves)
+        self.busy += 1
+        try:
+            for k in range(m):
+                offset = offsets[k]
+                if offset < 0:
+                    rest.append((k, _corrupt("bad_offset", offset, "entry offset outside "
+                                             "the pack's entries")))
+                    continue
+                try:
+                    got = self._entry(offset, d + k * C_DIGEST, inflate, copy, &framed)
+                except CorruptObjectError as exc:
+                    rest.append((k, _detached(exc)))
+                    continue
+                if framed.form == C_FORM_DEFLATE:
+                    deflated += 1
+                    deflated_bytes += framed.logical
+                if type(got) is bytes:
+                    n = PyBytes_GET_SIZE(got)
+                    first = (<const uint8_t *>PyBytes_AS_STRING(got))[0] if n else -1
+                elif type(got) is memoryview and framed.form == C_FORM_RAW:
+                    first = framed.first  # a view of the raw entry: read in _entry
+                elif isinstance(got, (bytes, memoryview)):
+                    first = got[0] if len(got) else -1
+                else:
+                    rest.append((k, got))  # not bytes (a streamed object): Python's
+                    continue
+                if _map_head(first):
+                    rest.append((k, got))
+                    continue
+                memcpy(o + n_leaves * C_DIGEST, d + k * C_DIGEST, C_DIGEST)
+                n_leaves += 1
+                leaf_bytes += framed.logical
+        finally:
+            self.busy -= 1
+        return (leaves[:n_leaves * C_DIGEST], leaf_bytes, deflated, deflated_bytes, rest)
 
     def scan(self):
         """Walk the framing from the header: the entry offsets found, and the first

@@ -7,7 +7,8 @@ only the compiled side is optimised.
 - ``read_loose(data, digest, inflate)``: the logical bytes of a loose file's content.
 - ``Index(buffer)``: a ``.idx`` file; ``lookup``/``lookup_many`` find entry offsets.
 - ``Pack(buffer)``: a ``.pack`` file; ``entry`` decodes one entry, ``read_many`` a batch,
-  ``scan`` walks the entry framing.
+  ``check_entries``/``check_entries_summary`` verify a batch (fsck), ``scan`` walks the
+  entry framing.
 - ``parse_addresses(addresses)``: ``"blake3:<hex>"`` strings to concatenated digests.
 
 ``digest`` arguments are the 32 expected BLAKE3 bytes, or None to skip verification.
@@ -37,8 +38,8 @@ from ..errors import CorruptObjectError, InUseError, SchemaViolationError
 __all__ = [
     "DIGEST", "ENTRY_HEADER", "FANOUT", "FORM_DEFLATE", "FORM_RAW", "INDEX_HEADER",
     "INDEX_MAGIC", "LOOSE_HEADER", "LOOSE_MAGIC", "PACK_HEADER", "PACK_MAGIC", "TRAILER",
-    "GUARDS_MAPPINGS", "VERSION", "Index", "Pack", "parse_address", "parse_addresses",
-    "read_loose",
+    "GUARDS_MAPPINGS", "MAP_HEADS", "VERSION", "Index", "Pack", "parse_address",
+    "parse_addresses", "read_loose",
 ]
 
 LOOSE_MAGIC = b"CKL1"
@@ -57,6 +58,11 @@ TRAILER = 32
 GUARDS_MAPPINGS = False
 
 Inflate = Callable[[Any, int, int, "bytes | None"], Any]
+#: ``Pack.check_entries_summary``: leaf digests, leaf bytes, DEFLATE count and bytes, the rest
+EntriesSummary = tuple[bytes, int, int, int, list[tuple[int, Any]]]
+#: first bytes of a CBOR map of definite length (major type 5): only such objects can
+#: have references (``store.mark``)
+MAP_HEADS = frozenset(range(0xA0, 0xBC))
 _PREFIX = "blake3:"
 _HEX = frozenset("0123456789abcdef")
 
@@ -353,6 +359,35 @@ class Pack(_Reader):
                 exc.__traceback__ = exc.__context__ = None
                 out.append(exc)
         return out
+
+    def check_entries_summary(self, offsets: Sequence[int], digests: bytes,
+                              inflate: Inflate, copy: bool = True) -> EntriesSummary:
+        """``check_entries`` with the leaves summed up instead of returned: ``(leaves,
+        leaf_bytes, deflated, deflated_bytes, rest)``. ``leaves`` concatenates the digests
+        of the intact leaves (bytes, as ``check_entries`` returns them, empty or not
+        starting with a CBOR map head: no references), ``leaf_bytes`` their logical
+        bytes; ``deflated``/``deflated_bytes`` count the intact entries whose form byte
+        says DEFLATE (leaves or not); ``rest`` lists ``(i, value)`` for every other entry,
+        in order: a structured one (its bytes), what ``inflate`` returned that is not
+        bytes, or the ``CorruptObjectError`` it fails with."""
+        leaves = bytearray()
+        leaf_bytes = deflated = deflated_bytes = 0
+        rest: list[tuple[int, Any]] = []
+        for i, got in enumerate(self.check_entries(offsets, digests, inflate, copy)):
+            if isinstance(got, CorruptObjectError):
+                rest.append((i, got))
+                continue
+            form, _, logical = self.frame(offsets[i])
+            if form == FORM_DEFLATE:
+                deflated += 1
+                deflated_bytes += logical
+            if isinstance(got, (bytes, memoryview)) and (len(got) == 0
+                                                         or got[0] not in MAP_HEADS):
+                leaves += digests[i * DIGEST:(i + 1) * DIGEST]
+                leaf_bytes += logical
+            else:
+                rest.append((i, got))
+        return bytes(leaves), leaf_bytes, deflated, deflated_bytes, rest
 
     def scan(self) -> tuple[list[int], tuple[str, int, str] | None]:
         """Walk the framing from the header: the entry offsets found, and the first

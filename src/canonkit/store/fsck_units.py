@@ -34,7 +34,6 @@ from .findings import Finding, finding
 from .inventory import loose_in
 from .layout import OBJECTS, address_of, parse_loose_name
 from .loose import read_into
-from .mark import MAP_HEADS as _MAP_HEADS
 from .mark import may_be_structured, references
 from .packs import map_file
 
@@ -169,39 +168,28 @@ def check_entries(root: str, pack_rel: str, offsets: list[int], digests: bytes,
         result.findings.append(finding(pack_rel, exc.offset, str(exc.detail), None, str(exc)))
         return result
     try:
-        # raw entries come back as views of the mapping: hashed where they lie, not copied
-        checked = pack.check_entries(offsets, digests, _inflate, False)
+        # one kernel call verifies every entry and sums up the leaves (no references);
+        # only structured, streamed and corrupt entries come back to be looked at here.
+        # Raw entries are views of the mapping: hashed where they lie, not copied
+        leaves, leaf_bytes, deflated, deflated_bytes, rest = pack.check_entries_summary(
+            offsets, digests, _inflate, False)
+        result.verified += leaves
+        result.logical_bytes += leaf_bytes
+        result.deflated += deflated  # by the entries' form bytes, leaves or not
+        result.deflated_bytes += deflated_bytes
         got: Any = None
-        for i, got in enumerate(checked):
+        for i, got in rest:
+            digest = digests[32 * i:32 * i + 32]
             if isinstance(got, CorruptObjectError):
-                digest = digests[32 * i:32 * i + 32]
                 _bad(result, got, pack_rel, digest)
                 result.corrupt.append(digest)
-                continue
-            if mapped[offsets[i]] == FORM_DEFLATE:  # the entry's form byte, framing checked
-                result.stored_deflate(got)
-            if got and got[0] not in _MAP_HEADS and not isinstance(got, Inflated):
-                # a leaf (no CBOR map: no references): counted, its digest added below
-                result.logical_bytes += len(got)
             else:
-                result.intact(digests[32 * i:32 * i + 32], got)
-        if not result.verified and not result.corrupt:  # all leaves: in one piece
-            result.verified += digests
-        else:
-            _add_leaves(result, digests, checked)
-        del checked, got  # the views, before the mapping closes
+                result.intact(digest, got)
+        del rest, got  # the views, before the mapping closes
     finally:
         pack.release()
         _close(mapped)
     return result
-
-
-def _add_leaves(result: UnitResult, digests: bytes, checked: list[Any]) -> None:
-    """The digests of the leaves ``check_entries``' loop counted without ``intact``."""
-    for i, got in enumerate(checked):
-        if (not isinstance(got, (CorruptObjectError, Inflated)) and got
-                and got[0] not in _MAP_HEADS):
-            result.verified += digests[32 * i:32 * i + 32]
 
 
 def _close(mapped: Any) -> None:

@@ -20,14 +20,12 @@ from typing import Any
 from ..errors import DecodeError, MissingKindError, ObjectError
 from ..objects import REF, decode_object, get_kind
 from ..objects.schema import Array, FieldType, Nullable, Record, Tuple
+from ._format_py import MAP_HEADS
 from .layout import address_of
 
 __all__ = ["MAP_HEADS", "Marker", "may_be_structured", "references", "root_path"]
 
-#: first bytes of a CBOR map of definite length (major type 5): only such objects can
-#: have references
-MAP_HEADS = frozenset(range(0xA0, 0xBC))
-_MAP_HEADS = MAP_HEADS
+_MAP_HEADS = MAP_HEADS  # declared with the byte formats: the kernels classify by it too
 
 
 def may_be_structured(first: int) -> bool:

@@ -92,14 +92,14 @@ def test_address_object_keeps_the_errors_of_encode_object() -> None:
     good = {"path": "p", "base": None, "ours": None, "theirs": None}
     assert objects.address_object("conflict", good) == objects.address(
         objects.encode_object("conflict", good))
-    assert objects.address_object("conflict", good, version=True) == objects.address(
-        objects.encode_object("conflict", good))  # version == 1, as encode_object has it
     for kind, fields, version, error in (
             ("conflict", {**good, "path": 1}, 1, errors.SchemaViolationError),
             ("no-such-kind", good, 1, errors.UnknownKindError),
             ("conflict", good, 2, errors.UnsupportedVersionError),
             (b"conflict", good, 1, TypeError),
-            ("conflict", good, -1, TypeError)):
+            ("conflict", good, -1, TypeError),
+            ("conflict", good, True, TypeError),  # equal to 1, but no version
+            ("conflict", good, 1.0, TypeError)):
         with pytest.raises(error):
             objects.encode_object(kind, fields, version=version)
         with pytest.raises(error):

@@ -99,8 +99,9 @@ cdef class Addresser:
         """``address(encode_object(kind, fields, version=version))``."""
         cdef PyObject *found
         cdef object spec, data
-        # the twin's order: ``version == 1`` first (1 itself needs no comparison)
-        if (version is ONE or version == 1) and type(kind) is str:
+        # the twin's order: the version first (the int 1 itself needs no comparison; True
+        # and 1.0 are no version: the slow path refuses them)
+        if (version is ONE or (type(version) is int and version == 1)) and type(kind) is str:
             kinds = self.kinds
             if type(kinds) is dict:
                 found = PyDict_GetItemWithError(kinds, kind)

@@ -71,7 +71,8 @@ class Addresser:
 
     def address_object(self, kind: str, fields: Any, *, version: int = 1) -> str:
         """``address(encode_object(kind, fields, version=version))``."""
-        spec = self.kinds.get(kind) if version == 1 and type(kind) is str else None
+        common = type(version) is int and version == 1 and type(kind) is str
+        spec = self.kinds.get(kind) if common else None
         if spec is not None and spec.check is None and spec._fast(fields):
             return address(self.encode_merged(spec._envelope, fields))
         return self.slow(kind, fields, version=version)

@@ -109,7 +109,9 @@ def _make_encoders(cbor: ModuleType) -> tuple[Callable[..., bytes], Callable[...
         """The addressed bytes of an object; validates ``fields`` against the schema
         first (``SchemaViolationError`` naming the field), so every encoded object
         decodes again."""
-        spec = v1.get(kind) if version == 1 and type(kind) is str else None
+        # True and 1.0 equal 1 but are no version: _lookup refuses them
+        common = type(version) is int and version == 1 and type(kind) is str
+        spec = v1.get(kind) if common else None
         if spec is None:
             spec = _lookup(kind, version)
         if spec.raw:

@@ -190,13 +190,7 @@ def test_a_damaged_entry_is_verified_again(tmp_path: Path) -> None:
     # an outcome changed in place: the entry still parses but no longer checks
     lines[2] = lines[2].replace(b"reproduced", b"reproduceX", 1)
     assert b"reproduceX" in lines[2]
-    journal.write_bytes(b"\n".join(lines) + b"\n")
-    got = tmp_path / "got.jsonl"
-    run = reverify.run([out], jobs=1, batch_size=10, report=got, journal=journal)
-    assert any("damaged" in note for note in run.journal_notes)
-    list(run)
-    _same_report(got, want)
-    assert run.summary.from_journal == 20
+    _resume_with_one_damaged_entry(tmp_path, out, journal, lines, want)
 
 
 def test_an_entry_the_strict_reader_refuses_is_damaged_even_with_its_seal(
@@ -214,9 +208,17 @@ def test_an_entry_the_strict_reader_refuses_is_damaged_even_with_its_seal(
     assert b'"reproduced"' in result
     forged = entry[:-1] + b',"result":' + result.replace(b'"reproduced"', b'"unsealed"') + b"}"
     lines[2] = b'{"entry":%b,"blake3":"%b"}' % (forged, blake3(forged).hexdigest().encode())
+    _resume_with_one_damaged_entry(tmp_path, out, journal, lines, want)
+
+
+def _resume_with_one_damaged_entry(tmp_path: Path, corpus: Path, journal: Path,
+                                   lines: list[bytes], want: Path) -> None:
+    """Write ``lines`` as the journal of a 30-Episode run in three units, one entry of
+    them damaged: the resumed run ignores that entry, redoes its unit, takes the other
+    two from the journal and writes the uninterrupted run's report."""
     journal.write_bytes(b"\n".join(lines) + b"\n")
     got = tmp_path / "got.jsonl"
-    run = reverify.run([out], jobs=1, batch_size=10, report=got, journal=journal)
+    run = reverify.run([corpus], jobs=1, batch_size=10, report=got, journal=journal)
     assert any("ignored 1 damaged" in note for note in run.journal_notes)
     list(run)
     _same_report(got, want)

@@ -12,12 +12,22 @@ alternating from round to round, and each keeps its minimum over the rounds (int
 minimums, docs/performance.md). Only the public API both checkouts have is called, so the
 two sides may differ in everything behind it. Prints, per case, both minimums and
 other / this (above 1.00: this checkout is faster).
+
+    python bench/checkout_ab.py OTHER_CHECKOUT --instructions [--repeat 3] [--cases cbor]
+
+counts instructions instead (valgrind's callgrind): each case runs once and 1 + ``--repeat``
+times in each checkout, and the difference over ``--repeat`` is the instructions per call.
+With a fixed hash seed (set for these runs) the count is the same run after run, whatever
+else the machine does, so it decides when two builds' times differ on code a change did not
+touch.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import time
@@ -111,19 +121,62 @@ def _worker(group: str, case: str, repeat: int) -> None:
     print(json.dumps(best))
 
 
-def _measure(checkout: Path, group: str, case: str, repeat: int) -> float:
+def _calls(group: str, case: str, calls: int) -> None:
+    """In the fresh interpreter under callgrind: make the inputs, call ``calls`` times."""
+    sys.path.insert(0, str(BENCH))
+    call = GROUPS[group]()[case]()
+    for _ in range(calls):
+        call()
+
+
+def _environment(checkout: Path) -> dict[str, str]:
     env = dict(os.environ, PYTHONPATH=str(checkout / "src"))
     env.pop("CANONKIT_NO_EXTENSIONS", None)
+    return env
+
+
+def _measure(checkout: Path, group: str, case: str, repeat: int) -> float:
     proc = subprocess.run([sys.executable, __file__, "--worker", group, case, str(repeat)],
-                          capture_output=True, text=True, env=env, check=False, timeout=600)
+                          capture_output=True, text=True, env=_environment(checkout),
+                          check=False, timeout=600)
     if proc.returncode != 0:
         raise SystemExit(f"{case} failed in {checkout}:\n{proc.stderr}")
     return float(json.loads(proc.stdout))
 
 
+def _instructions(checkout: Path, group: str, case: str, calls: int) -> int:
+    """Instructions of a fresh interpreter that makes the inputs and calls ``calls`` times."""
+    # a fixed hash seed: with a random one the same build's count moves by up to 20%
+    env = dict(_environment(checkout), PYTHONHASHSEED="0")
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                           sys.executable, __file__, "--calls", group, case, str(calls)],
+                          capture_output=True, text=True, env=env,
+                          check=False, timeout=3600)
+    found = re.search(r"Collected : (\d+)", proc.stderr)
+    if proc.returncode != 0 or found is None:
+        raise SystemExit(f"{case} failed under callgrind in {checkout}:\n{proc.stderr}")
+    return int(found.group(1))
+
+
+def _compare_instructions(sides: dict[str, Path], plan: list[tuple[str, str]],
+                          repeat: int) -> None:
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (callgrind) on PATH")
+    print(f"{'case':<36} {'this':>14} {'other':>14} {'this/other':>10}  (instructions per call)")
+    for group, case in plan:
+        per_call = {side: (_instructions(root, group, case, 1 + repeat)
+                           - _instructions(root, group, case, 1)) / repeat
+                    for side, root in sides.items()}
+        print(f"{case:<36} {per_call['this']:>14,.0f} {per_call['other']:>14,.0f} "
+              f"{per_call['this'] / per_call['other']:>10.4f}")
+
+
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         _worker(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        return 0
+    if len(sys.argv) > 1 and sys.argv[1] == "--calls":
+        _calls(sys.argv[2], sys.argv[3], int(sys.argv[4]))
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("other", type=Path, help="the other checkout (its root folder)")
@@ -132,10 +185,15 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=5, help="timed calls per measurement")
     parser.add_argument("--cases", default=",".join(GROUPS), help="groups, comma-separated")
+    parser.add_argument("--instructions", action="store_true", help="count instructions per "
+                        "call under valgrind's callgrind instead of timing (--repeat calls)")
     args = parser.parse_args()
     sys.path.insert(0, str(BENCH))
     sides = {"this": args.this.resolve(), "other": args.other.resolve()}
     plan = [(g, c) for g in args.cases.split(",") for c in GROUPS[g]()]
+    if args.instructions:
+        _compare_instructions(sides, plan, args.repeat)
+        return 0
     best: dict[tuple[str, str], float] = {}
     for r in range(args.rounds):
         order = ["this", "other"] if r % 2 == 0 else ["other", "this"]

@@ -72,6 +72,31 @@ def test_fps_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert (tmp_path / "o.bin").read_bytes() == b"\x01\x02"
 
 
+@pytest.mark.parametrize("argv", [
+    ["concat", "--inputs", "01", "02"],
+    ["--inputs", "01", "02", "concat"],  # --inputs takes the words after it, the name too
+    ["--inputs", "01", "concat", "02"],
+])
+def test_fps_run_takes_the_operation_before_or_after_the_inputs(
+        capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    assert main(["fps", "run", *argv, "--json"]) == 0
+    case = json.loads(capsys.readouterr().out)
+    assert case["op"] == "concat" and case["inputs"] == ["01", "02"]
+    assert case["output"] == "0102"
+
+
+@pytest.mark.parametrize("argv", [["--inputs", "01", "02"], ["--inputs", "concat", "concat"],
+                                  []])
+def test_fps_run_without_one_operation_is_a_usage_error(
+        capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["fps", "run", *argv])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage: canonkit fps run" in err
+    assert "required: op (one of slice, concat, reverse, splice)" in err
+
+
 def test_fps_run_reverse_needs_a_level(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
         main(["fps", "run", "reverse", "--input", "00"])

@@ -13,6 +13,7 @@ from ._common import EXIT_FAILURES, EXIT_USAGE, report_os_error
 from ._parsing import integer
 
 _USAGE_ERRORS = (FPSArgumentError, FPSArityError, FPSLevelError)
+OPERATIONS = ("slice", "concat", "reverse", "splice")
 
 
 def register(subparsers: Any) -> None:
@@ -28,11 +29,18 @@ def register(subparsers: Any) -> None:
                     "the operands (ERR_RANGE, ERR_LENGTH_MISALIGNED), 2 when the arguments "
                     "themselves are wrong (ERR_ARG_INVALID: malformed hex, a missing or "
                     "negative operand; ERR_LEVEL_INVALID; ERR_ARITY).",
+        usage="%(prog)s [-h] {slice,concat,reverse,splice} [--input HEX|@PATH]\n"
+              "                        [--inputs HEX|@PATH ...] [--insert HEX|@PATH]\n"
+              "                        [--offset OFFSET] [--length LENGTH] [--level LEVEL]\n"
+              "                        [-o PATH] [--json]",
         epilog="example: canonkit fps run slice --input 0123456789abcdef "
                "--offset 4 --length 16 --level bit")
-    run.add_argument("op", choices=("slice", "concat", "reverse", "splice"))
+    # optional here only so that ``--inputs 00 ff concat`` works: --inputs takes every
+    # word after it, and an operation's name is never hex or @PATH (run_op takes it back)
+    run.add_argument("op", nargs="?", choices=OPERATIONS)
     run.add_argument("--input", metavar="HEX|@PATH", help="input of slice/reverse/splice")
-    run.add_argument("--inputs", nargs="*", metavar="HEX|@PATH", help="inputs of concat")
+    run.add_argument("--inputs", nargs="*", metavar="HEX|@PATH",
+                     help="inputs of concat (the operation may come before or after them)")
     run.add_argument("--insert", metavar="HEX|@PATH", help="insert of splice")
     run.add_argument("--offset", type=integer, help="offset in units of the level")
     run.add_argument("--length", type=integer, help="length in units of the level")
@@ -53,10 +61,23 @@ def _load(value: Any) -> Any:
     return decode_hex(value)
 
 
+def _operation_from_inputs(args: argparse.Namespace) -> None:
+    """The operation, when ``--inputs`` took it along with the inputs after it."""
+    if args.op is not None:
+        return
+    named = [word for word in args.inputs or [] if word in OPERATIONS]
+    if len(named) != 1:
+        args.run_parser.error("the following arguments are required: op "
+                              f"(one of {', '.join(OPERATIONS)})")
+    args.op = named[0]
+    args.inputs.remove(named[0])
+
+
 def run_op(args: argparse.Namespace) -> int:
     from .. import fps
     from ..manifests.fps_exec import execute
 
+    _operation_from_inputs(args)
     if args.op == "reverse" and args.level is None:  # FPS.md: reverse has no default level
         args.run_parser.error("reverse needs --level (bit, byte, word or long)")
     fields = {name: getattr(args, name)

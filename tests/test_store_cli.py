@@ -165,3 +165,26 @@ def test_sigterm_stops_a_repack_cleanly(tmp_path: Path) -> None:
     assert os.listdir(tmp_path / "s" / "tmp") == []  # the half-written pack removed
     assert list((tmp_path / "s" / "packs").iterdir()) == []
     assert after.get_many(addresses) == [b"object %d" % i for i in range(200)]
+
+
+def test_gc_shows_progress_while_it_rewrites_a_pack_unless_told_not_to(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """gc rewrites a pack holding unreachable objects under a bar on stderr when asked
+    (``progress=True``), and prints nothing with ``--no-progress`` or without a terminal."""
+    def packed_store(name: str) -> Store:
+        store = Store.init(tmp_path / name)
+        store.set_ref("main", store.put(b"kept"))
+        for i in range(50):
+            store.put(b"dropped %d" % i)
+        store.repack(grace_seconds=0)
+        return store
+
+    stats = packed_store("asked").gc(grace_seconds=0, progress=True)
+    assert stats.packs_written == 1 and stats.deleted == 50
+    assert "gc: 100%" in capsys.readouterr().err
+    for flags in (["--no-progress"], []):  # told not to; no terminal (the default: None)
+        name = f"cli{len(flags)}"
+        packed_store(name)
+        code, out, err = run(capsys, "gc", str(tmp_path / name), "--grace", "0", "--json",
+                             *flags)
+        assert code == 0 and json.loads(out)["packs_written"] == 1 and err == ""

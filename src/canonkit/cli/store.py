@@ -265,7 +265,8 @@ def _repack(args: argparse.Namespace) -> int:
 
 def _gc(args: argparse.Namespace) -> int:
     def body() -> int:
-        stats = _open(args).gc(roots=args.root, grace_seconds=args.grace)
+        stats = _open(args).gc(roots=args.root, grace_seconds=args.grace,
+                               progress=_progress(args))
         _stats(args, stats)
         return EXIT_OK
 

@@ -26,6 +26,7 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from .._progress import bar
 from ..errors import MissingObjectError, MissingReachableError
 from . import mutations as fs
 from . import refs
@@ -71,7 +72,8 @@ def _mtime(path: str) -> float | None:
         return None
 
 
-def gc(store: Store, *, roots: Iterable[str] = (), grace_seconds: float = 3600.0) -> GCStats:
+def gc(store: Store, *, roots: Iterable[str] = (), grace_seconds: float = 3600.0,
+       progress: bool | None = False) -> GCStats:
     if grace_seconds < 0:
         raise ValueError(f"grace_seconds must be >= 0, got {grace_seconds}")
     named = [(f"root {a}", digest_of_address(a)) for a in roots]
@@ -132,7 +134,12 @@ def gc(store: Store, *, roots: Iterable[str] = (), grace_seconds: float = 3600.0
                     dropped[pf.hex] = dropped.get(pf.hex, 0) + 1
         new_hex = None
         if sources:
-            writer, packed, skipped = write_pack(store, sorted(sources.items()), "keep")
+            progress_bar = bar(progress, len(sources), "gc", "obj")  # the long step
+            try:
+                writer, packed, skipped = write_pack(store, sorted(sources.items()), "keep",
+                                                     progress_bar)
+            finally:
+                progress_bar.close()
             if skipped or writer is None:  # a kept object could not be copied: keep all
                 if writer is not None:
                     writer.abort()

@@ -481,12 +481,14 @@ class Store:
         return repack(self, deflate=deflate, merge=merge, grace_seconds=grace_seconds,
                       progress=progress)
 
-    def gc(self, *, roots: Iterable[str] = (), grace_seconds: float = 3600.0) -> GCStats:
+    def gc(self, *, roots: Iterable[str] = (), grace_seconds: float = 3600.0,
+           progress: bool | None = False) -> GCStats:
         """Delete every object unreachable from the refs and ``roots`` and older than
-        ``grace_seconds`` (STORE.md §3). Returns ``GCStats``."""
+        ``grace_seconds`` (STORE.md §3). ``progress``: a bar on stderr while packs are
+        rewritten (None: when stderr is a terminal). Returns ``GCStats``."""
         from .gc import gc
 
-        return gc(self, roots=roots, grace_seconds=grace_seconds)
+        return gc(self, roots=roots, grace_seconds=grace_seconds, progress=progress)
 
     def fsck(self, *, jobs: int = 1, engine: str = "local", scheduler: str | None = None,
              progress: bool | None = False) -> FsckReport:

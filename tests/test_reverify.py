@@ -499,6 +499,27 @@ def test_cli_reverify_and_exit_status(corpus: tuple[Path, Path], tmp_path: Path,
     assert exc.value.code == 2
 
 
+def test_cli_batch_bytes_cuts_smaller_units_and_keeps_the_report(
+        corpus: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--batch-bytes`` sizes the units of work (counted by their journal entries, one
+    per unit) and never changes the report."""
+    out, _ = corpus
+    reports, units = [], []
+    for name, flags in (("default", []), ("small", ["--batch-bytes", "4096"])):
+        report, journal = tmp_path / f"{name}.jsonl", tmp_path / f"{name}.journal"
+        assert cli_main(["reverify", str(out), "--jobs", "1", "--report", str(report),
+                         "--journal", str(journal), "--no-progress", *flags]) == 1
+        reports.append(report.read_bytes())
+        units.append(len(journal.read_bytes().splitlines()) - 1)  # less the header
+    assert reports[0] == reports[1]
+    assert units[1] > units[0] >= 1
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        cli_main(["reverify", str(out), "--batch-bytes", "0"])
+    assert exc.value.code == 2
+    assert "--batch-bytes: expected a whole number of at least 1" in capsys.readouterr().err
+
+
 def test_cli_help_for_both_commands(capsys: pytest.CaptureFixture[str]) -> None:
     for argv, needle in ((["reverify", "--help"], "--annotations"),
                          (["synth", "--help"], "--episodes")):

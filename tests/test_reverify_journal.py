@@ -124,7 +124,8 @@ def test_resume_after_sigkill_gives_the_uninterrupted_report(corpus: Path,
     assert _final(again)["from_journal"] == final["summary"]["total"]
 
 
-def _interrupted(paths: list[Path], journal: Path, stop_after: int, **options: Any) -> None:
+def _interrupted(paths: list[Path], journal: Path | str, stop_after: int,
+                 **options: Any) -> None:
     """A run that stops being consumed after ``stop_after`` Episodes (as a client that
     goes away would)."""
     run = reverify.run(paths, journal=journal, **options)
@@ -285,8 +286,9 @@ def test_other_options_or_inputs_are_refused(tmp_path: Path) -> None:
     assert foreign.read_bytes() == b"no newline at all"
     done = _cli(out, "--journal", foreign, "--no-progress", cwd=tmp_path)
     assert done.returncode == 2 and "not a canonkit reverify journal" in done.stderr
-    with pytest.raises(reverify.OutputPathError, match="URL"):  # a local file only
-        reverify.run([out], jobs=1, journal="s3://bucket/run.journal")
+    for url in ("http://example.invalid/run.journal", "file:///tmp/run.journal"):
+        with pytest.raises(JournalError, match="object storage"):  # no PUT over http(s)
+            reverify.run([out], jobs=1, journal=url)
     with pytest.raises(reverify.OutputPathError):
         reverify.run([out], jobs=1, journal=out)  # an input
     with pytest.raises(reverify.OutputPathError):
@@ -397,3 +399,67 @@ def test_units_reading_a_named_layer3_export_are_not_journalled(tmp_path: Path) 
         _same_report(got, want)
         assert run.summary.from_journal == 20
         assert records[3]["components"]["layer3"] == "failed"
+
+
+@needs_obstore
+def test_a_journal_in_object_storage_resumes(s3: S3Prefix, tmp_path: Path) -> None:
+    """A journal under a prefix of object storage holds the header and one entry object per
+    finished unit; a resumed run takes those units from it and writes the uninterrupted
+    run's report; a damaged entry is verified again and counted when the run ends."""
+    from canonkit._files import remote
+
+    out = tmp_path / "c.jsonl"
+    synth.write_corpus(120, out=str(out), mix="all-outcomes", seed=21, median_segments=6)
+    options: dict[str, Any] = {"jobs": 1, "batch_size": 10, "batch_bytes": 1}
+    want = tmp_path / "want.jsonl"
+    list(reverify.run([out], report=want, **options))
+    journal = s3.key_url("night.journal")
+    _interrupted([out], journal, 50, **options)
+    entries = remote.list_prefix(journal + "/entries/")
+    assert remote.read_object(remote.head(journal + "/header")).startswith(
+        b'{"format":"canonkit-reverify-journal/1"')
+    assert 4 <= len(entries) < 120
+    got = tmp_path / "got.jsonl"
+    run = reverify.run([out], report=got, journal=journal, **options)
+    list(run)
+    _same_report(got, want)
+    assert 0 < run.summary.from_journal < 120 and run.journal_notes == []
+    done = len(remote.list_prefix(journal + "/entries/"))
+    assert done > len(entries)
+    # one entry damaged (its seal no longer matches), one gone after the listing
+    remote.put(entries[0].url, b'{"entry":{"unit":"x"},"blake3":"' + b"0" * 64 + b'"}\n')
+    run = reverify.run([out], report=got, journal=journal, **options)
+    remote.delete(entries[1].url)
+    list(run)
+    _same_report(got, want)
+    assert 0 < run.summary.from_journal < 120
+    assert run.journal_notes == ["ignored 2 damaged entries (their units were verified "
+                                 "again)"]
+    # the damaged entry was written again: the next run takes every unit from the journal
+    run = reverify.run([out], report=got, journal=journal, **options)
+    list(run)
+    assert run.summary.from_journal == 120 and run.journal_notes == []
+
+
+@needs_obstore
+def test_a_journal_in_object_storage_is_refused_before_any_work(s3: S3Prefix,
+                                                                tmp_path: Path) -> None:
+    """A journal of other options, or one under an input prefix (its objects would be
+    inputs of the next run), is refused before anything is verified; so is a prefix
+    whose header is not a journal's."""
+    from canonkit._files import remote
+
+    out = tmp_path / "c.jsonl"
+    synth.write_corpus(20, out=str(out), mix="all-outcomes", seed=22, median_segments=4)
+    journal = s3.key_url("j/")
+    list(reverify.run([out], jobs=1, journal=journal))
+    with pytest.raises(JournalError, match="other options or inputs"):
+        reverify.run([out], jobs=1, journal=journal, search_cap=7)
+    s3.put("corpus/c.jsonl", out.read_bytes())
+    with pytest.raises(reverify.OutputPathError, match="under the input prefix"):
+        reverify.run([s3.key_url("corpus/")], jobs=1, journal=s3.key_url("corpus/j"))
+    remote.put(s3.key_url("foreign/header"), b"hello\n")
+    with pytest.raises(JournalError, match="not a canonkit reverify journal"):
+        reverify.run([out], jobs=1, journal=s3.key_url("foreign"))
+    done = _cli(out, "--journal", s3.key_url("foreign"), "--no-progress", cwd=tmp_path)
+    assert done.returncode == 2 and "not a canonkit reverify journal" in done.stderr

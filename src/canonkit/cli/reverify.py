@@ -74,7 +74,7 @@ def _register_synth(subparsers: Any) -> None:
 
 
 def register(subparsers: Any) -> None:
-    from ..reverify.runner import DEFAULT_SEARCH_CAP
+    from ..reverify.runner import DEFAULT_BATCH_BYTES, DEFAULT_SEARCH_CAP
 
     p = subparsers.add_parser(
         "reverify",
@@ -105,6 +105,10 @@ def register(subparsers: Any) -> None:
                    help="most tied-signal orders tried per Episode (default %(default)s)")
     p.add_argument("--batch-size", type=positive, default=64, metavar="N",
                    help="documents per batch (does not change the report)")
+    p.add_argument("--batch-bytes", type=positive, default=DEFAULT_BATCH_BYTES, metavar="N",
+                   help="bytes per unit of work: a batch of documents, a range of a JSON-lines "
+                        "file (default %(default)s = 8 MiB; larger units mean fewer tasks for "
+                        "a Dask scheduler; does not change the report)")
     p.add_argument("--json", action="store_true",
                    help="print the report lines and the summary line on stdout instead of "
                         "the table")
@@ -116,10 +120,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--require-layer3", action="store_true",
                    help="every Episode must carry a Layer 3 export that verifies: write the "
                         "layer3 component on every line, exit 1 when one failed or is absent")
-    p.add_argument("--journal", metavar="FILE",
+    p.add_argument("--journal", metavar="FILE|URL",
                    help="make the run resumable: append every finished unit of work to FILE "
-                        "(a local file); a run started on an existing journal takes the units "
-                        "it holds from it and verifies the rest (the report is the same)")
+                        "(a local file, or a prefix in object storage: s3://, gs://, az://); "
+                        "a run started on an existing journal takes the units it holds from "
+                        "it and verifies the rest (the report is the same)")
     p.add_argument("--cache", metavar="DIR|URL",
                    help="a result cache (a local directory, made if missing, or a prefix in "
                         "object storage: s3://, gs://, az://): Episodes whose exact bytes "
@@ -132,7 +137,7 @@ def register(subparsers: Any) -> None:
 
 def _reverify(args: argparse.Namespace) -> int:
     from .. import engines, reverify
-    from ..errors import MissingDependencyError, OutputPathError
+    from ..errors import JournalError, MissingDependencyError, OutputPathError
     from ..reverify.outcomes import EXIT_USAGE
 
     if args.scheduler is not None and args.engine != "dask":
@@ -148,13 +153,13 @@ def _reverify(args: argparse.Namespace) -> int:
             run = reverify.run(
                 args.paths, engine=args.engine, jobs=args.jobs, scheduler=args.scheduler,
                 search_cap=args.search_cap, report=args.report, annotations=args.annotations,
-                batch_size=args.batch_size, progress=False if args.no_progress else None,
+                batch_size=args.batch_size, batch_bytes=args.batch_bytes,
+                progress=False if args.no_progress else None,
                 require_layer3=args.require_layer3,
                 on_progress=None if html is None else html.timeline.add,
                 journal=args.journal, cache=args.cache,
             )
-            for note in run.journal_notes:
-                print(f"canonkit reverify: journal {args.journal}: {note}", file=sys.stderr)
+            told = _tell_journal_notes(args, run.journal_notes, 0)
             if html is not None:
                 html.check(run.files)
         except (reverify.InputError, OutputPathError, ValueError,
@@ -172,6 +177,7 @@ def _reverify(args: argparse.Namespace) -> int:
                 if check is not None:
                     check.see(result)
             summary = run.summary
+            _tell_journal_notes(args, run.journal_notes, told)  # those found while running
             if html is not None:
                 html.write(summary, run.files)
             if args.json:
@@ -183,7 +189,8 @@ def _reverify(args: argparse.Namespace) -> int:
                 print(summary.table(), flush=True)
             if check is not None:
                 check.finish()
-        except OutputPathError as exc:  # the report could not be written (disk full, ...)
+        except (OutputPathError, JournalError) as exc:  # the report or journal could not
+            # be written (disk full, object storage unreachable, ...)
             print(f"canonkit reverify: {exc}", file=sys.stderr)
             return EXIT_USAGE
         except (RuntimeError, MissingDependencyError) as exc:  # e.g. no dask, no obstore
@@ -223,6 +230,13 @@ class _HtmlOutput:
         from ..htmlreport import write_html
 
         write_html(self._args.html, self.page.render(summary, self.timeline), inputs=inputs)
+
+
+def _tell_journal_notes(args: argparse.Namespace, notes: list[str], told: int) -> int:
+    """Print the journal's notes from ``told`` on; how many have been told."""
+    for note in notes[told:]:
+        print(f"canonkit reverify: journal {args.journal}: {note}", file=sys.stderr)
+    return len(notes)
 
 
 def _synth(args: argparse.Namespace) -> int:

@@ -1,6 +1,7 @@
 """``--journal FILE`` (REVERIFY.md §7): resume an interrupted run.
 
-The journal is a local JSON-lines file. Its first line is a header naming the format and
+The journal is a local JSON-lines file (in object storage: ``object_journal``, the same
+header and entries as objects). Its first line is a header naming the format and
 what the results depend on (the verification version, the search cap, whether Layer 3 is
 required, the inputs as named); a journal whose header differs is refused
 (``JournalError``), never silently reused. Every later line is one finished unit of work:
@@ -116,6 +117,87 @@ def _seal(entry: bytes) -> str:
     return blake3(entry).hexdigest()
 
 
+def header_line(*, search_cap: int, require_layer3: bool, paths: list[str]) -> bytes:
+    """The header a journal of this run must hold, newline included."""
+    return orjson.dumps({
+        "format": FORMAT, "canonkit_version": __version__,
+        "verification_version": VERIFICATION_VERSION,
+        "options": {"search_cap": search_cap, "require_layer3": require_layer3},
+        "inputs": list(paths)}) + b"\n"
+
+
+def entry_line(key: str | None, result: UnitResult) -> bytes | None:
+    """The sealed entry of one finished unit, newline included; None when it is not
+    journalled: a refused range (its file changed, so no later run could match it), a
+    unit holding an Episode that names its Layer 3 export by path (the journal keys on
+    the inputs only), or a result that is not JSON text."""
+    if key is None or result.lines == CHANGED or result.named_exports:
+        return None
+    encoded = _encode(result)
+    if encoded is None:
+        return None
+    entry = orjson.dumps({"unit": key, "result": encoded})
+    return b'{"entry":%b,"blake3":"%b"}\n' % (entry, _seal(entry).encode())
+
+
+def entry_of(line: bytes) -> Any:
+    """The entry of one journal line, its seal checked over its bytes as written and read
+    by the strict JSON reader; None if the line is not a sound entry."""
+    end = len(line) - 1 - len(_CLOSE)
+    cut = end - _HEX - len(_SEAL)
+    if (cut <= len(_OPEN) or not line.startswith(_OPEN) or line[cut:end - _HEX] != _SEAL
+            or line[end:-1] != _CLOSE):
+        return None
+    entry = line[len(_OPEN):cut]
+    if _seal(entry).encode() != line[end - _HEX:end]:
+        return None
+    try:
+        value = loads_json(entry, source="journal entry")
+    except JSONInputError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def unit_of(line: bytes) -> str | None:
+    """The unit key of a sound entry line whose result decodes; None otherwise."""
+    entry = entry_of(line)
+    if entry is None or not isinstance(entry.get("unit"), str):
+        return None
+    try:
+        _decode(entry["result"])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return str(entry["unit"])
+
+
+def result_of(line: bytes, key: str) -> UnitResult | None:
+    """The result the entry line holds for the unit ``key`` (None: not a sound entry of
+    that unit)."""
+    entry = entry_of(line)
+    if entry is None or entry.get("unit") != key:
+        return None
+    try:
+        return _decode(entry["result"])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+
+
+def mismatch(line: bytes) -> str:
+    """Why a header line other than this run's is refused, in words."""
+    try:
+        old = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        old = None
+    if not isinstance(old, dict) or old.get("format") != FORMAT:
+        return "not a canonkit reverify journal"
+    for what in ("canonkit_version", "verification_version"):
+        if old.get(what) != (__version__ if what == "canonkit_version"
+                             else VERIFICATION_VERSION):
+            return f"a journal of another {what.replace('_', ' ')} ({old.get(what)!r})"
+    return ("a journal of a run with other options or inputs "
+            f"({orjson.dumps({k: old.get(k) for k in ('options', 'inputs')}).decode()})")
+
+
 class Journal:
     """An open journal: the results it holds (``get``), and ``record`` to append one.
     ``notes`` says what was ignored while reading it (a torn tail, damaged entries)."""
@@ -126,11 +208,8 @@ class Journal:
         self.notes: list[str] = []
         self._entries: dict[str, tuple[int, int]] = {}  # unit -> (offset, length) of its line
         self._reader: BinaryIO | None = None
-        header = orjson.dumps({
-            "format": FORMAT, "canonkit_version": __version__,
-            "verification_version": VERIFICATION_VERSION,
-            "options": {"search_cap": search_cap, "require_layer3": require_layer3},
-            "inputs": list(paths)}) + b"\n"
+        header = header_line(search_cap=search_cap, require_layer3=require_layer3,
+                             paths=paths)
         self._header = header
         self._keep = self._read(header)  # JournalError now, before any work
         self._file: BinaryIO | None = None
@@ -172,7 +251,7 @@ class Journal:
                     return 0
                 raise self._refuse("not a canonkit reverify journal")
             if first != header:
-                raise self._refuse(self._mismatch(first[:-1]))
+                raise self._refuse(mismatch(first[:-1]))
             keep = len(first)
             damaged = 0
             while True:
@@ -190,7 +269,7 @@ class Journal:
                     self.notes.append(f"ignored a torn last entry of {f.tell() - keep} "
                                       "bytes (its unit is verified again)")
                     break
-                key = self._unit_of(line)
+                key = unit_of(line)
                 if key is None:
                     damaged += 1
                 else:
@@ -205,55 +284,15 @@ class Journal:
                               "verified again)")
         return keep
 
-    @staticmethod
-    def _entry_of(line: bytes) -> Any:
-        """The entry of one journal line, its seal checked over its bytes as written and
-        read by the strict JSON reader; None if the line is not a sound entry."""
-        end = len(line) - 1 - len(_CLOSE)
-        cut = end - _HEX - len(_SEAL)
-        if (cut <= len(_OPEN) or not line.startswith(_OPEN) or line[cut:end - _HEX] != _SEAL
-                or line[end:-1] != _CLOSE):
-            return None
-        entry = line[len(_OPEN):cut]
-        if _seal(entry).encode() != line[end - _HEX:end]:
-            return None
-        try:
-            value = loads_json(entry, source="journal entry")
-        except JSONInputError:
-            return None
-        return value if isinstance(value, dict) else None
-
-    def _unit_of(self, line: bytes) -> str | None:
-        entry = self._entry_of(line)
-        if entry is None or not isinstance(entry.get("unit"), str):
-            return None
-        try:
-            _decode(entry["result"])
-        except (KeyError, TypeError, ValueError, AttributeError):
-            return None
-        return str(entry["unit"])
-
-    def _mismatch(self, line: bytes) -> str:
-        try:
-            old = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            old = None
-        if not isinstance(old, dict) or old.get("format") != FORMAT:
-            return "not a canonkit reverify journal"
-        for what in ("canonkit_version", "verification_version"):
-            if old.get(what) != (__version__ if what == "canonkit_version"
-                                 else VERIFICATION_VERSION):
-                return f"a journal of another {what.replace('_', ' ')} ({old.get(what)!r})"
-        return ("a journal of a run with other options or inputs "
-                f"({orjson.dumps({k: old.get(k) for k in ('options', 'inputs')}).decode()})")
-
     def __len__(self) -> int:
         return len(self._entries)
 
     def get(self, key: str | None) -> UnitResult | None:
         """The journalled result of the unit ``key``, read again from its line (None: not
         journalled, or its line no longer reads as the entry it was)."""
-        where = None if key is None else self._entries.get(key)
+        if key is None:
+            return None
+        where = self._entries.get(key)
         if where is None or self._reader is None:
             return None
         try:
@@ -261,22 +300,13 @@ class Journal:
         except OSError as exc:
             raise JournalError(f"{self.path}: the journal cannot be read: "
                                f"{exc.strerror or exc}", detail=self.path) from None
-        entry = self._entry_of(line)
-        if entry is None or entry.get("unit") != key:
-            return None
-        return _decode(entry["result"])
+        return result_of(line, key)
 
     def record(self, key: str | None, result: UnitResult) -> None:
-        """Append one finished unit, durably. Not journalled: a refused range (its file
-        changed, so no later run could match it anyway) and a unit holding an Episode
-        that names its Layer 3 export by path (the journal keys on the inputs only)."""
-        if key is None or result.lines == CHANGED or result.named_exports:
-            return  # (a unit that read a named Layer 3 export: that file is not keyed)
-        encoded = _encode(result)
-        if encoded is None:
+        """Append one finished unit, durably (what is not journalled: ``entry_line``)."""
+        line = entry_line(key, result)
+        if line is None:
             return
-        entry = orjson.dumps({"unit": key, "result": encoded})
-        line = b'{"entry":%b,"blake3":"%b"}\n' % (entry, _seal(entry).encode())
         if self._file is None:
             raise RuntimeError("the journal is not open")
         try:

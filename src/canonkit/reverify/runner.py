@@ -30,6 +30,7 @@ from .sources import UNREADABLE, Input, expand_paths, iter_items, total_disk_byt
 from .summary import Summary
 from .cache import open_cache
 from .journal import Journal, unit_key
+from .object_journal import ObjectJournal, inside, journal_prefix
 from .units import (
     CHANGED,
     Documents,
@@ -90,6 +91,23 @@ def _check_outputs(report: PathArg | None, annotations: PathArg | None,
                                   detail=os.fspath(annotations))
 
 
+def _is_url(name: PathArg) -> bool:
+    from .._files.urls import is_url
+
+    return isinstance(name, str) and is_url(name)
+
+
+def _check_journal_prefix(journal: str, named: list[str]) -> None:
+    """A journal in object storage must not lie under an input prefix: its objects would
+    be listed as inputs of the run that resumes. JournalError for a URL that cannot hold
+    a journal."""
+    prefix = journal_prefix(journal)
+    holder = inside(prefix, [n if n.endswith("/") else n + "/" for n in named if _is_url(n)])
+    if holder is not None:
+        raise OutputPathError(f"{prefix}: the journal lies under the input prefix {holder}; "
+                              "give it a prefix of its own", detail=prefix)
+
+
 class Run:
     """A re-verification run of every Episode under ``paths`` (files, directories, or
     URLs of objects and prefixes in object storage: docs/scale.md).
@@ -105,10 +123,11 @@ class Run:
     every Episode line and fails the run's exit status for an Episode whose Layer 3 failed
     or is absent; ``on_progress(elapsed seconds, Episodes, bytes read)`` is called as each
     unit of work comes back (an HTML report's throughput samples); ``journal`` a local
-    file that makes the run resumable (each finished unit is appended to it; a run started
-    on an existing journal takes the units it holds from it) and ``cache`` a local
-    directory (or an object-storage prefix) of results keyed by each document's bytes (REVERIFY.md §7: neither changes
-    the report beyond its ``from_journal``/``from_cache`` counts). Raises
+    file or an object-storage prefix that makes the run resumable (each finished unit is
+    added to it; a run started on an existing journal takes the units it holds from it)
+    and ``cache`` a local directory (or an object-storage prefix) of results keyed by each
+    document's bytes (REVERIFY.md §7: neither changes the report beyond its
+    ``from_journal``/``from_cache`` counts). Raises
     ``InputError``/``OutputPathError``/``ValueError`` (``JournalError``, ``CacheError``)
     at once; the work happens while the run is iterated."""
 
@@ -146,7 +165,9 @@ class Run:
             paths = [paths]
         self.inputs = expand_paths(paths)  # InputError for a path that cannot be used
         _check_outputs(report, annotations, self.inputs)  # OutputPathError
-        if journal is not None:
+        if journal is not None and _is_url(journal):
+            _check_journal_prefix(os.fspath(journal), [os.fspath(p) for p in paths])
+        elif journal is not None:
             validate_output_path(journal, inputs=self.files)
             for other in (report, annotations):
                 if other is not None and os.path.realpath(other) == os.path.realpath(journal):
@@ -164,8 +185,9 @@ class Run:
         from .._files.urls import is_url
 
         # JournalError (a usage error) now for a journal of other options or inputs
-        self._journal = None if journal is None else Journal(
-            journal, search_cap=search_cap, require_layer3=require_layer3,
+        journal_class = ObjectJournal if journal is not None and _is_url(journal) else Journal
+        self._journal = None if journal is None else journal_class(
+            os.fspath(journal), search_cap=search_cap, require_layer3=require_layer3,
             paths=[p if is_url(p) else os.path.abspath(p) for p in self._named])
         #: what was ignored in the journal (a torn last entry, damaged entries), to tell
         self.journal_notes: list[str] = [] if self._journal is None else self._journal.notes

@@ -503,6 +503,23 @@ def open_range(info: ObjectInfo, start: int = 0, end: int | None = None, *,
 
 # --- writing ---------------------------------------------------------------------------
 
+def storage_prefix(name: str, *, what: str, local: str, error: Callable[..., Exception]
+                   ) -> str:
+    """The prefix ``name`` names in object storage (a ``/`` added), for a ``what`` kept
+    there (a cache, a journal); ``error(message, detail=...)`` is raised for a URL that
+    cannot hold one: malformed, ``http(s)://`` (read-only) or ``file://`` (a ``local``
+    path names that)."""
+    shown = redact(name)
+    try:
+        url = parse_url(name if name.endswith("/") else name + "/")
+    except ValueError as exc:
+        raise error(f"{shown}: {exc}", detail=shown) from None
+    if url.scheme in ("http", "https", "file"):
+        raise error(f"{shown}: a {what} URL must name object storage (s3://, gs://, "
+                    f"az://); use a local {local} instead of a file:// URL", detail=shown)
+    return str(url)
+
+
 def _writable(url: str | ObjectURL) -> ObjectURL:
     parsed = _parse(url)
     if parsed.scheme in ("http", "https"):

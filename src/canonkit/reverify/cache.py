@@ -58,22 +58,11 @@ def open_cache(path: str | os.PathLike[str]) -> str:
 
 
 def _open_prefix(name: str) -> str:
-    from .._files.remote import redact
-    from .._files.urls import parse_url
+    from .._files.remote import _obstore, storage_prefix
 
-    shown = redact(name)
-    try:
-        url = parse_url(name if name.endswith("/") else name + "/")
-    except ValueError as exc:
-        raise CacheError(f"{shown}: {exc}", detail=shown) from None
-    if url.scheme in ("http", "https", "file"):
-        raise CacheError(f"{shown}: a cache URL must name object storage (s3://, gs://, "
-                         "az://); use a local directory instead of a file:// URL",
-                         detail=shown)
-    from .._files.remote import _obstore
-
+    prefix = storage_prefix(name, what="cache", local="directory", error=CacheError)
     _obstore()  # MissingDependencyError (a usage error) now, not in every worker
-    return str(url)
+    return prefix
 
 
 def _named_export(kind: str, payload: bytes, origin: str | None) -> tuple[str, bytes] | None:

@@ -30,18 +30,9 @@ ENTRIES = "entries/"
 def journal_prefix(name: str) -> str:
     """The journal's prefix URL (a ``/`` added); ``JournalError`` for a URL that cannot
     hold one (http(s) is read-only; ``file://`` names a local journal)."""
-    from .._files.remote import redact
-    from .._files.urls import parse_url
+    from .._files.remote import storage_prefix
 
-    shown = redact(name)
-    try:
-        url = parse_url(name if name.endswith("/") else name + "/")
-    except ValueError as exc:
-        raise JournalError(f"{shown}: {exc}", detail=shown) from None
-    if url.scheme in ("http", "https", "file"):
-        raise JournalError(f"{shown}: a journal URL must name object storage (s3://, gs://, "
-                           "az://); use a local path instead of a file:// URL", detail=shown)
-    return str(url)
+    return storage_prefix(name, what="journal", local="path", error=JournalError)
 
 
 class ObjectJournal:

@@ -29,10 +29,6 @@ def register(subparsers: Any) -> None:
                     "the operands (ERR_RANGE, ERR_LENGTH_MISALIGNED), 2 when the arguments "
                     "themselves are wrong (ERR_ARG_INVALID: malformed hex, a missing or "
                     "negative operand; ERR_LEVEL_INVALID; ERR_ARITY).",
-        usage="%(prog)s [-h] {slice,concat,reverse,splice} [--input HEX|@PATH]\n"
-              "                        [--inputs HEX|@PATH ...] [--insert HEX|@PATH]\n"
-              "                        [--offset OFFSET] [--length LENGTH] [--level LEVEL]\n"
-              "                        [-o PATH] [--json]",
         epilog="example: canonkit fps run slice --input 0123456789abcdef "
                "--offset 4 --length 16 --level bit")
     # optional here only so that ``--inputs 00 ff concat`` works: --inputs takes every
@@ -50,6 +46,10 @@ def register(subparsers: Any) -> None:
                      help="write the raw output bytes to PATH instead of printing hex")
     run.add_argument("--json", action="store_true",
                      help="print the call as an amduat.conformance.fps.v0 case")
+    # the usage argparse writes, but with the operation shown as required (it is: run_op)
+    choice = "{" + ",".join(OPERATIONS) + "}"
+    run.usage = (run.format_usage().removeprefix("usage: ").rstrip("\n")
+                 .replace(f"[{choice}]", choice))
     run.set_defaults(func=run_op, run_parser=run)
 
 

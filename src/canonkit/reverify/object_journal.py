@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from blake3 import blake3
 
-from ..errors import JournalError, ObjectNotFoundError, ObjectStorageError
+from ..errors import JournalError, ObjectNotFoundError, ObjectStorageError, OutputPathError
 from .journal import MAX_ENTRY, entry_line, header_line, mismatch, result_of
 from .units import UnitResult
 
@@ -45,6 +45,10 @@ class ObjectJournal:
 
         self.prefix = journal_prefix(url)
         self.path = remote.redact(self.prefix)
+        holder = _input_prefix_holding(self.prefix, paths)
+        if holder is not None:  # its objects would be inputs of the run that resumes
+            raise OutputPathError(f"{self.path}: the journal lies under the input prefix "
+                                  f"{holder}; give it a prefix of its own", detail=self.path)
         self.notes: list[str] = []
         self._header = header_line(search_cap=search_cap, require_layer3=require_layer3,
                                    paths=paths)
@@ -104,10 +108,13 @@ class ObjectJournal:
         """The journalled result of the unit ``key`` (None: not journalled, or its entry
         cannot be read or does not check: then it is counted, and the unit verified
         again)."""
-        if key is None or self._name(key) not in self._names:
+        if key is None:
+            return None
+        name = self._name(key)
+        if name not in self._names:
             return None
         try:
-            line = self._read(ENTRIES + self._name(key), max_bytes=MAX_ENTRY)
+            line = self._read(ENTRIES + name, max_bytes=MAX_ENTRY)
         except OSError:  # unreadable or too large: verifying the unit again is never wrong
             line = None
         result = None if line is None else result_of(line, key)
@@ -121,13 +128,14 @@ class ObjectJournal:
         from .._files import remote
 
         line = entry_line(key, result)
-        if line is None or key is None:
+        if line is None or key is None:  # (entry_line gives None for no key)
             return
+        name = self._name(key)
         try:
-            remote.put(self.prefix + ENTRIES + self._name(key), line)
+            remote.put(self.prefix + ENTRIES + name, line)
         except ObjectStorageError as exc:
             raise self._unreachable(exc) from None
-        self._names.add(self._name(key))
+        self._names.add(name)
 
     def close(self) -> None:
         """Say in ``notes`` how many entries were ignored (entries are read as their units
@@ -138,10 +146,16 @@ class ObjectJournal:
             self._damaged = 0
 
 
-def inside(prefix: str, inputs: list[str]) -> str | None:
-    """The named input prefix that holds the journal prefix, if any (its objects would be
-    listed as inputs by the next run)."""
+def _input_prefix_holding(prefix: str, inputs: list[str]) -> str | None:
+    """The input prefix (canonical URL) among ``inputs`` (as named) under which the
+    journal ``prefix`` lies, if any."""
+    from .._files.urls import is_url, parse_url
+
     for name in inputs:
-        if name.endswith("/") and str(prefix).startswith(name):
-            return name
+        try:
+            url = parse_url(name) if is_url(name) else None
+        except ValueError:  # the run refused such an input already
+            continue
+        if url is not None and url.is_prefix and prefix.startswith(str(url)):
+            return str(url)
     return None

@@ -30,7 +30,7 @@ from .sources import UNREADABLE, Input, expand_paths, iter_items, total_disk_byt
 from .summary import Summary
 from .cache import open_cache
 from .journal import Journal, unit_key
-from .object_journal import ObjectJournal, inside, journal_prefix
+from .object_journal import ObjectJournal
 from .units import (
     CHANGED,
     Documents,
@@ -91,23 +91,6 @@ def _check_outputs(report: PathArg | None, annotations: PathArg | None,
                                   detail=os.fspath(annotations))
 
 
-def _is_url(name: PathArg) -> bool:
-    from .._files.urls import is_url
-
-    return isinstance(name, str) and is_url(name)
-
-
-def _check_journal_prefix(journal: str, named: list[str]) -> None:
-    """A journal in object storage must not lie under an input prefix: its objects would
-    be listed as inputs of the run that resumes. JournalError for a URL that cannot hold
-    a journal."""
-    prefix = journal_prefix(journal)
-    holder = inside(prefix, [n if n.endswith("/") else n + "/" for n in named if _is_url(n)])
-    if holder is not None:
-        raise OutputPathError(f"{prefix}: the journal lies under the input prefix {holder}; "
-                              "give it a prefix of its own", detail=prefix)
-
-
 class Run:
     """A re-verification run of every Episode under ``paths`` (files, directories, or
     URLs of objects and prefixes in object storage: docs/scale.md).
@@ -165,9 +148,11 @@ class Run:
             paths = [paths]
         self.inputs = expand_paths(paths)  # InputError for a path that cannot be used
         _check_outputs(report, annotations, self.inputs)  # OutputPathError
-        if journal is not None and _is_url(journal):
-            _check_journal_prefix(os.fspath(journal), [os.fspath(p) for p in paths])
-        elif journal is not None:
+        from .._files.urls import is_url
+
+        # a journal in object storage checks its own prefix (ObjectJournal, below)
+        remote_journal = isinstance(journal, str) and is_url(journal)
+        if journal is not None and not remote_journal:
             validate_output_path(journal, inputs=self.files)
             for other in (report, annotations):
                 if other is not None and os.path.realpath(other) == os.path.realpath(journal):
@@ -182,10 +167,9 @@ class Run:
         self._batch_size, self._batch_bytes = batch_size, batch_bytes
         self._progress_enabled = progress
         self._on_progress = on_progress
-        from .._files.urls import is_url
-
-        # JournalError (a usage error) now for a journal of other options or inputs
-        journal_class = ObjectJournal if journal is not None and _is_url(journal) else Journal
+        # JournalError (a usage error) now for a journal of other options or inputs;
+        # OutputPathError for a journal in object storage under an input prefix
+        journal_class = ObjectJournal if remote_journal else Journal
         self._journal = None if journal is None else journal_class(
             os.fspath(journal), search_cap=search_cap, require_layer3=require_layer3,
             paths=[p if is_url(p) else os.path.abspath(p) for p in self._named])

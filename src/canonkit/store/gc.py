@@ -26,7 +26,6 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from .._progress import bar
 from ..errors import MissingObjectError, MissingReachableError
 from . import mutations as fs
 from . import refs
@@ -134,12 +133,8 @@ def gc(store: Store, *, roots: Iterable[str] = (), grace_seconds: float = 3600.0
                     dropped[pf.hex] = dropped.get(pf.hex, 0) + 1
         new_hex = None
         if sources:
-            progress_bar = bar(progress, len(sources), "gc", "obj")  # the long step
-            try:
-                writer, packed, skipped = write_pack(store, sorted(sources.items()), "keep",
-                                                     progress_bar)
-            finally:
-                progress_bar.close()
+            writer, packed, skipped = write_pack(store, sorted(sources.items()), "keep",
+                                                 progress=progress, desc="gc")
             if skipped or writer is None:  # a kept object could not be copied: keep all
                 if writer is not None:
                     writer.abort()

@@ -32,7 +32,7 @@ from .lock import StoreLock
 from .loose import read_file
 from .packs import PackFile, located
 from .packwriter import PackWriter
-from .._progress import Progress, bar
+from .._progress import bar
 from .stats import RepackStats
 
 if TYPE_CHECKING:
@@ -93,14 +93,17 @@ def read_for_pack(store: Store, digest: bytes, source: Source, mode: str
     return False, data, logical
 
 
-def write_pack(store: Store, items: Iterable[tuple[bytes, Source]], mode: str,
-               progress: Progress | None = None) -> tuple[PackWriter | None, set[bytes], int]:
-    """Write the objects (in the order given: digest order) into a new pack in ``tmp/``.
+def write_pack(store: Store, items: list[tuple[bytes, Source]], mode: str, *,
+               progress: bool | None = False, desc: str = "repack"
+               ) -> tuple[PackWriter | None, set[bytes], int]:
+    """Write the objects (in the order given: digest order) into a new pack in ``tmp/``,
+    under a progress bar named ``desc`` (``progress`` as ``_progress.bar`` takes it).
     Returns the finished writer (None if no object could be packed), the digests packed
     and how many were skipped as corrupt or gone."""
     writer = PackWriter(store.root, durable=store.durable)
     packed: set[bytes] = set()
     skipped = 0
+    shown = bar(progress, len(items), desc, "obj")
     try:
         for digest, source in items:
             try:
@@ -110,8 +113,7 @@ def write_pack(store: Store, items: Iterable[tuple[bytes, Source]], mode: str,
                 continue
             writer.add(digest, deflated, payload, logical)
             packed.add(digest)
-            if progress is not None:
-                progress.update(1)
+            shown.update(1)
         if not packed:
             writer.abort()
             return None, packed, skipped
@@ -119,6 +121,8 @@ def write_pack(store: Store, items: Iterable[tuple[bytes, Source]], mode: str,
     except BaseException:
         writer.abort()
         raise
+    finally:
+        shown.close()
     return writer, packed, skipped
 
 
@@ -188,12 +192,8 @@ def repack(store: Store, *, deflate: str = "auto", merge: bool = True,
                 sources.setdefault(digest, ("packed", pf, offset))
         for item in loose:
             sources.setdefault(item.digest, ("loose", item.rel, 0))
-        progress_bar = bar(progress, len(sources), "repack", "obj")
-        try:
-            writer, packed, stats.skipped = write_pack(store, sorted(sources.items()), deflate,
-                                                       progress_bar)
-        finally:
-            progress_bar.close()
+        writer, packed, stats.skipped = write_pack(store, sorted(sources.items()), deflate,
+                                                   progress=progress)
         if writer is None:
             stats.seconds = time.perf_counter() - started
             return stats

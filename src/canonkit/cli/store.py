@@ -155,9 +155,8 @@ def _init(args: argparse.Namespace) -> int:
     def body() -> int:
         from ..store import Store
 
-        Store.init(args.store)
-        print(f"initialized an empty canonkit store in {os.path.abspath(args.store)}",
-              file=sys.stderr)
+        store = Store.init(args.store)
+        print(f"initialized an empty canonkit store in {store.root}", file=sys.stderr)
         return EXIT_OK
 
     return _run(args, body)

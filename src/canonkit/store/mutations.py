@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from typing import Any, Protocol
 
 __all__ = ["Recorder", "Temporary", "arm", "count", "create", "discard", "fsync", "fsync_dir",
-           "link", "mkdir", "open_lock", "pwrite", "record", "rename", "rmtree", "unlink",
+           "link", "mkdir", "open_lock", "pwrite", "record", "rename", "rmtree", "tick", "unlink",
            "utime", "write", "write_temporary"]
 
 _O_CREATE = (os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
@@ -54,7 +54,7 @@ _crash_at = _from_env()
 _recorder: Recorder | None = None
 
 
-def _tick() -> None:
+def tick() -> None:
     global _count
     _count += 1
     if _count == _crash_at:
@@ -91,7 +91,7 @@ def _note(op: str, *args: Any) -> None:
 
 def create(path: str) -> int:
     """A new file for writing (fails if anything exists at ``path``, symlinks included)."""
-    _tick()
+    tick()
     fd = os.open(path, _O_CREATE, 0o644)
     _note("create", path, fd)
     return fd
@@ -99,7 +99,7 @@ def create(path: str) -> int:
 
 def open_lock(path: str) -> int:
     """Open (creating if needed) a lock file for ``flock``."""
-    _tick()
+    tick()
     fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
                  | getattr(os, "O_CLOEXEC", 0), 0o644)
     _note("open_lock", path, fd)
@@ -107,7 +107,7 @@ def open_lock(path: str) -> int:
 
 
 def write(fd: int, data: bytes | bytearray | memoryview) -> None:
-    _tick()
+    tick()
     view = memoryview(data).cast("B")
     whole = view
     while view:
@@ -117,20 +117,20 @@ def write(fd: int, data: bytes | bytearray | memoryview) -> None:
 
 
 def pwrite(fd: int, data: bytes, offset: int) -> None:
-    _tick()
+    tick()
     if os.pwrite(fd, data, offset) != len(data):
         raise OSError(f"short write of {len(data)} bytes at offset {offset}")
     _note("pwrite", fd, bytes(data), offset)
 
 
 def fsync(fd: int) -> None:
-    _tick()
+    tick()
     os.fsync(fd)
     _note("fsync", fd)
 
 
 def fsync_dir(path: str) -> None:
-    _tick()
+    tick()
     fd = os.open(path, _O_DIR)
     try:
         os.fsync(fd)
@@ -140,39 +140,39 @@ def fsync_dir(path: str) -> None:
 
 
 def rename(src: str, dst: str) -> None:
-    _tick()
+    tick()
     os.rename(src, dst)
     _note("rename", src, dst)
 
 
 def link(src: str, dst: str) -> None:
-    _tick()
+    tick()
     os.link(src, dst, follow_symlinks=False)
     _note("link", src, dst)
 
 
 def unlink(path: str) -> None:
-    _tick()
+    tick()
     os.unlink(path)
     _note("unlink", path)
 
 
 def rmtree(path: str) -> None:
     """Remove a directory tree (only leftovers in tmp/ are ever trees)."""
-    _tick()
+    tick()
     shutil.rmtree(path)
     _note("rmtree", path)
 
 
 def mkdir(path: str) -> None:
-    _tick()
+    tick()
     os.mkdir(path, 0o755)
     _note("mkdir", path)
 
 
 def utime(path: str) -> None:
     """Set ``path``'s mtime to now (freshens an object for the grace period)."""
-    _tick()
+    tick()
     os.utime(path, follow_symlinks=False)
     _note("utime", path)
 

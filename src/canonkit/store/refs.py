@@ -30,7 +30,8 @@ from . import mutations as fs
 from .layout import REFS, TMP, check_ref_name, digest_of_address, printable
 from .loose import read_file
 
-__all__ = ["ABSENT", "RefProblem", "RefScan", "delete", "parse_ref", "read", "scan", "write"]
+__all__ = ["ABSENT", "REF_BYTES", "RefProblem", "RefScan", "compare", "delete", "parse_ref", "read",
+           "scan", "write"]
 
 ABSENT = ""  # as ``expect``: the ref must not exist yet
 LOCK_WAIT = 1.0  # seconds an update waits for another updater of the same ref
@@ -219,9 +220,13 @@ class _RefLock:
 
 
 def _compare(root: str, name: str, expect: str | None) -> None:
-    if expect is None:
-        return
-    current = read(root, name)
+    if expect is not None:
+        compare(name, read(root, name), expect)
+
+
+def compare(name: str, current: str | None, expect: str) -> None:
+    """``RefConflictError`` unless the ref holding ``current`` (None: absent) holds
+    ``expect`` (``ABSENT``: does not exist)."""
     if (current or ABSENT) != expect:
         raise RefConflictError(
             f"ref {name!r} holds {current or 'nothing'}, expected {expect or 'nothing'}",

@@ -21,7 +21,7 @@ from blake3 import blake3
 from .. import _backend
 from .. import objects as _objects
 from .._files import loads_json
-from .._files.urls import elide, is_url
+from .._files.urls import is_url
 from ..errors import (
     CorruptObjectError,
     DecodeError,
@@ -31,7 +31,6 @@ from ..errors import (
     SchemaViolationError,
     StoreInitError,
     UnsafePathError,
-    UnsupportedURLError,
 )
 from . import loose, refs
 from . import mutations as fs
@@ -76,20 +75,58 @@ def _intact(pf: PackFile) -> bool:
     return True
 
 
-def _refuse_url(path: str | os.PathLike[str]) -> None:
-    """A URL is never a store directory: ``s3://bucket/st`` must not become ``./s3:/``.
-    (Stores in object storage, STORE.md §7, are not available yet.)"""
+def format_kernel() -> ModuleType:
+    """The live format readers (compiled, or the twin when it is selected)."""
+    return _format
+
+
+def not_found(address: str, problem: CorruptObjectError | None,
+              broken: dict[str, CorruptObjectError]) -> CorruptObjectError | MissingObjectError:
+    """Why ``get`` found no good form of ``address``: the first corruption met, else the
+    packs that cannot be read (any may hold it), else that it is not stored."""
+    if problem is not None:
+        return problem
+    if broken:
+        _, first = sorted(broken.items())[0]
+        return CorruptObjectError(
+            f"{address} is in no readable form, and {len(broken)} pack(s) cannot be read "
+            f"(first: {first})", offset=first.offset, detail=first.detail, path=first.path,
+            address=address)
+    return MissingObjectError(f"{address} is not in the store", address=address)
+
+
+def check_marker(data: bytes | None, where: str) -> None:
+    """``NotAStoreError`` naming ``where`` unless ``data`` (None: absent) is the marker of
+    a version-1 canonkit store (strict JSON, the integer version)."""
+    if data is None:
+        raise NotAStoreError(f"{where} is not a canonkit store (no {MARKER} file)", path=where)
+    if len(data) > MARKER_LIMIT:
+        raise NotAStoreError(f"{where}/{MARKER} is larger than {MARKER_LIMIT} bytes: "
+                             f"not a canonkit store marker", path=where)
+    try:
+        doc = loads_json(data, source=f"{where}/{MARKER}")
+    except ValueError:  # not strict UTF-8 JSON, or a repeated key
+        doc = None
+    if (not isinstance(doc, dict) or doc.get("format") != MARKER_DOC["format"]
+            or doc.get("address") != MARKER_DOC["address"]):
+        raise NotAStoreError(f"{where}/{MARKER} does not describe a canonkit store",
+                             path=where)
+    version = doc.get("version")
+    if type(version) is not int or version != MARKER_DOC["version"]:  # not True, 1.0
+        raise NotAStoreError(f"{where} is a canonkit store of version {version!r}; this "
+                             f"canonkit reads version 1 (the integer)", path=where)
+
+
+def _names_url(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a URL: a store in object storage (STORE.md §7), or a scheme
+    refused there, but never a local directory (``s3://b/st`` is never ``./s3:/b/st``)."""
     name = os.fspath(path)
-    if isinstance(name, str) and is_url(name):
-        shown = elide(name)
-        raise UnsupportedURLError(
-            f"{shown}: a store in object storage is not supported yet, and a URL is never "
-            f"taken for a local directory (a local directory of that name is ./{shown})",
-            detail=shown)
+    return isinstance(name, str) and is_url(name)
 
 
 class Store:
-    """A version-1 canonkit store at ``path``.
+    """A version-1 canonkit store at ``path``: a local directory, or a prefix of object
+    storage (``s3://bucket/prefix``, ``gs://``, ``az://``: a ``BucketStore``, STORE.md §7).
 
     ``durable=False`` skips every fsync (files and directories): for bulk imports and
     benchmarks, where a power loss may lose recent writes (a crash of the process alone
@@ -99,9 +136,15 @@ class Store:
 
     ABSENT = refs.ABSENT  # as set_ref(expect=...): the ref must not exist yet
 
+    def __new__(cls, path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> Store:
+        if cls is Store and _names_url(path):  # a URL: the object-storage profile
+            from .bucket import BucketStore
+
+            return super().__new__(BucketStore)
+        return super().__new__(cls)
+
     def __init__(self, path: str | os.PathLike[str], *, durable: bool = True,
                  backend: ModuleType | None = None) -> None:
-        _refuse_url(path)
         self.path = Path(path)
         self.root = os.path.abspath(os.fspath(path))
         self.durable = durable
@@ -116,8 +159,12 @@ class Store:
     @classmethod
     def init(cls, path: str | os.PathLike[str], *, durable: bool = True,
              backend: ModuleType | None = None) -> Store:
-        """Create a store at ``path`` (a new or empty directory) and open it."""
-        _refuse_url(path)
+        """Create a store at ``path`` (a new or empty directory, or an empty prefix of
+        object storage) and open it."""
+        if _names_url(path):
+            from .bucket import BucketStore
+
+            return BucketStore.init(path, durable=durable, backend=backend)
         root = os.path.abspath(os.fspath(path))
         if os.path.lexists(root):
             if not os.path.isdir(root):
@@ -145,25 +192,7 @@ class Store:
         except (UnsafePathError, OSError) as exc:
             raise NotAStoreError(f"{self.root}: cannot read {MARKER}: {exc}",
                                  path=self.root) from None
-        if data is None:
-            raise NotAStoreError(f"{self.root} is not a canonkit store (no {MARKER} file)",
-                                 path=self.root)
-        if len(data) > MARKER_LIMIT:
-            raise NotAStoreError(f"{self.root}/{MARKER} is larger than {MARKER_LIMIT} bytes: "
-                                 f"not a canonkit store marker", path=self.root)
-        try:
-            doc = loads_json(data, source=marker)
-        except ValueError:  # not strict UTF-8 JSON, or a repeated key
-            doc = None
-        if (not isinstance(doc, dict) or doc.get("format") != MARKER_DOC["format"]
-                or doc.get("address") != MARKER_DOC["address"]):
-            raise NotAStoreError(f"{self.root}/{MARKER} does not describe a canonkit store",
-                                 path=self.root)
-        version = doc.get("version")
-        if type(version) is not int or version != MARKER_DOC["version"]:  # not True, 1.0
-            raise NotAStoreError(f"{self.root} is a canonkit store of version "
-                                 f"{version!r}; this canonkit reads version 1 (the integer)",
-                                 path=self.root)
+        check_marker(data, self.root)
         for name in _DIRS:
             try:
                 info = os.lstat(f"{self.root}/{name}")
@@ -264,15 +293,7 @@ class Store:
             found, problem = self._read_packed(digest, address, want, copy, problem)
             if found is not None:  # a repack moved it into a new pack
                 return found
-        if problem is not None:
-            raise problem
-        if self.packs.broken:
-            _, first = sorted(self.packs.broken.items())[0]
-            raise CorruptObjectError(
-                f"{address} is in no readable form, and {len(self.packs.broken)} pack(s) cannot "
-                f"be read (first: {first})", offset=first.offset, detail=first.detail,
-                path=first.path, address=address)
-        raise MissingObjectError(f"{address} is not in the store", address=address)
+        raise not_found(address, problem, self.packs.broken)
 
     def _fanout_ok(self, fanout: str) -> bool:
         """True if the fan-out directory exists as a real directory (checked once)."""

@@ -1,0 +1,393 @@
+"""``Store("s3://bucket/prefix")``: the store of STORE.md under a prefix of object storage
+(STORE.md §7, docs/store.md "In object storage").
+
+The layout is §1's, relative to the prefix. Every mutation is one atomic request, so
+there is no ``tmp/``: a loose object is one PUT with ``If-None-Match: *`` (an existing
+object wins); a ref is a compare-and-swap on its ETag; a pack is published by its
+``.idx``, PUT with ``If-None-Match: *`` after the ``.pack``. Reads: a loose object is one
+GET; a packed one a ranged GET of its entry (``bucket_packs``); every read is checked
+against the ETag its listing saw and every object against its BLAKE3 address, as on a
+local store. Ages for the grace period are ``LastModified``.
+
+``durable`` has no effect here: a request that succeeded is durable.
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from blake3 import blake3
+
+from ..errors import (
+    CorruptObjectError,
+    CorruptRefError,
+    FileTooLargeError,
+    InvalidRefNameError,
+    MissingObjectError,
+    PreconditionFailedError,
+    RefConflictError,
+    StoreInitError,
+    UnsupportedURLError,
+)
+from . import loose, refs
+from .bucket_io import Bucket, ObjectInfo
+from .bucket_lease import break_lease, read_lease
+from .bucket_packs import BucketPacks
+from .deflate import inflate
+from .layout import (
+    MARKER,
+    MARKER_BYTES,
+    OBJECTS,
+    REFS,
+    address_of,
+    check_ref_name,
+    digest_of_address,
+    loose_path,
+    parse_loose_name,
+)
+from .lock import LockInfo
+from .packs import located
+from .store import FORMS, MARKER_LIMIT, Store, check_marker, format_kernel, not_found
+
+if TYPE_CHECKING:
+    from .findings import FsckReport
+    from .stats import GCStats, RepackStats
+
+__all__ = ["FRESHEN_AFTER", "BucketStore"]
+
+#: a put of an object older than this many seconds refreshes its age (half the default
+#: grace period: STORE.md §7)
+FRESHEN_AFTER = 1800.0
+
+
+class BucketStore(Store):
+    """A version-1 canonkit store under a prefix of object storage (``s3://``, ``gs://``,
+    ``az://``). ``Store(URL)`` returns one; the API is :class:`Store`'s."""
+
+    def __init__(self, path: str | os.PathLike[str], *, durable: bool = True,
+                 backend: ModuleType | None = None) -> None:
+        self.bucket = Bucket(os.fspath(path))
+        self.root = self.bucket.url
+        self.path = self.root  # type: ignore[assignment]
+        self.durable = durable
+        self.kernel = format_kernel() if backend is None else backend
+        found = self.bucket.read(MARKER, max_bytes=MARKER_LIMIT + 1)
+        check_marker(None if found is None else found[0], self.root.rstrip("/"))
+        #: the published packs, each index read once (``bucket_packs``)
+        self.packs = BucketPacks(self.bucket, self.kernel)  # type: ignore[assignment]
+
+    @classmethod
+    def init(cls, path: str | os.PathLike[str], *, durable: bool = True,
+             backend: ModuleType | None = None) -> BucketStore:
+        """Create a store under the prefix ``path`` (empty) and open it."""
+        bucket = Bucket(os.fspath(path))
+        there = bucket.list()
+        if any(bucket.rel(i) == MARKER for i in there):
+            raise StoreInitError(f"{bucket.url} is a store already", path=bucket.url)
+        if there:
+            raise StoreInitError(f"{bucket.url} is not empty ({len(there)} objects) and not "
+                                 f"a store; refusing to create a store in it", path=bucket.url)
+        try:
+            bucket.put(MARKER, MARKER_BYTES, if_none_match=True)
+        except PreconditionFailedError as exc:
+            if exc.detail != "retried":  # else our own first attempt made it
+                raise StoreInitError(f"{bucket.url} became a store meanwhile",
+                                     path=bucket.url) from None
+        return cls(bucket.url, durable=durable, backend=backend)
+
+    def close(self) -> None:
+        """Forget the cached indexes (they are read again on next use)."""
+        self.packs.packs.clear()  # type: ignore[attr-defined]
+        self.packs.listed = False  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"Store({self.root!r})"
+
+    @property
+    def _packs(self) -> BucketPacks:
+        return self.packs  # type: ignore[return-value]
+
+    # -- objects ---------------------------------------------------------------------
+
+    def put(self, data: bytes | bytearray | memoryview, *, form: str = "loose") -> str:
+        """Store ``data``; an object already stored in any form stays as it is, its age
+        refreshed when it is older than ``FRESHEN_AFTER`` (STORE.md §7)."""
+        if form not in FORMS:
+            raise ValueError(f"form must be one of {FORMS}, got {form!r}")
+        view = memoryview(data)
+        digest: bytes = blake3(view).digest()
+        rel = loose_path(digest)
+        content = loose.encode(view, form == "deflate")
+        packed = next(iter(self._packs.locate(digest)), None)
+        if packed is not None:
+            if time.time() - packed[0].mtime < FRESHEN_AFTER:
+                return address_of(digest)
+            # an old packed object is freshened by a loose copy (young: kept by gc; packed
+            # again by the next repack): a pack is never rewritten to refresh its age
+        try:
+            self.bucket.put(rel, content, if_none_match=True)
+        except PreconditionFailedError:  # there already (or our retried first attempt)
+            self._freshen_loose(rel, content)
+        return address_of(digest)
+
+    def _freshen_loose(self, rel: str, content: bytes) -> None:
+        info = self.bucket.head(rel)
+        if info is None:  # removed by a gc meanwhile: put it again
+            try:
+                self.bucket.put(rel, content, if_none_match=True)
+            except PreconditionFailedError:
+                pass
+            return
+        modified = info.last_modified.timestamp() if info.last_modified else 0.0
+        if time.time() - modified >= FRESHEN_AFTER:
+            # the same logical bytes again (a re-put is its copy onto itself): any form
+            # of an object is the object, and readers check the bytes, never the form
+            self.bucket.put(rel, content)
+
+    def get(self, address: str, *, verify: bool = True, copy: bool = True
+            ) -> bytes | memoryview:
+        """The object's logical bytes (always ``bytes`` here: ``copy`` is accepted for
+        the API's sake)."""
+        digest: bytes = self.kernel.parse_address(address)
+        want = digest if verify else None
+        problem: CorruptObjectError | None = None
+        for attempt in range(2):
+            for bp, offset in self._packs.locate(digest):
+                try:
+                    return self._packs.read(bp, offset, want, address)
+                except CorruptObjectError as exc:
+                    problem = problem or exc
+            try:
+                data = self._read_loose(digest, address, want)
+            except CorruptObjectError as exc:
+                problem = problem or exc
+            else:
+                if data is not None:
+                    return data
+            if attempt or not self._packs.refresh():
+                break
+        raise not_found(address, problem, self._packs.broken)
+
+    def _read_loose(self, digest: bytes, address: str, want: bytes | None) -> bytes | None:
+        rel = loose_path(digest)
+        found = self.bucket.read(rel, max_bytes=1 << 62)
+        if found is None:
+            return None
+        try:
+            out: bytes = self.kernel.read_loose(found[0], want, inflate)
+        except CorruptObjectError as exc:
+            raise located(exc, rel, address) from None
+        return out
+
+    def get_many(self, addresses: Sequence[str], *, verify: bool = True, copy: bool = True
+                 ) -> list[Any]:
+        """``[get(a) for a in addresses]``; packed objects of one pack in coalesced
+        ranged GETs, the rest one by one."""
+        digests: bytes = self.kernel.parse_addresses(addresses)
+        out: list[Any] = [None] * len(addresses)
+        by_pack: dict[str, list[tuple[int, int, bytes | None]]] = {}
+        packs = {bp.hex: bp for bp in self._packs}
+        for i in range(len(addresses)):
+            digest = digests[32 * i:32 * i + 32]
+            for bp in packs.values():
+                offset = bp.index.lookup(digest)
+                if offset >= 0:
+                    by_pack.setdefault(bp.hex, []).append(
+                        (offset, i, digest if verify else None))
+                    break
+        for hex_name, wanted in by_pack.items():
+            self._packs.read_many(packs[hex_name], wanted, out)
+        for i, value in enumerate(out):
+            if value is None:
+                out[i] = self.get(addresses[i], verify=verify, copy=copy)
+        return out
+
+    def has(self, address: str) -> bool:
+        digest = digest_of_address(address)
+        for attempt in range(2):
+            if next(iter(self._packs.locate(digest)), None) is not None:
+                return True
+            if self.bucket.head(loose_path(digest)) is not None:
+                return True
+            if attempt or not self._packs.refresh():
+                return False
+        return False
+
+    def form(self, address: str) -> str:
+        digest = digest_of_address(address)
+        for attempt in range(2):
+            if next(iter(self._packs.locate(digest)), None) is not None:
+                return "packed"
+            rel = loose_path(digest)
+            info = self.bucket.head(rel)
+            if info is not None:
+                if info.size < 5:
+                    raise CorruptObjectError(f"{rel}: truncated: no form byte",
+                                             offset=info.size, detail="truncated",
+                                             path=rel, address=address)
+                form = self.bucket.read_range(info, 4, 5)[0]
+                return {0: "loose", 1: "deflate"}.get(form, "unknown")
+            if attempt or not self._packs.refresh():
+                break
+        raise MissingObjectError(f"{address} is not in the store", address=address)
+
+    def loose_objects(self) -> list[tuple[bytes, ObjectInfo]]:
+        """Every loose object as listed: ``(digest, info)``, in key order."""
+        out = []
+        for info in self.bucket.list(OBJECTS + "/"):
+            parts = self.bucket.rel(info).split("/")
+            if len(parts) == 3:
+                digest = parse_loose_name(parts[1], parts[2])
+                if digest is not None:
+                    out.append((digest, info))
+        return out
+
+    def addresses(self) -> Iterator[str]:
+        self._packs.refresh()
+        seen: set[bytes] = set()
+        for bp in self._packs:
+            for digest in bp.index.entries()[0]:
+                if digest not in seen:
+                    seen.add(digest)
+                    yield address_of(digest)
+        for digest, _ in self.loose_objects():
+            if digest not in seen:
+                seen.add(digest)
+                yield address_of(digest)
+
+    # -- refs ------------------------------------------------------------------------
+
+    def _read_ref(self, name: str) -> tuple[str | None, str | None]:
+        """``(address, ETag)`` of ``refs/<name>``; ``(None, None)`` when absent."""
+        check_ref_name(name)
+        rel = f"{REFS}/{name}"
+        try:
+            found = self.bucket.read(rel, max_bytes=refs.REF_BYTES)
+        except FileTooLargeError:
+            raise CorruptRefError(f"{rel} does not hold exactly 'blake3:<64 hex>\\n'",
+                                  path=rel, detail="ref_bad_content") from None
+        if found is None:
+            return None, None
+        return refs.parse_ref(found[0], rel), found[1].etag
+
+    def set_ref(self, name: str, address: str, *, expect: str | None = None) -> None:
+        """Point ``refs/<name>`` at ``address`` (a PUT; with ``expect`` a compare-and-swap
+        on the ETag of the value compared)."""
+        check_ref_name(name)
+        digest = digest_of_address(address)
+        self._freshen(digest, address)
+        rel = f"{REFS}/{name}"
+        body = (address + "\n").encode("ascii")
+        if expect is None:
+            self.bucket.put(rel, body)
+            return
+        current, etag = self._read_ref(name)
+        refs.compare(name, current, expect)
+        try:
+            if etag is None:
+                self.bucket.put(rel, body, if_none_match=True)
+            else:
+                self.bucket.put(rel, body, if_match=etag)
+        except PreconditionFailedError as exc:
+            if exc.detail == "retried" and self._read_ref(name)[0] == address:
+                return  # our first attempt was applied
+            raise RefConflictError(f"ref {name!r} changed while it was updated",
+                                   path=rel) from None
+
+    def _freshen(self, digest: bytes, address: str) -> None:
+        """The target of a ref must be stored; an old one is made young (gc keeps it)."""
+        for attempt in range(2):
+            packed = next(iter(self._packs.locate(digest)), None)
+            if packed is not None:
+                if time.time() - packed[0].mtime >= FRESHEN_AFTER:
+                    self.put(self.get(address))
+                return
+            rel = loose_path(digest)
+            info = self.bucket.head(rel)
+            if info is not None:
+                modified = info.last_modified.timestamp() if info.last_modified else 0.0
+                if time.time() - modified >= FRESHEN_AFTER:
+                    self.put(self.get(address))
+                return
+            if attempt:
+                break
+            self._packs.refresh()
+        raise MissingObjectError(f"{address} is not in the store; a ref must point at a "
+                                 f"stored object", address=address)
+
+    def ref(self, name: str) -> str | None:
+        return self._read_ref(name)[0]
+
+    def ref_scan(self) -> refs.RefScan:
+        """Everything under ``refs/``, read once: the valid refs and every object that is
+        not one (``refs.scan``'s answer for a local store; fsck and gc share it)."""
+        found: list[tuple[str, str, str]] = []
+        problems: list[refs.RefProblem] = []
+        for info in self.bucket.list(REFS + "/"):
+            rel = self.bucket.rel(info)
+            name = rel[len(REFS) + 1:]
+            try:
+                check_ref_name(name)
+                address, _ = self._read_ref(name)
+            except InvalidRefNameError as exc:
+                problems.append(refs.RefProblem(rel, "ref_bad_name", str(exc)))
+            except CorruptRefError as exc:
+                problems.append(refs.RefProblem(rel, "ref_bad_content", str(exc)))
+            else:
+                if address is not None:  # else deleted meanwhile
+                    found.append((name, rel, address))
+        found.sort()
+        return refs.RefScan(found, problems)
+
+    def refs(self) -> dict[str, str]:
+        return {name: address for name, _, address in self.ref_scan().refs}
+
+    def delete_ref(self, name: str, *, expect: str | None = None) -> bool:
+        current, etag = self._read_ref(name)
+        if expect is not None:
+            refs.compare(name, current, expect)
+        if current is None:
+            return False
+        rel = f"{REFS}/{name}"
+        try:
+            self.bucket.delete(rel, if_match=etag)
+        except PreconditionFailedError:
+            raise RefConflictError(f"ref {name!r} changed while it was deleted",
+                                   path=rel) from None
+        except FileNotFoundError:
+            return False
+        return True
+
+    # -- maintenance -----------------------------------------------------------------
+
+    def repack(self, *, deflate: str = "auto", merge: bool = True,
+               grace_seconds: float = 3600.0, progress: bool | None = False) -> RepackStats:
+        raise self._not_yet("repack")
+
+    def gc(self, *, roots: Iterable[str] = (), grace_seconds: float = 3600.0,
+           progress: bool | None = False) -> GCStats:
+        raise self._not_yet("gc")
+
+    def fsck(self, *, jobs: int = 1, engine: str = "local", scheduler: str | None = None,
+             progress: bool | None = False) -> FsckReport:
+        raise self._not_yet("fsck")
+
+    def _not_yet(self, operation: str) -> UnsupportedURLError:
+        """repack, gc and fsck of a store in object storage are not built yet: refused
+        before any request, never run halfway (docs/store.md "In object storage")."""
+        return UnsupportedURLError(
+            f"{self.root}: {operation} of a store in object storage is not available in "
+            f"this version (put, get, refs and the lock are); nothing was changed",
+            detail=self.root)
+
+    def lock_info(self) -> LockInfo | None:
+        found = read_lease(self.bucket)
+        return None if found is None else found[0]
+
+    def break_lock(self, *, force: bool = False) -> LockInfo | None:
+        return break_lease(self.bucket, force=force)
+
+

@@ -1,0 +1,94 @@
+"""Every request a store in object storage makes goes through this module (STORE.md §7).
+
+A :class:`Bucket` is the store's prefix (``s3://bucket/prefix/``) and names objects by
+their path relative to it (``objects/ab/<62 hex>``, ``packs/pack-<hex>.idx``, ``refs/main``),
+the same relative paths a local store uses. The requests themselves are
+:mod:`canonkit._files.remote`'s (retries, ETag checks, redacted errors).
+
+Every mutating request (PUT, DELETE) first counts itself on the counter of
+:mod:`canonkit.store.mutations`, so ``CANONKIT_STORE_CRASH_AT=N`` ends the process right
+before its N-th mutating request as it does before the N-th file operation of a local
+store: the crash tests drive N over every request of put, set_ref, repack and gc.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .._files import remote
+from .._files.remote import ObjectInfo
+from .._files.urls import ObjectURL, parse_url
+from ..errors import ObjectNotFoundError, UnsupportedURLError
+from . import mutations as fs
+
+__all__ = ["Bucket", "ObjectInfo"]
+
+
+class Bucket:
+    """The objects under one prefix of object storage."""
+
+    def __init__(self, url: str) -> None:
+        try:
+            parsed = parse_url(url if url.endswith("/") else url + "/")
+        except ValueError as exc:
+            raise UnsupportedURLError(f"{remote.redact(url)}: {exc}",
+                                      detail=remote.redact(url)) from None
+        if parsed.scheme not in ("s3", "gs", "az"):
+            raise UnsupportedURLError(
+                f"{parsed}: a store lives on a local path or under an s3://, gs:// or az:// "
+                f"prefix (http(s) is read-only; a file:// URL is a local path: give the path)",
+                detail=str(parsed))
+        self.prefix: ObjectURL = parsed
+        self.url = str(parsed)  # canonical, ends in "/"
+
+    def __repr__(self) -> str:
+        return f"Bucket({self.url!r})"
+
+    def child(self, rel: str) -> ObjectURL:
+        return self.prefix.child(self.prefix.key + rel)
+
+    def shown(self, rel: str) -> str:
+        """The URL of ``rel`` as messages print it."""
+        return self.url + rel
+
+    def rel(self, info: ObjectInfo) -> str:
+        """The store-relative path of an object a listing returned."""
+        return info.url[len(self.url):]
+
+    # -- reads ---------------------------------------------------------------------
+
+    def head(self, rel: str) -> ObjectInfo | None:
+        try:
+            return remote.head(self.child(rel))
+        except ObjectNotFoundError:
+            return None
+
+    def list(self, rel_prefix: str = "") -> list[ObjectInfo]:
+        """Every object under ``rel_prefix`` (``""``: the whole store), in walk order."""
+        return remote.list_prefix(self.child(rel_prefix))
+
+    def read(self, rel: str, *, max_bytes: int) -> tuple[bytes, ObjectInfo] | None:
+        """The whole object and what it is (None when absent); FileTooLargeError, before
+        reading, when it is larger than ``max_bytes``."""
+        info = self.head(rel)
+        if info is None:
+            return None
+        try:
+            return remote.read_object(info, max_bytes=max_bytes), info
+        except ObjectNotFoundError:  # removed between the HEAD and the GET
+            return None
+
+    @staticmethod
+    def read_range(info: ObjectInfo, start: int, end: int) -> bytes:
+        return remote.read_range(info, start, end)
+
+    # -- mutations (each one counted: the crash knob) --------------------------------
+
+    def put(self, rel: str, data: bytes | bytearray | memoryview | Path, *,
+            if_none_match: bool = False, if_match: str | None = None) -> str:
+        fs.tick()
+        return remote.put(self.child(rel), data, if_none_match=if_none_match,
+                          if_match=if_match)
+
+    def delete(self, rel: str, *, if_match: str | None = None) -> None:
+        fs.tick()
+        remote.delete(self.child(rel), if_match=if_match)

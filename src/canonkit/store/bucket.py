@@ -33,9 +33,9 @@ from ..errors import (
     UnsupportedURLError,
 )
 from . import loose, refs
-from .bucket_io import Bucket, ObjectInfo
+from .bucket_io import Bucket, ObjectInfo, modified
 from .bucket_lease import break_lease, read_lease
-from .bucket_packs import BucketPacks
+from .bucket_packs import BucketPack, BucketPacks
 from .deflate import inflate
 from .layout import (
     MARKER,
@@ -100,8 +100,7 @@ class BucketStore(Store):
 
     def close(self) -> None:
         """Forget the cached indexes (they are read again on next use)."""
-        self.packs.packs.clear()  # type: ignore[attr-defined]
-        self.packs.listed = False  # type: ignore[attr-defined]
+        self._packs.forget()
 
     def __repr__(self) -> str:
         return f"Store({self.root!r})"
@@ -119,14 +118,14 @@ class BucketStore(Store):
             raise ValueError(f"form must be one of {FORMS}, got {form!r}")
         view = memoryview(data)
         digest: bytes = blake3(view).digest()
-        rel = loose_path(digest)
-        content = loose.encode(view, form == "deflate")
-        packed = next(iter(self._packs.locate(digest)), None)
+        packed = next(self._packs.locate(digest), None)
         if packed is not None:
             if time.time() - packed[0].mtime < FRESHEN_AFTER:
                 return address_of(digest)
             # an old packed object is freshened by a loose copy (young: kept by gc; packed
             # again by the next repack): a pack is never rewritten to refresh its age
+        rel = loose_path(digest)
+        content = loose.encode(view, form == "deflate")
         try:
             self.bucket.put(rel, content, if_none_match=True)
         except PreconditionFailedError:  # there already (or our retried first attempt)
@@ -141,8 +140,7 @@ class BucketStore(Store):
             except PreconditionFailedError:
                 pass
             return
-        modified = info.last_modified.timestamp() if info.last_modified else 0.0
-        if time.time() - modified >= FRESHEN_AFTER:
+        if time.time() - modified(info) >= FRESHEN_AFTER:
             # the same logical bytes again (a re-put is its copy onto itself): any form
             # of an object is the object, and readers check the bytes, never the form
             self.bucket.put(rel, content)
@@ -173,7 +171,7 @@ class BucketStore(Store):
 
     def _read_loose(self, digest: bytes, address: str, want: bytes | None) -> bytes | None:
         rel = loose_path(digest)
-        found = self.bucket.read(rel, max_bytes=1 << 62)
+        found = self.bucket.read(rel)
         if found is None:
             return None
         try:
@@ -205,34 +203,36 @@ class BucketStore(Store):
                 out[i] = self.get(addresses[i], verify=verify, copy=copy)
         return out
 
-    def has(self, address: str) -> bool:
-        digest = digest_of_address(address)
+    def _find(self, digest: bytes) -> BucketPack | ObjectInfo | None:
+        """Where an object is stored, not verified: the first pack listing it, else its
+        loose object (one HEAD), else None once the packs were listed again."""
         for attempt in range(2):
-            if next(iter(self._packs.locate(digest)), None) is not None:
-                return True
-            if self.bucket.head(loose_path(digest)) is not None:
-                return True
+            packed = next(self._packs.locate(digest), None)
+            if packed is not None:
+                return packed[0]
+            info = self.bucket.head(loose_path(digest))
+            if info is not None:
+                return info
             if attempt or not self._packs.refresh():
-                return False
-        return False
+                break
+        return None
+
+    def has(self, address: str) -> bool:
+        return self._find(digest_of_address(address)) is not None
 
     def form(self, address: str) -> str:
         digest = digest_of_address(address)
-        for attempt in range(2):
-            if next(iter(self._packs.locate(digest)), None) is not None:
-                return "packed"
-            rel = loose_path(digest)
-            info = self.bucket.head(rel)
-            if info is not None:
-                if info.size < 5:
-                    raise CorruptObjectError(f"{rel}: truncated: no form byte",
-                                             offset=info.size, detail="truncated",
-                                             path=rel, address=address)
-                form = self.bucket.read_range(info, 4, 5)[0]
-                return {0: "loose", 1: "deflate"}.get(form, "unknown")
-            if attempt or not self._packs.refresh():
-                break
-        raise MissingObjectError(f"{address} is not in the store", address=address)
+        found = self._find(digest)
+        if found is None:
+            raise MissingObjectError(f"{address} is not in the store", address=address)
+        if isinstance(found, BucketPack):
+            return "packed"
+        rel = loose_path(digest)
+        if found.size < 5:
+            raise CorruptObjectError(f"{rel}: truncated: no form byte", offset=found.size,
+                                     detail="truncated", path=rel, address=address)
+        form = self.bucket.read_range(found, 4, 5)[0]
+        return {0: "loose", 1: "deflate"}.get(form, "unknown")
 
     def loose_objects(self) -> list[tuple[bytes, ObjectInfo]]:
         """Every loose object as listed: ``(digest, info)``, in key order."""
@@ -299,24 +299,13 @@ class BucketStore(Store):
 
     def _freshen(self, digest: bytes, address: str) -> None:
         """The target of a ref must be stored; an old one is made young (gc keeps it)."""
-        for attempt in range(2):
-            packed = next(iter(self._packs.locate(digest)), None)
-            if packed is not None:
-                if time.time() - packed[0].mtime >= FRESHEN_AFTER:
-                    self.put(self.get(address))
-                return
-            rel = loose_path(digest)
-            info = self.bucket.head(rel)
-            if info is not None:
-                modified = info.last_modified.timestamp() if info.last_modified else 0.0
-                if time.time() - modified >= FRESHEN_AFTER:
-                    self.put(self.get(address))
-                return
-            if attempt:
-                break
-            self._packs.refresh()
-        raise MissingObjectError(f"{address} is not in the store; a ref must point at a "
-                                 f"stored object", address=address)
+        found = self._find(digest)
+        if found is None:
+            raise MissingObjectError(f"{address} is not in the store; a ref must point at a "
+                                     f"stored object", address=address)
+        age = time.time() - (found.mtime if isinstance(found, BucketPack) else modified(found))
+        if age >= FRESHEN_AFTER:
+            self.put(self.get(address))
 
     def ref(self, name: str) -> str | None:
         return self._read_ref(name)[0]

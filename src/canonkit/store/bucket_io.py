@@ -20,7 +20,13 @@ from .._files.urls import ObjectURL, parse_url
 from ..errors import ObjectNotFoundError, UnsupportedURLError
 from . import mutations as fs
 
-__all__ = ["Bucket", "ObjectInfo"]
+__all__ = ["Bucket", "ObjectInfo", "modified"]
+
+
+def modified(info: ObjectInfo) -> float:
+    """An object's age mark for the grace period: its LastModified (Unix time; 0 when the
+    server sent none, which makes it old)."""
+    return info.last_modified.timestamp() if info.last_modified else 0.0
 
 
 class Bucket:
@@ -66,9 +72,10 @@ class Bucket:
         """Every object under ``rel_prefix`` (``""``: the whole store), in walk order."""
         return remote.list_prefix(self.child(rel_prefix))
 
-    def read(self, rel: str, *, max_bytes: int) -> tuple[bytes, ObjectInfo] | None:
+    def read(self, rel: str, *, max_bytes: int | None = None
+             ) -> tuple[bytes, ObjectInfo] | None:
         """The whole object and what it is (None when absent); FileTooLargeError, before
-        reading, when it is larger than ``max_bytes``."""
+        reading, when it is larger than ``max_bytes`` (None: its listed size bounds it)."""
         info = self.head(rel)
         if info is None:
             return None

@@ -28,7 +28,7 @@ from ._format_py import (
     PACK_HEADER,
     TRAILER,
 )
-from .bucket_io import Bucket, ObjectInfo
+from .bucket_io import Bucket, ObjectInfo, modified
 from .deflate import inflate
 from .layout import PACKS, pack_paths, parse_pack_name
 from .packs import located
@@ -65,7 +65,7 @@ class BucketPack:
     @property
     def mtime(self) -> float:
         """The pack's age for the grace period: its LastModified."""
-        return self.pack.last_modified.timestamp() if self.pack.last_modified else 0.0
+        return modified(self.pack)
 
     def extent(self, offset: int) -> int:
         """Where the entry at ``offset`` ends: the next entry's offset, or the trailer."""
@@ -108,6 +108,11 @@ class BucketPacks:
         self.kernel = kernel
         self.packs: dict[str, BucketPack] = {}
         self.broken: dict[str, CorruptObjectError] = {}
+        self.listed = False
+
+    def forget(self) -> None:
+        """Drop every cached index; the next use lists the packs again."""
+        self.packs.clear()
         self.listed = False
 
     def __iter__(self) -> Iterator[BucketPack]:
@@ -188,15 +193,13 @@ class BucketPacks:
         """Fill ``out[i]`` for ``(offset, i, digest)`` of one pack, neighbouring entries
         coalesced into one ranged GET (gaps under ``COALESCE_GAP``, at most ``MAX_RANGE``
         per request). A corrupt entry leaves its slot None, for the caller's slow path."""
-        wanted = sorted(wanted)
+        spans = sorted((offset, bp.extent(offset), i, digest) for offset, i, digest in wanted)
         start = 0
-        while start < len(wanted):
-            first = wanted[start][0]
-            last_end = bp.extent(first)
+        while start < len(spans):
+            first, last_end = spans[start][0], spans[start][1]
             stop = start + 1
-            while stop < len(wanted):
-                offset = wanted[stop][0]
-                end = bp.extent(offset)
+            while stop < len(spans):
+                offset, end = spans[stop][0], spans[stop][1]
                 if offset - last_end > COALESCE_GAP or end - first > MAX_RANGE:
                     break
                 last_end = max(last_end, end)
@@ -205,11 +208,10 @@ class BucketPacks:
                 start = stop  # outside the entries: left to the slow path, which names it
                 continue
             block = memoryview(self.bucket.read_range(bp.pack, first, last_end))
-            for offset, i, digest in wanted[start:stop]:
+            for offset, end, i, digest in spans[start:stop]:
                 try:
                     out[i] = decode_entry(self.kernel, bp, offset,
-                                          block[offset - first:bp.extent(offset) - first],
-                                          digest, None)
+                                          block[offset - first:end - first], digest, None)
                 except CorruptObjectError:
                     pass
             start = stop

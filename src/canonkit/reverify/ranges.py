@@ -115,3 +115,21 @@ def read_lines(path: str, start: int, end: int, max_line: int,
             yield number, at, line
             at = start + reader.consumed
         check_unchanged(raw, path, expect)
+
+
+def read_range(path: str, start: int, end: int, expect: Expect = None) -> bytes:
+    """The bytes ``[start, end)`` of the file (or object version) ``expect`` describes,
+    whole: FileChangedError when it is not that file (at open or at the end), another
+    OSError when it holds fewer bytes (the caller then reads it line by line, which says
+    where it ends)."""
+    if expect is not None and not isinstance(expect, Identity):
+        from .._files.remote import read_range as read_object_range
+
+        return read_object_range(expect, start, end)
+    f, _ = _open(path, expect, start, end)
+    with f:
+        data = f.read(end - start)
+        check_unchanged(f, path, expect)
+    if len(data) != end - start:
+        raise OSError(f"{path}: {len(data)} bytes where the range holds {end - start}")
+    return data

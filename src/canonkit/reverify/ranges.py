@@ -9,6 +9,7 @@ verifies it with ranged GETs of exactly its bytes.
 """
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Iterator
 from typing import BinaryIO
@@ -16,6 +17,7 @@ from typing import BinaryIO
 from .._files import Expect, Identity, JSONLines, check_unchanged, open_regular
 
 _SCAN = 1 << 16
+_READ_BUFFER = 1 << 20  # a worker reading its range
 # a planner's GET at a wanted boundary of an object: a few lines (one GET each)
 _SCAN_OBJECT = 1 << 13
 # A range is at least this long (so a tiny corpus is not cut into one-line tasks) ...
@@ -62,6 +64,8 @@ def _open(path: str, expect: Expect, start: int = 0, end: int | None = None, *,
     ``_SCAN_OBJECT`` bytes at a time and nothing ahead."""
     if expect is None or isinstance(expect, Identity):
         f = open_regular(path, expect=expect)
+        if not scan:  # lines of tens of kilobytes: read in large blocks, not the default
+            f = io.BufferedReader(f.detach(), _READ_BUFFER)  # type: ignore[arg-type]
         try:
             f.seek(start)
             return f, os.fstat(f.fileno()).st_size

@@ -297,9 +297,12 @@ class Run:
         """Whether the workers see the inputs the parent sees. A remote Dask cluster is
         asked: every worker must find every seekable input as the same file (device,
         inode, size, modification time) for descriptors to be sent. In-process, the
-        parent's own readers serve (there is no one to send descriptors to)."""
+        parent's own readers serve (there is no one to send descriptors to), except with
+        a result cache (a byte range is then looked up whole: ``units.py``) or a journal
+        (a range is journalled under its file's identity, a batch of documents under the
+        BLAKE3 of its bytes: a second pass over the corpus)."""
         if engine.in_process:
-            return False
+            return self._cache is not None or self._journal is not None
         if engine.shares_files:
             return True
         paths = [os.path.abspath(i.path) for i in self.inputs

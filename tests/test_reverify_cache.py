@@ -145,8 +145,8 @@ def test_foreign_and_torn_segments(grown: tuple[Path, Path], tmp_path: Path) -> 
     old, _ = grown
     cache = tmp_path / "cache"
     want = tmp_path / "want.jsonl"
-    _report([old], want, jobs=1, batch_size=200, cache=cache)  # one unit, one segment
-    [path] = _segments(cache)
+    _report([old], want, jobs=1, cache=cache)
+    path = _segments(cache)[0]  # a unit's segment: its unit entry and its Episodes'
     records = _records(path)
     [unit] = [r for r in records if r[4]]
     episode = next(r for r in records if not r[4])
@@ -155,7 +155,7 @@ def test_foreign_and_torn_segments(grown: tuple[Path, Path], tmp_path: Path) -> 
     data[at:at + 12] = segments.RECORD.pack(b"\0" * 32, episode[2], episode[3])[32:44]
     path.write_bytes(bytes(data))  # the unit's key now files an Episode's value
     got = tmp_path / "got.jsonl"
-    run = _report([old], got, jobs=1, batch_size=200, cache=cache)
+    run = _report([old], got, jobs=1, cache=cache)
     assert (run.summary.from_cache, run.summary.cache_recomputed) == (120, 1)
     assert _body(got) == _body(want)
     for name, content in (("cut", path.read_bytes()[:100]), ("other", b"not a segment")):

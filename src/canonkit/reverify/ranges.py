@@ -121,19 +121,28 @@ def read_lines(path: str, start: int, end: int, max_line: int,
         check_unchanged(raw, path, expect)
 
 
-def read_range(path: str, start: int, end: int, expect: Expect = None) -> bytes:
+def read_range(path: str, start: int, end: int, expect: Expect = None,
+               into: bytearray | None = None) -> bytes | memoryview:
     """The bytes ``[start, end)`` of the file (or object version) ``expect`` describes,
-    whole: FileChangedError when it is not that file (at open or at the end), another
-    OSError when it holds fewer bytes (the caller then reads it line by line, which says
-    where it ends)."""
+    whole (read into ``into`` when given, grown as needed: a worker reuses one buffer
+    rather than faulting in fresh pages for every range): FileChangedError when it is not
+    that file (at open or at the end), another OSError when it holds fewer bytes (the
+    caller then reads it line by line, which says where it ends)."""
     if expect is not None and not isinstance(expect, Identity):
         from .._files.remote import read_range as read_object_range
 
         return read_object_range(expect, start, end)
     f, _ = _open(path, expect, start, end)
     with f:
-        data = f.read(end - start)
+        if into is None:
+            data: bytes | memoryview = f.read(end - start)
+            got = len(data)
+        else:
+            if len(into) < end - start:
+                into.extend(bytes(end - start - len(into)))
+            data = memoryview(into)[:end - start]
+            got = f.readinto(data)
         check_unchanged(f, path, expect)
-    if len(data) != end - start:
-        raise OSError(f"{path}: {len(data)} bytes where the range holds {end - start}")
+    if got != end - start:
+        raise OSError(f"{path}: {got} bytes where the range holds {end - start}")
     return data

@@ -20,6 +20,7 @@ parent, consuming units in order, adds the lines of the earlier ranges of the fi
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import NamedTuple, Union
 
@@ -88,6 +89,9 @@ class UnitResult(NamedTuple):
 
 
 CHANGED = -1  # UnitResult.lines of a range refused because its file changed
+# the bytes of the range being looked up whole: one buffer a thread (a Dask worker may
+# run several units at once), reused from range to range (see ranges.read_range)
+_HELD = threading.local()
 
 
 def refused_range(unit: LineRange, reason: str) -> UnitResult:
@@ -117,17 +121,24 @@ def _verify_range(unit: LineRange, search_cap: int, require_layer3: bool,
         from .ranges import read_range
 
         try:
-            data = read_range(unit.path, unit.start, unit.end, unit.identity)
+            if not hasattr(_HELD, "buffer"):
+                _HELD.buffer = bytearray()
+            data = read_range(unit.path, unit.start, unit.end, unit.identity, _HELD.buffer)
         except FileChangedError as exc:  # not the file the run started on: none of it counts
             return refused_range(unit, _cannot_read(exc, unit.path, unit.source))
         except OSError:  # read line by line: that says where it fails
             data = None
         if data is not None:
-            return _verify_held_range(unit, data, Options(search_cap, require_layer3), cache)
+            try:
+                return _verify_held_range(unit, data, Options(search_cap, require_layer3),
+                                          cache)
+            finally:
+                if isinstance(data, memoryview):
+                    data.release()  # (the buffer may grow for the next range)
     return _stream_range(unit, search_cap, require_layer3, cache)
 
 
-def _verify_held_range(unit: LineRange, data: bytes, options: Options,
+def _verify_held_range(unit: LineRange, data: bytes | memoryview, options: Options,
                        cache: ResultCache) -> UnitResult:
     """A range whose bytes are held: its unit entry, or its lines one by one (then a
     unit entry is kept when none of them named a Layer 3 export by path)."""

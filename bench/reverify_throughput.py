@@ -177,10 +177,11 @@ class DaskProcesses:
     machine (no dashboards), stopped again on exit — as a user with a cluster would run
     ``canonkit reverify --engine dask --scheduler ADDRESS``."""
 
-    def __init__(self, workers: int = 2) -> None:
+    def __init__(self, workers: int = 2, env: dict[str, str] | None = None) -> None:
         self._dir = tempfile.TemporaryDirectory(prefix="canonkit-dask-")
         self.file = os.path.join(self._dir.name, "scheduler.json")
         self.workers = workers
+        self.env = None if env is None else {**os.environ, **env}
         self.procs: list[subprocess.Popen[bytes]] = []
 
     @property
@@ -189,7 +190,7 @@ class DaskProcesses:
 
     def __enter__(self) -> str:
         quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
-                 "start_new_session": True}
+                 "start_new_session": True, "env": self.env}
         self.procs.append(subprocess.Popen(
             ["dask", "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
              "--scheduler-file", self.file], **quiet))  # type: ignore[call-overload]

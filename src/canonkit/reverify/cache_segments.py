@@ -31,6 +31,7 @@ RECORD = struct.Struct("<32sQI4x")
 KEY_BYTES = 32
 CHECK_BYTES = 16
 SUFFIX = ".seg"
+_INTERPOLATED = 4  # probes by interpolation before bisection (evenly spread keys need 2-3)
 
 Buffer = Union[bytes, memoryview]  # a segment's bytes (or its header and index alone)
 
@@ -83,35 +84,34 @@ class Index:
             raise Damaged("not a segment header")
         return int(HEADER.size + count * RECORD.size)
 
-    def _key(self, i: int) -> bytes:
-        at = HEADER.size + i * RECORD.size
-        return bytes(self.buf[at:at + KEY_BYTES])
-
     def find(self, key: bytes) -> tuple[int, int] | None:
         """``(offset, length)`` of the value filed under ``key``, or None. Interpolation
-        search: each probe narrows ``[lo, hi)`` strictly, so a damaged (unsorted) index
-        ends too, at worst with a miss."""
-        lo, hi = 0, self.count
+        search between two bounds whose keys are known (at first the virtual keys 0 and
+        2^64 just outside the index), so a probe reads one record; after a few probes it
+        falls back to bisection. Each probe narrows ``(lo, hi)`` strictly, so a damaged
+        (unsorted) index ends too, at worst with a miss."""
+        lo, hi = -1, self.count
+        low, high = 0, 1 << 64
         want = int.from_bytes(key[:8], "big")
-        while lo < hi:
-            first, last = self._key(lo), self._key(hi - 1)
-            if key < first or key > last:
-                return None
-            low = int.from_bytes(first[:8], "big")
-            span = int.from_bytes(last[:8], "big") - low
-            mid = lo if span <= 0 else lo + (want - low) * (hi - 1 - lo) // span
-            mid = min(max(mid, lo), hi - 1)
-            probe = self._key(mid)
+        probes = 0
+        while hi - lo > 1:
+            probes += 1
+            if probes <= _INTERPOLATED and low <= want < high:
+                mid = lo + 1 + (want - low) * (hi - lo - 1) // (high - low)
+                mid = min(max(mid, lo + 1), hi - 1)
+            else:
+                mid = (lo + hi) // 2
+            at = HEADER.size + mid * RECORD.size
+            probe = bytes(self.buf[at:at + KEY_BYTES])
             if probe == key:
-                _, offset, length = RECORD.unpack_from(self.buf,
-                                                       HEADER.size + mid * RECORD.size)
+                _, offset, length = RECORD.unpack_from(self.buf, at)
                 if offset < HEADER.size or offset + length > self.size or length < CHECK_BYTES:
                     raise Damaged("an index record past the segment's bounds")
                 return int(offset), int(length)
             if probe < key:
-                lo = mid + 1
+                lo, low = mid, int.from_bytes(probe[:8], "big")
             else:
-                hi = mid
+                hi, high = mid, int.from_bytes(probe[:8], "big") + 1
         return None
 
     def records(self) -> Iterator[tuple[bytes, int, int]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from .._files import Expect, Identity, JSONLines, check_unchanged, open_regular
 
@@ -65,7 +65,7 @@ def _open(path: str, expect: Expect, start: int = 0, end: int | None = None, *,
     if expect is None or isinstance(expect, Identity):
         f = open_regular(path, expect=expect)
         if not scan:  # lines of tens of kilobytes: read in large blocks, not the default
-            f = io.BufferedReader(f.detach(), _READ_BUFFER)  # type: ignore[arg-type]
+            f = io.BufferedReader(cast(io.BufferedReader, f).detach(), _READ_BUFFER)
         try:
             f.seek(start)
             return f, os.fstat(f.fileno()).st_size
@@ -141,7 +141,7 @@ def read_range(path: str, start: int, end: int, expect: Expect = None,
             if len(into) < end - start:
                 into.extend(bytes(end - start - len(into)))
             data = memoryview(into)[:end - start]
-            got = f.readinto(data)
+            got = cast(io.BufferedReader, f).readinto(data)
         check_unchanged(f, path, expect)
     if got != end - start:
         raise OSError(f"{path}: {got} bytes where the range holds {end - start}")

@@ -151,8 +151,8 @@ def _verify_held_range(unit: LineRange, data: bytes | memoryview, options: Optio
     held = cache.get_unit(key)
     if held is not None:
         try:
-            lines, doc_bytes, rows = int(held[0]), int(held[1]), held[2]
-            verdicts = [attach(row[1:], head, unit.line0 + row[0]) for row in rows]
+            lines, doc_bytes = int(held[0]), int(held[1])
+            verdicts = [attach(row[1:], head, unit.line0 + row[0]) for row in held[2]]
         except (TypeError, ValueError, IndexError):
             cache.damaged_unit()
         else:

@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reverify_throughput import CHILD_RUN, DaskProcesses, child, ensure_corpus  # noqa: E402
+from reverify_throughput import (  # noqa: E402
+    CHILD_RUN, DaskProcesses, child, corpus_arguments, corpus_of)
 
 CHILD_LOCAL_CLUSTER = r"""
 import json, time
@@ -107,19 +108,14 @@ def _best(runs: list[dict]) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--episodes", type=int, default=30_000)
-    ap.add_argument("--median-segments", type=int, default=200)
-    ap.add_argument("--seed", type=int, default=100)
-    ap.add_argument("--dir", default="/tmp/canonkit-reverify-bench")
-    ap.add_argument("--corpus", help="an existing corpus to use instead of generating one")
+    corpus_arguments(ap, 30_000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--quiet-workers", action="store_true",
                     help="also a cluster whose workers run no profiler (QUIET)")
     args = ap.parse_args()
     # the dask command of this interpreter's environment
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]
-    corpus = (Path(args.corpus) if args.corpus else
-              ensure_corpus(Path(args.dir), args.episodes, args.median_segments, args.seed))
+    corpus = corpus_of(args)
     variants = {"defaults": None, **({"quiet workers": QUIET} if args.quiet_workers else {})}
     results = {name: _compare(corpus, args.rounds, env) for name, env in variants.items()}
     local = [child(CHILD_LOCAL_CLUSTER, []) for _ in range(2)]

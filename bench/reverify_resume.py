@@ -2,9 +2,11 @@
 (docs/scale.md, "Resume and incremental runs").
 
     python bench/reverify_resume.py [--episodes 2000] [--median-segments 60] [--jobs 1]
-                                    [--repeat 5] [--grow 0.01]
+                                    [--repeat 5] [--grow 0.01] [--corpus FILE.jsonl]
+                                    [--runs plain,journal,cached,grown]
 
-Writes a synthetic corpus (``canonkit synth``, seed-table mix) to a temporary directory,
+Writes a synthetic corpus (``canonkit synth``, seed-table mix; or takes ``--corpus``) to a
+temporary directory,
 fills a result cache once, then runs, interleaved, ``--repeat`` rounds of:
 
 - ``plain``: ``reverify CORPUS --jobs N`` with no journal and no cache;
@@ -77,12 +79,22 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--grow", type=float, default=0.01)
+    ap.add_argument("--corpus", help="an existing JSON-lines corpus instead of a new one")
+    ap.add_argument("--runs", default="plain,journal,cached,grown",
+                    help="which runs (plain is always one)")
     args = ap.parse_args()
+    wanted = {"plain", *args.runs.split(",")}
     canonkit = [sys.executable, "-m", "canonkit"]
     with tempfile.TemporaryDirectory() as d:
         corpus, extra = os.path.join(d, "c.jsonl"), os.path.join(d, "extra.jsonl")
+        if args.corpus:
+            os.symlink(os.path.abspath(args.corpus), corpus)
+            with open(corpus, "rb") as f:
+                args.episodes = sum(1 for _ in f)
         for out, n, seed in ((corpus, args.episodes, 5),
                              (extra, max(1, int(args.episodes * args.grow)), 6)):
+            if out == corpus and args.corpus:
+                continue
             subprocess.run([*canonkit, "synth", "--episodes", str(n), "--seed", str(seed),
                             "--out", out, "--median-segments", str(args.median_segments),
                             "--no-progress"], stdout=subprocess.DEVNULL, check=True)
@@ -94,25 +106,29 @@ def main() -> None:
         journal, cache, copy = (os.path.join(d, n) for n in ("j", "cache", "copy"))
         base = {"paths": [corpus], "jobs": args.jobs, "report": os.path.join(d, "r.jsonl")}
         fill = _timed({**base, "cache": cache})
-        cells: dict[str, list[dict[str, float]]] = {k: [] for k in
-                                                    ("plain", "journal", "cached", "grown")}
+        cells: dict[str, list[dict[str, float]]] = {
+            k: [] for k in ("plain", "journal", "cached", "grown") if k in wanted}
         for _ in range(args.repeat):
             cells["plain"].append(_timed(base))
-            if os.path.exists(journal):
-                os.unlink(journal)
-            cells["journal"].append(_timed({**base, "journal": journal}))
-            cells["cached"].append(_timed({**base, "cache": cache}))
-            shutil.rmtree(copy, ignore_errors=True)
-            shutil.copytree(cache, copy)
-            cells["grown"].append(_timed({**base, "paths": [grown], "cache": copy}))
+            if "journal" in wanted:
+                if os.path.exists(journal):
+                    os.unlink(journal)
+                cells["journal"].append(_timed({**base, "journal": journal}))
+            if "cached" in wanted:
+                cells["cached"].append(_timed({**base, "cache": cache}))
+            if "grown" in wanted:
+                shutil.rmtree(copy, ignore_errors=True)
+                shutil.copytree(cache, copy)
+                cells["grown"].append(_timed({**base, "paths": [grown], "cache": copy}))
         size = os.path.getsize(corpus)
         cache_bytes = sum(os.path.getsize(os.path.join(r, f))
                           for r, _, fs in os.walk(cache) for f in fs)
+    grew = (f"; grown by {args.grow:.0%}: from_cache {cells['grown'][0]['from_cache']:.0f} of "
+            f"{cells['grown'][0]['episodes']:.0f}" if "grown" in cells else "")
     print(f"{args.episodes} Episodes, {size / 1e6:.1f} MB, --jobs {args.jobs}, min of "
           f"{args.repeat} interleaved rounds; filling the cache: {fill['run_wall']:.2f} s "
-          f"wall, {fill['run_cpu']:.2f} s CPU (run alone); cache {cache_bytes / 1e6:.2f} MB; "
-          f"grown by {args.grow:.0%}: from_cache {cells['grown'][0]['from_cache']:.0f} of "
-          f"{cells['grown'][0]['episodes']:.0f}\n")
+          f"wall, {fill['run_cpu']:.2f} s CPU (run alone); cache {cache_bytes / 1e6:.2f} MB"
+          f"{grew}\n")
     print("| run | command wall s | command CPU s | run wall s | run CPU s "
           "| run wall / plain | run CPU / plain |")
     print("|---|---:|---:|---:|---:|---:|---:|")
@@ -122,11 +138,18 @@ def main() -> None:
         print(f"| {name} | {b['cmd_wall']:.3f} | {b['cmd_cpu']:.3f} | {b['run_wall']:.3f} "
               f"| {b['run_cpu']:.3f} | {b['run_wall'] / plain['run_wall']:.3f} "
               f"| {b['run_cpu'] / plain['run_cpu']:.3f} |")
-    ratios = [j["run_cpu"] / p["run_cpu"] for j, p in zip(cells["journal"], cells["plain"])]
-    print(f"\njournal run CPU / plain, per round: {', '.join(f'{r:.3f}' for r in ratios)} "
-          f"(median {statistics.median(ratios):.3f})")
-    speed = [p["run_wall"] / c["run_wall"] for p, c in zip(cells["plain"], cells["cached"])]
-    print(f"plain / cached run wall, per round: {', '.join(f'{r:.1f}' for r in speed)}")
+    if "journal" in cells:
+        ratios = [j["run_cpu"] / p["run_cpu"]
+                  for j, p in zip(cells["journal"], cells["plain"])]
+        print(f"\njournal run CPU / plain, per round: "
+              f"{', '.join(f'{r:.3f}' for r in ratios)} "
+              f"(median {statistics.median(ratios):.3f})")
+    if "cached" in cells:
+        for what in ("wall", "cpu"):
+            speed = [p[f"run_{what}"] / c[f"run_{what}"]
+                     for p, c in zip(cells["plain"], cells["cached"])]
+            print(f"plain / cached run {what}, per round: "
+                  f"{', '.join(f'{r:.1f}' for r in speed)}")
 
 
 if __name__ == "__main__":

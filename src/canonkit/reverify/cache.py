@@ -182,7 +182,7 @@ def _segments(cache_view: CacheView, current: bytes) -> list[_Open]:
     location = cache_view.location
     wanted = {(location, ref.name) for ref in cache_view.segments}
     for key in [k for k in _OPEN if k[0] == location and k not in wanted]:
-        del _OPEN[key]
+        _OPEN.pop(key, None)  # (a Dask worker's other thread may have dropped it too)
     out = []
     for ref in cache_view.segments:
         key = (location, ref.name)
@@ -352,8 +352,10 @@ class ResultCache:
                 if not isinstance(value, list):
                     raise seg.Damaged("not an entry")
                 return value
-            except (seg.Damaged, orjson.JSONDecodeError, OSError, ValueError):
+            except (seg.Damaged, orjson.JSONDecodeError, ValueError):
                 damaged = True
+            except OSError:  # a segment removed (merged) since the run listed it: a miss
+                continue
         if damaged:
             self.corrupt += 1
         return None

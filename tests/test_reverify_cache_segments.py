@@ -216,3 +216,41 @@ def test_compaction_in_object_storage(s3: S3Prefix, corpus: Path, tmp_path: Path
     assert run.summary.from_cache == 150 and _lines(got) == want
     record = orjson.loads(got.read_bytes().splitlines()[-1])
     assert record["from_cache"] == 150
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=300), st.binary(min_size=1, max_size=8),
+       st.sampled_from([b"", b"l", b"layer3", b"\\u", b"ayer"]))
+def test_the_word_search_agrees_with_in(data: bytes, word: bytes, seed: bytes) -> None:
+    """``cache._mentions`` (memchr of the first byte, then a comparison) finds exactly
+    what ``in`` finds, on hostile input too: words and their prefixes planted anywhere."""
+    for haystack in (data, seed + data, data + word, word[:-1] + data, data[:5] + word[:1]):
+        assert cache_module._mentions(haystack, word) == (word in haystack)
+        assert cache_module._mentions(haystack, b"layer3") == (b"layer3" in haystack)
+
+
+def test_held_ranges_read_as_streamed_ones(corpus: Path, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A range looked up whole is read line by line from memory: blank and whitespace
+    lines, a line over the document limit, broken JSON, CRLF and a missing last newline
+    give the lines and numbers of the streamed reading, filled and from the cache."""
+    from canonkit.reverify import sources, units
+
+    for module in (sources, units):  # (in this process: --jobs 1)
+        monkeypatch.setattr(module, "MAX_DOCUMENT_BYTES", 10_000)
+    lines = corpus.read_bytes().splitlines(keepends=True)[:30]
+    long = max(lines, key=len)
+    assert len(long) > 10_000
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_bytes(b"".join([b"\n", lines[0], b"  \t\r\n", long, b"{not json\n",
+                                lines[1].rstrip(b"\n") + b"\r\n", *lines[2:10], b"\n\n",
+                                lines[10].rstrip(b"\n")]))
+    want, got = tmp_path / "want.jsonl", tmp_path / "got.jsonl"
+    for jobs in (1, 2):  # (a cache each: the limit differs between them)
+        cache = tmp_path / f"cache{jobs}"
+        list(reverify.run([mixed], report=want, jobs=jobs, batch_bytes=3000))
+        for _ in range(2):  # filling the cache, then every unit from it
+            run = reverify.run([mixed], report=got, jobs=jobs, batch_bytes=3000, cache=cache)
+            list(run)
+            assert _lines(got) == _lines(want)
+        assert run.summary.from_cache == len(_lines(want))

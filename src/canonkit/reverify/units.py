@@ -153,7 +153,7 @@ def _verify_held_range(unit: LineRange, data: bytes | memoryview, options: Optio
         try:
             lines, doc_bytes = int(held[0]), int(held[1])
             verdicts = [attach(row[1:], head, unit.line0 + row[0]) for row in held[2]]
-        except (TypeError, ValueError, IndexError):
+        except (TypeError, ValueError, IndexError, AttributeError):  # not a unit's entry
             cache.damaged_unit()
         else:
             cache.hit_unit(len(verdicts))
@@ -250,7 +250,7 @@ def _verify_documents(unit: Documents, search_cap: int, require_layer3: bool,
                 raise ValueError("not this unit's entry")
             verdicts = [attach(row[1:], src, None if i.source.key is None else i.source.number)
                         for row, src, i in zip(rows, heads, unit.items)]
-        except (TypeError, ValueError, IndexError):
+        except (TypeError, ValueError, IndexError, AttributeError):  # not a unit's entry
             cache.damaged_unit()
         else:
             cache.hit_unit(len(verdicts))

@@ -20,7 +20,9 @@ Each run is a fresh process. Two figures per run: the whole command (wall, and C
 user + system of the process and its workers), and the run alone, measured inside the
 process from making the ``Run`` to its summary (the interpreter's start and imports, the
 same for every variant, left out). Each cell is the minimum over the rounds; the journal's
-CPU is also given as the median of its per-round ratio to the plain run of the same round.
+CPU is also given as the median of its per-round ratio to the plain run of the same round,
+and as the CPU of its own calls, timed inside three runs in one process, against the CPU
+of every process of those runs (a figure the noise of whole runs does not drown).
 """
 from __future__ import annotations
 
@@ -55,6 +57,52 @@ def _child(spec: str) -> None:
                       "episodes": summary.episodes}))
 
 
+_SHARE = "--journal-share"
+
+
+def _journal_share(spec: str) -> None:
+    """Run with a fresh journal three times in this process, timing the journal's own
+    calls (``unit_key``, ``Journal.open/get/record/close``) against the CPU of every
+    process of the run; print the three shares."""
+    from canonkit import reverify
+    from canonkit.reverify import journal, runner
+
+    options = json.loads(spec)
+    spent = [0.0]
+
+    def timed(owner: object, name: str) -> None:
+        call = getattr(owner, name)
+
+        def wrapper(*args: object, **kwargs: object) -> object:
+            start = time.process_time()
+            try:
+                return call(*args, **kwargs)
+            finally:
+                spent[0] += time.process_time() - start
+
+        setattr(owner, name, wrapper)
+
+    timed(runner, "unit_key")
+    for name in ("open", "get", "record", "close"):
+        timed(journal.Journal, name)
+
+    def cpu() -> float:
+        return sum(u.ru_utime + u.ru_stime for u in
+                   (resource.getrusage(resource.RUSAGE_SELF),
+                    resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+    shares = []
+    for _ in range(3):
+        if os.path.exists(options["journal"]):
+            os.unlink(options["journal"])
+        spent[0] = 0.0
+        start = cpu()
+        reverify.run(options["paths"],
+                     **{k: v for k, v in options.items() if k != "paths"}).summary
+        shares.append((spent[0], cpu() - start))
+    print(json.dumps(shares))
+
+
 def _timed(spec: dict[str, object]) -> dict[str, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
@@ -72,6 +120,9 @@ def _timed(spec: dict[str, object]) -> dict[str, float]:
 def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == _CHILD:
         _child(sys.argv[2])
+        return
+    if len(sys.argv) == 3 and sys.argv[1] == _SHARE:
+        _journal_share(sys.argv[2])
         return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--episodes", type=int, default=2000)
@@ -120,6 +171,12 @@ def main() -> None:
                 shutil.rmtree(copy, ignore_errors=True)
                 shutil.copytree(cache, copy)
                 cells["grown"].append(_timed({**base, "paths": [grown], "cache": copy}))
+        share = None
+        if "journal" in wanted:
+            done = subprocess.run([sys.executable, __file__, _SHARE,
+                                   json.dumps({**base, "journal": journal})],
+                                  capture_output=True, text=True, check=True)
+            share = json.loads(done.stdout.splitlines()[-1])
         size = os.path.getsize(corpus)
         cache_bytes = sum(os.path.getsize(os.path.join(r, f))
                           for r, _, fs in os.walk(cache) for f in fs)
@@ -144,6 +201,9 @@ def main() -> None:
         print(f"\njournal run CPU / plain, per round: "
               f"{', '.join(f'{r:.3f}' for r in ratios)} "
               f"(median {statistics.median(ratios):.3f})")
+    if share is not None:
+        print("the journal's own calls, timed in-process: " + ", ".join(
+            f"{own * 1e3:.1f} ms of {total:.3f} s = {own / total:.2%}" for own, total in share))
     if "cached" in cells:
         for what in ("wall", "cpu"):
             speed = [p[f"run_{what}"] / c[f"run_{what}"]

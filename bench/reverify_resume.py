@@ -3,7 +3,7 @@
 
     python bench/reverify_resume.py [--episodes 2000] [--median-segments 60] [--jobs 1]
                                     [--repeat 5] [--grow 0.01] [--corpus FILE.jsonl]
-                                    [--runs plain,journal,cached,grown]
+                                    [--runs plain,journal,cached,grown,moved]
 
 Writes a synthetic corpus (``canonkit synth``, seed-table mix; or takes ``--corpus``) to a
 temporary directory,
@@ -12,9 +12,10 @@ fills a result cache once, then runs, interleaved, ``--repeat`` rounds of:
 - ``plain``: ``reverify CORPUS --jobs N`` with no journal and no cache;
 - ``journal``: the same with a fresh ``--journal``;
 - ``cached``: the same with the filled ``--cache`` (every unit found whole);
-- ``grown``: the corpus grown by ``--grow`` (new Episodes appended, so every range moves)
-  with a copy of the filled cache: the old Episodes are found one by one, the new ones
-  verified.
+- ``grown``: the corpus grown by ``--grow`` (new Episodes appended) with a copy of the
+  filled cache: the ranges before the end are found whole, the new Episodes verified;
+- ``moved``: the same corpus cut into other ranges (``batch_bytes`` 5 MB, the cache was
+  filled with 8 MB) with a copy of the filled cache: every Episode is looked up alone.
 
 Each run is a fresh process. Two figures per run: the whole command (wall, and CPU =
 user + system of the process and its workers), and the run alone, measured inside the
@@ -131,7 +132,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--grow", type=float, default=0.01)
     ap.add_argument("--corpus", help="an existing JSON-lines corpus instead of a new one")
-    ap.add_argument("--runs", default="plain,journal,cached,grown",
+    ap.add_argument("--runs", default="plain,journal,cached,grown,moved",
                     help="which runs (plain is always one)")
     args = ap.parse_args()
     wanted = {"plain", *args.runs.split(",")}
@@ -158,7 +159,7 @@ def main() -> None:
         base = {"paths": [corpus], "jobs": args.jobs, "report": os.path.join(d, "r.jsonl")}
         fill = _timed({**base, "cache": cache})
         cells: dict[str, list[dict[str, float]]] = {
-            k: [] for k in ("plain", "journal", "cached", "grown") if k in wanted}
+            k: [] for k in ("plain", "journal", "cached", "grown", "moved") if k in wanted}
         for _ in range(args.repeat):
             cells["plain"].append(_timed(base))
             if "journal" in wanted:
@@ -171,6 +172,10 @@ def main() -> None:
                 shutil.rmtree(copy, ignore_errors=True)
                 shutil.copytree(cache, copy)
                 cells["grown"].append(_timed({**base, "paths": [grown], "cache": copy}))
+            if "moved" in wanted:
+                shutil.rmtree(copy, ignore_errors=True)
+                shutil.copytree(cache, copy)
+                cells["moved"].append(_timed({**base, "cache": copy, "batch_bytes": 5_000_000}))
         share = None
         if "journal" in wanted:
             done = subprocess.run([sys.executable, __file__, _SHARE,

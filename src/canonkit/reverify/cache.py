@@ -140,7 +140,8 @@ def view(location: str) -> CacheView:
         refs = _listing(location)
     except OSError:
         refs = []
-    return CacheView(location, tuple(sorted(refs)))
+    # the largest first: a merged segment holds most entries, so most hits end there
+    return CacheView(location, tuple(sorted(refs, key=lambda r: (-r.size, r.name))))
 
 
 # --- a worker's open segments ------------------------------------------------------------
@@ -289,6 +290,7 @@ class ResultCache:
         self._remote = _is_remote(cache_view.location)
         self._tag = tag()
         self._segments = _segments(cache_view, self._tag)
+        self._last = 0  # the segment of the last hit
         self._new: dict[bytes, bytes] = {}
         self._bases: dict[Options, Any] = {}
         self.hits = 0
@@ -343,7 +345,10 @@ class ResultCache:
         that checks wins over a damaged one); None, counted in ``corrupt`` when only
         damaged copies were found."""
         damaged = False
-        for opened in self._segments:
+        # the segment of the last hit first: neighbouring Episodes were stored together
+        for n in range(len(self._segments)):
+            at = (self._last + n) % len(self._segments)
+            opened = self._segments[at]
             try:
                 where = opened.table.find(key)
                 if where is None:
@@ -351,6 +356,7 @@ class ResultCache:
                 value = orjson.loads(seg.content_of(key, self._value(opened, *where)))
                 if not isinstance(value, list):
                     raise seg.Damaged("not an entry")
+                self._last = at
                 return value
             except (seg.Damaged, orjson.JSONDecodeError, ValueError):
                 damaged = True

@@ -24,9 +24,11 @@ from blake3 import blake3
 from ..errors import (
     CorruptObjectError,
     CorruptRefError,
+    FileChangedError,
     FileTooLargeError,
     InvalidRefNameError,
     MissingObjectError,
+    ObjectNotFoundError,
     PreconditionFailedError,
     RefConflictError,
     StoreInitError,
@@ -158,6 +160,8 @@ class BucketStore(Store):
                     return self._packs.read(bp, offset, want, address)
                 except CorruptObjectError as exc:
                     problem = problem or exc
+                except (ObjectNotFoundError, FileChangedError):
+                    pass  # removed (or written again) by a repack since listed: look again
             try:
                 data = self._read_loose(digest, address, want)
             except CorruptObjectError as exc:
@@ -197,7 +201,10 @@ class BucketStore(Store):
                         (offset, i, digest if verify else None))
                     break
         for hex_name, wanted in by_pack.items():
-            self._packs.read_many(packs[hex_name], wanted, out)
+            try:
+                self._packs.read_many(packs[hex_name], wanted, out)
+            except (ObjectNotFoundError, FileChangedError):
+                pass  # removed by a repack since listed: get() below looks again
         for i, value in enumerate(out):
             if value is None:
                 out[i] = self.get(addresses[i], verify=verify, copy=copy)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from ..errors import CorruptObjectError
+from ..errors import CorruptObjectError, FileChangedError, ObjectNotFoundError
 from ._format_py import (
     DIGEST,
     ENTRY_HEADER,
@@ -116,9 +116,19 @@ class BucketPacks:
         self.listed = False
 
     def __iter__(self) -> Iterator[BucketPack]:
+        return iter(self.snapshot())
+
+    def snapshot(self) -> list[BucketPack]:
+        """The packs as now known (listed on first use): ``PackSet.snapshot``'s answer."""
         if not self.listed:
             self.refresh()
-        return iter(list(self.packs.values()))
+        return list(self.packs.values())
+
+    @staticmethod
+    def offset(bp: BucketPack, digest: bytes) -> int:
+        """Where ``bp``'s index puts ``digest`` (-1: not listed), as ``PackSet.offset``."""
+        found: int = bp.index.lookup(digest)
+        return found
 
     def refresh(self) -> bool:
         """List ``packs/`` again: open new indexes, forget removed ones. True if
@@ -142,6 +152,9 @@ class BucketPacks:
             except CorruptObjectError as exc:
                 self.broken[hex_name] = exc
                 self.packs.pop(hex_name, None)
+            except (ObjectNotFoundError, FileChangedError):  # removed or replaced since
+                self.packs.pop(hex_name, None)  # listed: the next listing tells
+                changed = True
             else:
                 self.broken.pop(hex_name, None)
         return changed

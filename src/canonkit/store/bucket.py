@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +32,6 @@ from ..errors import (
     PreconditionFailedError,
     RefConflictError,
     StoreInitError,
-    UnsupportedURLError,
 )
 from . import loose, refs
 from .bucket_io import Bucket, ObjectInfo, modified
@@ -55,8 +54,8 @@ from .packs import located
 from .store import FORMS, MARKER_LIMIT, Store, check_marker, format_kernel, not_found
 
 if TYPE_CHECKING:
+    from .bucket_site import BucketSite
     from .findings import FsckReport
-    from .stats import GCStats, RepackStats
 
 __all__ = ["FRESHEN_AFTER", "BucketStore"]
 
@@ -359,25 +358,19 @@ class BucketStore(Store):
 
     # -- maintenance -----------------------------------------------------------------
 
-    def repack(self, *, deflate: str = "auto", merge: bool = True,
-               grace_seconds: float = 3600.0, progress: bool | None = False) -> RepackStats:
-        raise self._not_yet("repack")
+    def _site(self) -> BucketSite:
+        """Where repack and gc do their steps (``bucket_site``): requests under the lease."""
+        from .bucket_site import BucketSite
 
-    def gc(self, *, roots: Iterable[str] = (), grace_seconds: float = 3600.0,
-           progress: bool | None = False) -> GCStats:
-        raise self._not_yet("gc")
+        return BucketSite(self)
 
     def fsck(self, *, jobs: int = 1, engine: str = "local", scheduler: str | None = None,
              progress: bool | None = False) -> FsckReport:
-        raise self._not_yet("fsck")
+        """Check everything (STORE.md §4) as ``Store.fsck`` does, each worker reading its
+        own packs and loose objects from object storage (``bucket_fsck``)."""
+        from .bucket_fsck import fsck
 
-    def _not_yet(self, operation: str) -> UnsupportedURLError:
-        """repack, gc and fsck of a store in object storage are not built yet: refused
-        before any request, never run halfway (docs/store.md "In object storage")."""
-        return UnsupportedURLError(
-            f"{self.root}: {operation} of a store in object storage is not available in "
-            f"this version (put, get, refs and the lock are); nothing was changed",
-            detail=self.root)
+        return fsck(self, jobs=jobs, engine=engine, scheduler=scheduler, progress=progress)
 
     def lock_info(self) -> LockInfo | None:
         found = read_lease(self.bucket)

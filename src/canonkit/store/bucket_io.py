@@ -16,6 +16,7 @@ milliseconds, and requests in flight overlap.
 """
 from __future__ import annotations
 
+import shutil
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -36,6 +37,7 @@ R = TypeVar("R")
 AHEAD_OBJECTS = 16      # objects fetched ahead of their use, at most ...
 AHEAD_BYTES = 64 << 20  # ... and at most this many bytes of them (but always one)
 _THREADS = 8            # requests in flight
+COPY_BLOCK = 1 << 20    # bytes per write of a download
 
 
 def read_ahead(keys: Iterable[K], fetch: Callable[[K], R], size: Callable[[K], int]
@@ -129,9 +131,27 @@ class Bucket:
                     raise
         raise AssertionError("unreachable")
 
+    def read_listed(self, info: ObjectInfo) -> bytes | None:
+        """The whole object a listing saw (None once it is gone); written again since
+        (a re-put refreshing its age), its new version."""
+        try:
+            return remote.read_object(info)
+        except ObjectNotFoundError:
+            return None
+        except FileChangedError:
+            found = self.read(self.rel(info))
+            return None if found is None else found[0]
+
     @staticmethod
     def read_range(info: ObjectInfo, start: int, end: int) -> bytes:
         return remote.read_range(info, start, end)
+
+    @staticmethod
+    def download(info: ObjectInfo, path: str) -> None:
+        """The object a listing saw into the local file ``path`` (created), streamed a
+        block at a time: never whole in memory."""
+        with remote.open_range(info) as source, open(path, "xb") as target:
+            shutil.copyfileobj(source, target, COPY_BLOCK)
 
     # -- mutations (each one counted: the crash knob) --------------------------------
 

@@ -56,8 +56,11 @@ class PackLike(Protocol):
 class Site(Protocol):
     """The medium under one store's maintenance (see the module's docstring)."""
 
-    store: Store
     kernel: ModuleType
+
+    @property
+    def store(self) -> Store:
+        """The store maintained."""
 
     def locked(self) -> AbstractContextManager[object]:
         """Hold the store's lock for the block."""

@@ -464,13 +464,15 @@ class FaultProxy:
     """An HTTP/1.1 proxy on 127.0.0.1 in front of ``upstream`` (``host:port``) that
     forwards every request, except those a fault is queued for: ``fail(status, n)``
     answers the next ``n`` matching requests with that status, ``drop(n)`` closes the
-    connection on them without an answer. ``match`` (method, path) selects requests.
-    ``requests`` counts what came in, ``faults`` what was answered with a fault."""
+    connection on them without an answer, ``lose(n)`` forwards them and then closes the
+    connection without passing the answer on (the request was applied; its client
+    cannot know). ``match`` (method, path) selects requests. ``requests`` counts what
+    came in, ``faults`` what was answered with a fault."""
 
     def __init__(self, upstream: str) -> None:
         host, _, port = upstream.rpartition(":")
         self._upstream = (host, int(port))
-        self._queue: list[tuple[Callable[[str, str], bool], int | None]] = []
+        self._queue: list[tuple[Callable[[str, str], bool], int | str]] = []
         self._lock = threading.Lock()
         self.requests = 0
         self.faults = 0
@@ -492,9 +494,14 @@ class FaultProxy:
     def drop(self, n: int = 1,
              match: Callable[[str, str], bool] = lambda method, path: True) -> None:
         with self._lock:
-            self._queue += [(match, None)] * n
+            self._queue += [(match, "drop")] * n
 
-    def _fault_for(self, method: str, path: str) -> tuple[bool, int | None]:
+    def lose(self, n: int = 1,
+             match: Callable[[str, str], bool] = lambda method, path: True) -> None:
+        with self._lock:
+            self._queue += [(match, "lose")] * n
+
+    def _fault_for(self, method: str, path: str) -> tuple[bool, int | str | None]:
         with self._lock:
             self.requests += 1
             for i, (match, status) in enumerate(self._queue):
@@ -532,8 +539,11 @@ class FaultProxy:
                         length = int(value.strip())
                 body = reader.read(length) if length else b""
                 faulted, status = self._fault_for(method, path)
-                if faulted and status is None:
+                if status == "drop":
                     return  # dropped: no answer
+                if status == "lose":
+                    self._forward(head, headers, body, method)
+                    return  # applied upstream; the answer lost
                 if faulted:
                     payload = f"<Error><Code>Injected</Code><Status>{status}</Status></Error>"
                     conn.sendall((f"HTTP/1.1 {status} Injected\r\nContent-Length: "

@@ -40,6 +40,7 @@ from store_helpers import ForkServer, assert_resolvable, populate  # noqa: E402
 from canonkit._files import remote  # noqa: E402
 from canonkit.store import Store  # noqa: E402
 from canonkit.store.bucket_site import leftovers  # noqa: E402
+from canonkit.store.inventory import loose_objects  # noqa: E402
 from canonkit.store.sites import store_reader  # noqa: E402
 
 OPS: dict[str, Callable[[Store], object]] = {
@@ -56,6 +57,14 @@ class Image:
     root: Path
     data: dict[str, bytes]
     reachable: set[str]
+    loose_garbage: int  # unreachable loose objects: gc deletes each with a request
+
+    def requests(self, op: str) -> int:
+        """How many mutating requests ``op`` makes on this store: the lease, the
+        leftover's deletion, the new pack and its index, the deletions (repack: the loose
+        objects in one batch; gc: one each), the old pack's index and pack, the lease's
+        release."""
+        return 7 + (1 if op == "repack" else self.loose_garbage)
 
 
 def prepare(root: Path, size: int) -> Image:
@@ -72,7 +81,8 @@ def prepare(root: Path, size: int) -> Image:
     marker = store_reader(store)  # the reachable set, as gc computes it
     marker.mark([(n, bytes.fromhex(a[7:])) for n, a in store.refs().items()], strict=True)
     reachable = {"blake3:" + d.hex() for d in marker.marked}
-    return Image(root, data, reachable)
+    loose = {"blake3:" + item.digest.hex() for item in loose_objects(str(root))}
+    return Image(root, data, reachable, len(loose - reachable))
 
 
 def _objects(url: str) -> list[str]:
@@ -131,6 +141,7 @@ def sweep(server: ForkServer, image: Image, base: str, op: str, stride: int,
     upload(image.root, url)
     assert server.run(url, op, 0, report) == 0
     total = int(report.read_text())
+    assert total == image.requests(op), (op, total)
     check_completed(url, image, op, run=False)
     chosen = points(total, stride)
     for n in chosen:

@@ -7,7 +7,10 @@ object wins); a ref is a compare-and-swap on its ETag; a pack is published by it
 ``.idx``, PUT with ``If-None-Match: *`` after the ``.pack``. Reads: a loose object is one
 GET; a packed one a ranged GET of its entry (``bucket_packs``); every read is checked
 against the ETag its listing saw and every object against its BLAKE3 address, as on a
-local store. Ages for the grace period are ``LastModified``.
+local store. Ages for the grace period are ``LastModified``. repack and gc are the local
+store's decisions (``repack``, ``gc``) on a ``bucket_site.BucketSite``, under the lease;
+fsck runs on the engines, each worker reading its own packs and loose objects
+(``bucket_fsck``).
 
 ``durable`` has no effect here: a request that succeeded is durable.
 """

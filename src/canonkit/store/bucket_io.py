@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import shutil
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
@@ -38,6 +38,7 @@ AHEAD_OBJECTS = 16      # objects fetched ahead of their use, at most ...
 AHEAD_BYTES = 64 << 20  # ... and at most this many bytes of them (but always one)
 _THREADS = 8            # requests in flight
 COPY_BLOCK = 1 << 20    # bytes per write of a download
+DELETE_BATCH = 1000     # objects per batched deletion (S3's DeleteObjects limit)
 
 
 def read_ahead(keys: Iterable[K], fetch: Callable[[K], R], size: Callable[[K], int]
@@ -164,3 +165,10 @@ class Bucket:
     def delete(self, rel: str, *, if_match: str | None = None) -> None:
         fs.request()
         remote.delete(self.child(rel), if_match=if_match)
+
+    def delete_many(self, rels: Sequence[str]) -> None:
+        """Delete the objects, ``DELETE_BATCH`` per request (S3's DeleteObjects; one
+        request each on a service without batches), each batch counted as one."""
+        for at in range(0, len(rels), DELETE_BATCH):
+            fs.request()
+            remote.delete_many([self.child(rel) for rel in rels[at:at + DELETE_BATCH]])

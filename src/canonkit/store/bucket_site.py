@@ -19,7 +19,9 @@ directory; here each step is a request.
   the ETag their listing saw; gc's marking reads its objects a batch at a time,
   concurrently.
 - **Ages** are ``LastModified``; gc HEADs an object (or a pack) right before it deletes it,
-  so a concurrent ``put`` that refreshed its age keeps it.
+  so a concurrent ``put`` that refreshed its age keeps it. repack deletes the loose
+  objects it packed in batches (S3's DeleteObjects: 1000 per request), the lease checked
+  before each.
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import CorruptObjectError, MissingObjectError, PreconditionFailedError
 from . import mutations as fs
 from . import refs
-from .bucket_io import ObjectInfo, modified, read_ahead
+from .bucket_io import DELETE_BATCH, ObjectInfo, modified, read_ahead
 from .bucket_lease import Lease
 from .bucket_packs import BucketPack
 from .inventory import Loose
@@ -243,10 +245,13 @@ class BucketSite:
     def pack_bytes(self, pack: BucketPack) -> int:
         return pack.pack.size + pack.idx.size
 
-    def delete_loose(self, item: Loose) -> bool:
-        self._check()
-        self.bucket.delete(item.rel)
-        return True
+    def delete_loose(self, items: list[Loose]) -> int:
+        """In batches (``Bucket.delete_many``), the lease checked before each."""
+        rels = [item.rel for item in items]
+        for at in range(0, len(rels), DELETE_BATCH):
+            self._check()
+            self.bucket.delete_many(rels[at:at + DELETE_BATCH])
+        return len(rels)
 
     def remove_packs(self, packs: list[BucketPack]) -> None:
         """Every ``.idx`` first (unpublished), then the ``.pack`` objects."""

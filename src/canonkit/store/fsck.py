@@ -13,6 +13,10 @@
    path from the root), unreachable objects, duplicates (``fsck_reach``, which also says
    how a concurrent writer or repack is kept from making fsck report what no consistent
    view holds: a pack removed by a published repack is not an error either).
+
+A store in object storage is checked by the same parts (``bucket_fsck``): its own plan
+and units, then ``execute``, ``collect`` and ``conclude`` here, and ``pack_plan`` for
+each pack a worker downloaded.
 """
 from __future__ import annotations
 

@@ -98,7 +98,7 @@ def gc(store: Store, *, roots: Iterable[str] = (), grace_seconds: float = 3600.0
             mtime = site.loose_mtime(item)
             if mtime is None or young(mtime):  # gone, or re-put meanwhile
                 continue
-            if site.delete_loose(item):
+            if site.delete_loose([item]):  # one at a time: each right after its age
                 stats.deleted_loose += 1
                 stats.freed_bytes += item.size
         superseded = []

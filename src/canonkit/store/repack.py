@@ -158,9 +158,8 @@ def repack(store: Store, *, deflate: str = "auto", merge: bool = True,
         stats.deflated = writer.deflated
         stats.logical_bytes = writer.logical_bytes
         stats.pack_bytes = writer.size
-        for item in loose:
-            if item.digest in packed and site.delete_loose(item):
-                stats.loose_removed += 1
+        stats.loose_removed += site.delete_loose([item for item in loose
+                                                  if item.digest in packed])
         superseded = [pack for pack in old if pack.hex != trailer.hex()  # (else: the same)
                       and all(d in packed for d in pack.index.entries()[0])]
         site.remove_packs(superseded)

@@ -104,8 +104,8 @@ class Site(Protocol):
     def pack_bytes(self, pack: Any) -> int:
         """The bytes a pack and its index take."""
 
-    def delete_loose(self, item: Loose) -> bool:
-        """Remove a loose object; False if it was gone."""
+    def delete_loose(self, items: list[Loose]) -> int:
+        """Remove the loose objects; how many were there to remove."""
 
     def remove_packs(self, packs: list[Any]) -> None:
         """Unpublish the packs (every index first), then remove them."""
@@ -215,12 +215,15 @@ class LocalSite:
     def pack_bytes(self, pack: PackFile) -> int:
         return _size(pack.path(self.root)) + _size(f"{self.root}/{pack.idx_rel}")
 
-    def delete_loose(self, item: Loose) -> bool:
-        try:
-            fs.unlink(f"{self.root}/{item.rel}")
-        except FileNotFoundError:
-            return False
-        return True
+    def delete_loose(self, items: list[Loose]) -> int:
+        removed = 0
+        for item in items:
+            try:
+                fs.unlink(f"{self.root}/{item.rel}")
+            except FileNotFoundError:
+                continue
+            removed += 1
+        return removed
 
     def remove_packs(self, packs: list[PackFile]) -> None:
         """Unlink every ``.idx``, make that durable, then the ``.pack`` files: in every

@@ -15,8 +15,9 @@
 - ``http_server`` (session): nginx (Debian package ``nginx``) serving a directory on a
   free port, with range requests and ETags, for reads over plain HTTP and throughput.
 - :class:`FaultProxy`: an in-process HTTP proxy in front of a service that answers a
-  chosen status (429, 503, ...) or drops the connection on chosen requests, to test
-  retries and lost responses.
+  chosen status (429, 503, ...), drops the connection or loses the answer on chosen
+  requests, to test retries and lost responses; ``proxied`` (per test): the ``s3``
+  endpoint behind one.
 
 Every process started here is stopped by its PID: at the end of its fixture, at exit,
 and on SIGINT/SIGTERM of the test run (the handler stops them, then lets the signal do
@@ -577,6 +578,20 @@ class FaultProxy:
     def close(self) -> None:
         self._closing = True
         self._server.close()
+
+
+@pytest.fixture
+def proxied(s3: S3Prefix, monkeypatch: pytest.MonkeyPatch) -> Iterator[FaultProxy]:
+    """The S3 endpoint behind a :class:`FaultProxy` (the environment pointed at it), with
+    short backoff pauses between retries."""
+    from canonkit._files import remote
+
+    proxy = FaultProxy(s3.endpoint.url.removeprefix("http://"))
+    use_endpoint(monkeypatch, dict(s3.endpoint.env, AWS_ENDPOINT_URL=proxy.url,
+                                   AWS_ALLOW_HTTP="true"))
+    monkeypatch.setattr(remote, "RETRY", remote.RetryPolicy(attempts=4, first=0.01, cap=0.05))
+    yield proxy
+    proxy.close()
 
 
 def random_secret() -> str:

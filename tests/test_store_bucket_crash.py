@@ -14,10 +14,9 @@ from pathlib import Path
 import pytest
 from bucket_crashes import Image, check_completed, prepare, sweep
 from bucket_helpers import upload
-from services import FaultProxy, S3Prefix, needs_obstore, use_endpoint
+from services import FaultProxy, S3Prefix, needs_obstore
 from store_helpers import ForkServer, assert_resolvable
 
-from canonkit._files import remote
 from canonkit.store import Store
 
 pytestmark = needs_obstore
@@ -48,17 +47,6 @@ def test_a_crash_before_any_request_loses_nothing(s3: S3Prefix, server: ForkServ
                                                   tmp_path: Path) -> None:
     total, tried = sweep(server, image, s3.url, op, STRIDE[op], tmp_path / "count")
     assert total == image.requests(op) and tried >= 7
-
-
-@pytest.fixture
-def proxied(s3: S3Prefix, monkeypatch: pytest.MonkeyPatch) -> Iterator[FaultProxy]:
-    """The S3 endpoint behind a FaultProxy; short backoff pauses."""
-    proxy = FaultProxy(s3.endpoint.url.removeprefix("http://"))
-    use_endpoint(monkeypatch, dict(s3.endpoint.env, AWS_ENDPOINT_URL=proxy.url,
-                                   AWS_ALLOW_HTTP="true"))
-    monkeypatch.setattr(remote, "RETRY", remote.RetryPolicy(attempts=4, first=0.01, cap=0.05))
-    yield proxy
-    proxy.close()
 
 
 def _put_of(suffix: str) -> object:

@@ -34,19 +34,18 @@ from .bucket_io import Bucket, ObjectInfo, modified, read_ahead
 from .bucket_lease import read_lease
 from .bucket_site import leftovers
 from .findings import Finding, FsckReport, finding
-from .fsck import Unit, backend_name, check_options, collect, conclude, execute, pack_plan
-from .fsck_units import UnitResult, _kernel, check_loose_content, run_unit
-from .layout import (
-    LOCK,
-    MARKER,
-    OBJECTS,
-    PACKS,
-    REFS,
-    TMP,
-    pack_paths,
-    parse_loose_name,
-    parse_pack_name,
+from .fsck import (
+    TOP_LEVEL,
+    Unit,
+    backend_name,
+    check_options,
+    collect,
+    conclude,
+    execute,
+    pack_plan,
 )
+from .fsck_units import UnitResult, _kernel, check_loose_content, run_unit
+from .layout import LOCK, MARKER, OBJECTS, PACKS, pack_paths, parse_loose_name, parse_pack_name
 
 if TYPE_CHECKING:
     from ..engines import Engine
@@ -54,7 +53,6 @@ if TYPE_CHECKING:
 
 __all__ = ["PackResult", "fsck", "run_bucket_unit"]
 
-_TOP = {MARKER, OBJECTS, PACKS, REFS, TMP, LOCK}
 _HEX = frozenset("0123456789abcdef")
 
 
@@ -180,7 +178,7 @@ def _layout(store: BucketStore, listed: dict[str, ObjectInfo], out: list[Finding
     published = []
     for rel, info in listed.items():
         top, _, rest = rel.partition("/")
-        if top not in _TOP or (top in (MARKER, LOCK)) != (rest == "" and "/" not in rel):
+        if top not in TOP_LEVEL or (top in (MARKER, LOCK)) != (rest == "" and "/" not in rel):
             if top not in shown:
                 shown.add(top)
                 out.append(finding(top, None, "unexpected_file", None,

@@ -14,6 +14,7 @@ it, so that a damaged pack gives the same answers on both kinds of store.
 from __future__ import annotations
 
 import bisect
+import threading
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -135,11 +136,12 @@ class BucketPacks:
         self.packs: dict[str, BucketPack] = {}
         self.broken: dict[str, CorruptObjectError] = {}
         self.listed = False
+        self._lock = threading.Lock()  # one refresh at a time
 
     def forget(self) -> None:
         """Drop every cached index; the next use lists the packs again."""
-        self.packs.clear()
-        self.listed = False
+        with self._lock:
+            self.packs, self.listed = {}, False
 
     def __iter__(self) -> Iterator[BucketPack]:
         return iter(self.snapshot())
@@ -158,32 +160,34 @@ class BucketPacks:
 
     def refresh(self) -> bool:
         """List ``packs/`` again: open new indexes, forget removed ones. True if
-        anything changed."""
-        objects = {self.bucket.rel(i)[len(PACKS) + 1:]: i for i in self.bucket.list(PACKS + "/")}
-        published: dict[str, tuple[ObjectInfo, ObjectInfo]] = {}
-        for name, info in objects.items():
-            parsed = parse_pack_name(name)
-            if parsed is not None and parsed[1] == "idx" and f"pack-{parsed[0]}.pack" in objects:
-                published[parsed[0]] = (objects[f"pack-{parsed[0]}.pack"], info)
-        changed = not self.listed or set(published) != set(self.packs)
-        self.listed = True
-        for gone in set(self.packs) - set(published):
-            del self.packs[gone]
-        for hex_name, (pack, idx) in sorted(published.items()):
-            known = self.packs.get(hex_name)
-            if known is not None and known.pack.etag == pack.etag and known.idx.etag == idx.etag:
-                continue
-            try:
-                self.packs[hex_name] = self.open(hex_name, pack, idx)
-            except CorruptObjectError as exc:
-                self.broken[hex_name] = exc
-                self.packs.pop(hex_name, None)
-            except (ObjectNotFoundError, FileChangedError):  # removed or replaced since
-                self.packs.pop(hex_name, None)  # listed: the next listing tells
-                changed = True
-            else:
-                self.broken.pop(hex_name, None)
-        return changed
+        anything changed. The known packs are replaced, never changed in place, so that
+        other threads reading (gc's marking) see the old set or the new one."""
+        with self._lock:
+            listed = {self.bucket.rel(i)[len(PACKS) + 1:]: i
+                      for i in self.bucket.list(PACKS + "/")}
+            published: dict[str, tuple[ObjectInfo, ObjectInfo]] = {}
+            for name, info in listed.items():
+                parsed = parse_pack_name(name)
+                if (parsed is not None and parsed[1] == "idx"
+                        and f"pack-{parsed[0]}.pack" in listed):
+                    published[parsed[0]] = (listed[f"pack-{parsed[0]}.pack"], info)
+            changed = not self.listed or set(published) != set(self.packs)
+            packs: dict[str, BucketPack] = {}
+            broken: dict[str, CorruptObjectError] = {}
+            for hex_name, (pack, idx) in sorted(published.items()):
+                known = self.packs.get(hex_name)
+                if (known is not None and known.pack.etag == pack.etag
+                        and known.idx.etag == idx.etag):
+                    packs[hex_name] = known
+                    continue
+                try:
+                    packs[hex_name] = self.open(hex_name, pack, idx)
+                except CorruptObjectError as exc:
+                    broken[hex_name] = exc
+                except (ObjectNotFoundError, FileChangedError):  # removed or replaced
+                    changed = True  # since listed: the next listing tells
+            self.packs, self.broken, self.listed = packs, broken, True
+            return changed
 
     def open(self, hex_name: str, pack: ObjectInfo, idx: ObjectInfo) -> BucketPack:
         """Read and check one index, and the pack's header and trailer: what a local open

@@ -52,12 +52,12 @@ if TYPE_CHECKING:
     from ..engines import Engine
     from .store import Store
 
-__all__ = ["LOOSE_UNITS", "RANGE_BYTES", "RANGE_ENTRIES", "backend_name", "check_options",
-           "collect", "conclude", "execute", "fsck", "pack_plan", "plan"]
+__all__ = ["LOOSE_UNITS", "RANGE_BYTES", "RANGE_ENTRIES", "TOP_LEVEL", "backend_name",
+           "check_options", "collect", "conclude", "execute", "fsck", "pack_plan", "plan"]
 
 RANGE_BYTES = 64 << 20   # a big pack's entries are checked in ranges of this many bytes
 RANGE_ENTRIES = 16384    # ... or of this many entries, whichever comes first
-_TOP = {MARKER, OBJECTS, PACKS, REFS, TMP, LOCK}
+TOP_LEVEL = {MARKER, OBJECTS, PACKS, REFS, TMP, LOCK}  # what may sit at the root
 
 Unit = tuple[Any, ...]
 
@@ -75,7 +75,7 @@ def _scan_dir(root: str, rel: str) -> list[os.DirEntry[str]]:
 
 def _top_level(root: str, out: list[Finding]) -> None:
     for entry in _scan_dir(root, "."):
-        if entry.name not in _TOP:
+        if entry.name not in TOP_LEVEL:
             out.append(finding(entry.name, None, "unexpected_file", None,
                                "not part of the store layout"))
     try:

@@ -21,9 +21,9 @@ from canonkit.store import Store
 
 pytestmark = needs_obstore
 
-# the suite's sample: every request of repack (8); of gc, the first five (the lease, the
-# sweep, the pack, its index, the first deletion), every third and the last two
-STRIDE = {"repack": 1, "gc": 3}
+# the suite's sample: every request of repack (8); of gc's 18, the first five (the lease,
+# the sweep, the pack, its index, the first deletion), every fourth and the last two
+STRIDE = {"repack": 1, "gc": 4}
 
 
 @pytest.fixture(scope="module")

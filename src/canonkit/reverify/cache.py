@@ -473,16 +473,17 @@ def _read_whole(location: str, ref: SegmentRef) -> bytes:
         return f.read(MAX_MERGE_BYTES + 1)
 
 
-def _remove(location: str, ref: SegmentRef) -> None:
-    if ref.info is not None:
+def _remove(location: str, refs: list[SegmentRef]) -> None:
+    if _is_remote(location):
         from .._files import remote
 
-        remote.delete(ref.info.url)
+        remote.delete_many([ref.info.url for ref in refs])
         return
-    try:
-        os.unlink(os.path.join(location, SEGMENTS, ref.name))
-    except FileNotFoundError:  # another run compacted it meanwhile
-        pass
+    for ref in refs:
+        try:
+            os.unlink(os.path.join(location, SEGMENTS, ref.name))
+        except FileNotFoundError:  # another run compacted it meanwhile
+            pass
 
 
 def _sweep_temporaries(location: str) -> None:
@@ -525,9 +526,7 @@ def compact(location: str) -> int:
         name = None if data is None else seg.name_of(data)
         if data is not None and name is not None:
             _write(location, name, data)
-        for ref in chosen:
-            if ref.name != name:
-                _remove(location, ref)
+        _remove(location, [ref for ref in chosen if ref.name != name])
         return len(chosen)
     except (OSError, ValueError):  # ObjectStorageError, FileTooLargeError: as it was
         return 0

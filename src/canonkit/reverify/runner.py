@@ -196,8 +196,12 @@ class Run:
         """The summary; reading it before the run was iterated runs it through (without
         making a ``Result`` per Episode)."""
         if not self._done:
-            for _ in self._start(results=False):
-                pass
+            lines = self._start(results=False)
+            try:
+                for _ in lines:
+                    pass
+            finally:
+                lines.close()  # an interrupt stops the engine now, not when collected
         return self._summary
 
     def __iter__(self) -> Generator[Result, None, None]:

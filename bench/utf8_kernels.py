@@ -17,7 +17,7 @@ import time
 
 from canonkit.cbor import _decode, encode
 
-LENGTHS = (8, 16, 24, 32, 40, 48, 64, 96, 128, 256, 1024, 4096)
+LENGTHS = (4, 8, 12, 16, 20, 24, 32, 40, 48, 64, 96, 128, 256, 1024, 4096)
 
 
 def text_of(n: int) -> str:

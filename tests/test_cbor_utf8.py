@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from canonkit import errors
 
-KERNELS = ("scalar", "sse4.1", "avx2")
+KERNELS = ("scalar", "sse4.1", "avx2", "avx512")
 FIXTURE_OK = settings(suppress_health_check=[HealthCheck.function_scoped_fixture],
                       max_examples=300)
 # offsets around the 16-, 32- and 64-byte block boundaries

@@ -118,6 +118,13 @@ cdef extern from "cbor_dec.h":
     bint cd_likely(bint) noexcept nogil
     bint cd_unlikely(bint) noexcept nogil
 
+cdef extern from "cbor_scan.h":
+    bint ck_is_ascii(const uint8_t *, Py_ssize_t, Py_ssize_t) noexcept nogil
+    int ck_key_order(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t *,
+                     Py_ssize_t *) noexcept nogil
+    Py_ssize_t ck_short_key(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t *,
+                            Py_ssize_t *, int *) noexcept nogil
+
 
 # --- profiles: one compiled copy of each loop per profile ------------------------------
 
@@ -994,7 +1001,7 @@ cdef int chk_loop(Dec *d, Prof *prof) except -1:
             if major == 3:
                 if arg >= LONG_TEXT:
                     chk_long_text(d, prof, start, pos, <Py_ssize_t>arg)
-                elif not ascii_text(d, pos, <Py_ssize_t>arg):
+                elif not ck_is_ascii(p + pos, <Py_ssize_t>arg, d.full_n - pos):
                     chk_text(d, prof, start, pos, <Py_ssize_t>arg)
             pos += <Py_ssize_t>arg
         elif major == 4 or major == 5:
@@ -1005,9 +1012,8 @@ cdef int chk_loop(Dec *d, Prof *prof) except -1:
                 f = open_frame(d, kind, start, arg, klevel)
                 f.key_start = pos
                 if kind == F_MAP:  # the first key, when a short ASCII text
-                    w = cd_short_ascii_key(p, n, d.full_n, pos)
+                    w = ck_short_key(p, n, d.full_n, pos, &f.prev_start, &f.prev_len, &c)
                     if w >= 0:
-                        c = cd_key_order(p, d.full_n, pos, w, &f.prev_start, &f.prev_len)
                         if cd_unlikely(c >= 0):
                             key_order_error(d, f, c)
                         f.want_key = False
@@ -1061,16 +1067,17 @@ cdef int chk_loop(Dec *d, Prof *prof) except -1:
                     break
             elif f.kind == F_MAP:
                 if f.want_key:
-                    key_order(d, f, pos)
+                    c = ck_key_order(p, d.full_n, f.key_start, pos, &f.prev_start, &f.prev_len)
+                    if cd_unlikely(c >= 0):
+                        key_order_error(d, f, c)
                     f.want_key = False
                     break
                 f.want_key = True
                 f.key_start = pos
                 f.i += 1
                 if f.i < f.n:  # the next key, when a short ASCII text
-                    w = cd_short_ascii_key(p, n, d.full_n, pos)
+                    w = ck_short_key(p, n, d.full_n, pos, &f.prev_start, &f.prev_len, &c)
                     if w >= 0:
-                        c = cd_key_order(p, d.full_n, pos, w, &f.prev_start, &f.prev_len)
                         if cd_unlikely(c >= 0):
                             key_order_error(d, f, c)
                         f.want_key = False
@@ -1311,7 +1318,7 @@ cdef int set_opts(Opts *o, object profile, object max_depth, object max_size,
 
 cu_utf8_init()  # the widest UTF-8 kernel this CPU runs, chosen once
 
-_UTF8_KERNELS = ("scalar", "sse4.1", "avx2")
+_UTF8_KERNELS = ("scalar", "sse4.1", "avx2", "avx512")
 
 
 def _utf8_kernels():

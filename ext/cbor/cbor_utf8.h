@@ -39,6 +39,7 @@
 #define CU_SCALAR 0
 #define CU_SSE 1
 #define CU_AVX2 2
+#define CU_AVX512 3
 
 /* The shortest strings the vector kernels take: a block and its three predecessors (the
  * last block overlaps the one before). From there on they beat the scalar kernel at every
@@ -48,6 +49,11 @@
 #endif
 #ifndef CU_AVX2_MIN
 #define CU_AVX2_MIN 35
+#endif
+/* The AVX-512 kernel takes any length (masked loads); below this the scalar one is as
+ * fast (bench/utf8_kernels.py). */
+#ifndef CU_AVX512_MIN
+#define CU_AVX512_MIN 12
 #endif
 
 #define CU_HIGH_BITS 0x8080808080808080ULL
@@ -270,15 +276,96 @@ CU_AVX2_TARGET static inline int cu_utf8_avx2(const unsigned char *s, Py_ssize_t
     return !_mm256_testz_si256(err, err) ? CU_INVALID : unicode ? CU_UNICODE : CU_ASCII;
 }
 
+
+#define CU_AVX512_TARGET __attribute__((target("avx512f,avx512bw")))
+
+CU_AVX512_TARGET static inline __m512i cu_avx512_block(__m512i in, __m512i p1, __m512i p2,
+                                                       __m512i p3) {
+    const __m512i nib = _mm512_set1_epi8(0x0F);
+    const __m512i t1h = _mm512_broadcast_i32x4(_mm_setr_epi8(CU_BYTE1_HIGH));
+    const __m512i t1l = _mm512_broadcast_i32x4(_mm_setr_epi8(CU_BYTE1_LOW));
+    const __m512i t2h = _mm512_broadcast_i32x4(_mm_setr_epi8(CU_BYTE2_HIGH));
+    __m512i b1h = _mm512_shuffle_epi8(t1h, _mm512_and_si512(_mm512_srli_epi16(p1, 4), nib));
+    __m512i b1l = _mm512_shuffle_epi8(t1l, _mm512_and_si512(p1, nib));
+    __m512i b2h = _mm512_shuffle_epi8(t2h, _mm512_and_si512(_mm512_srli_epi16(in, 4), nib));
+    __m512i must23 =
+        _mm512_or_si512(_mm512_subs_epu8(p2, _mm512_set1_epi8((char)(0xE0 - 0x80))),
+                        _mm512_subs_epu8(p3, _mm512_set1_epi8((char)(0xF0 - 0x80))));
+    /* (b1h & b1l & b2h) ^ (must23 & 0x80), two ternary-logic steps */
+    __m512i special = _mm512_ternarylogic_epi64(b1h, b1l, b2h, 0x80); /* a & b & c */
+    return _mm512_ternarylogic_epi64(special, must23, _mm512_set1_epi8((char)0x80),
+                                     0x78); /* a ^ (b & c) */
+}
+
+/* The error bits of the block at s + i (its lanes selected by m, the others zero) and
+ * whether it was all ASCII, with the bookkeeping of cu_utf8_avx512 (*open: the last
+ * block read was not all ASCII; *unicode: some block was not). Full blocks after the
+ * first read their predecessors with plain loads; the first block's predecessors are
+ * zeros (ASCII) and a partial block's are masked at the string's end. */
+CU_AVX512_TARGET static inline int cu_avx512_step(const unsigned char *s, Py_ssize_t i,
+                                                  __mmask64 m, __m512i *err, int *open) {
+    __m512i in, p1, p2, p3;
+    __mmask64 before;
+    if (~m) {
+        in = _mm512_maskz_loadu_epi8(m, s + i);
+    } else {
+        in = _mm512_loadu_si512((const void *)(s + i));
+    }
+    if (!_mm512_movepi8_mask(in)) { /* ASCII: only a sequence left open can fail */
+        if (*open && (s[i - 1] >= 0xC0 || s[i - 2] >= 0xE0 || s[i - 3] >= 0xF0)) return -1;
+        *open = 0;
+        return 0;
+    }
+    *open = 1;
+    if (i && !~m) {
+        p1 = _mm512_loadu_si512((const void *)(s + i - 1));
+        p2 = _mm512_loadu_si512((const void *)(s + i - 2));
+        p3 = _mm512_loadu_si512((const void *)(s + i - 3));
+    } else {
+        before = i ? 7 : 0;
+        p1 = _mm512_maskz_loadu_epi8(m << 1 | (before & 1), s + i - 1);
+        p2 = _mm512_maskz_loadu_epi8(m << 2 | (before & 3), s + i - 2);
+        p3 = _mm512_maskz_loadu_epi8(m << 3 | before, s + i - 3);
+    }
+    *err = _mm512_or_si512(*err, cu_avx512_block(in, p1, p2, p3));
+    return 1;
+}
+
+/* Any n >= 1: 64-byte blocks, the last one loaded with a mask (its lanes past the end
+ * read as zeros, i.e. ASCII, so a sequence the string cuts short is an error there like
+ * any other), and the predecessors of the first and the last block loaded with masks
+ * too: nothing outside [s, s + n) is read, and a string shorter than a block is one
+ * block. */
+CU_AVX512_TARGET static int cu_utf8_avx512(const unsigned char *s, Py_ssize_t n) {
+    __m512i err = _mm512_setzero_si512();
+    Py_ssize_t i;
+    int unicode = 0, open = 0, r;
+    for (i = 0; i < n; i += 64) {
+        r = cu_avx512_step(s, i, n - i >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (n - i)) - 1,
+                           &err, &open);
+        if (r < 0) return CU_INVALID;
+        unicode |= r;
+    }
+    /* a string ending on a block's last byte has no zero lane after it */
+    if (open && !(n & 63) && (s[n - 1] >= 0xC0 || s[n - 2] >= 0xE0 || s[n - 3] >= 0xF0))
+        return CU_INVALID;
+    if (_mm512_test_epi8_mask(err, err)) return CU_INVALID;
+    return unicode ? CU_UNICODE : CU_ASCII;
+}
+
 #endif /* CU_X86 */
 
-/* The widest kernel in use, set once by cu_utf8_init (at import) or the test hook. */
+/* The widest kernel in use, set once by cu_utf8_init (at import) or the test hook, and
+ * the shortest string it takes (shorter ones take the scalar kernel). */
 static int cu_utf8_kernel = CU_SCALAR;
+static Py_ssize_t cu_utf8_min = PY_SSIZE_T_MAX;
 
 /* The widest kernel this CPU runs. */
 static inline int cu_utf8_best(void) {
 #if CU_X86
     __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"))
+        return CU_AVX512;
     if (__builtin_cpu_supports("avx2")) return CU_AVX2;
     if (__builtin_cpu_supports("ssse3") && __builtin_cpu_supports("sse4.1")) return CU_SSE;
 #endif
@@ -289,15 +376,17 @@ static inline int cu_utf8_best(void) {
 static inline int cu_utf8_select(int k) {
     if (k < CU_SCALAR || k > cu_utf8_best()) return -1;
     cu_utf8_kernel = k;
+    cu_utf8_min = k == CU_SCALAR ? PY_SSIZE_T_MAX : k == CU_AVX512 ? CU_AVX512_MIN : CU_SIMD_MIN;
     return 0;
 }
 
-static inline void cu_utf8_init(void) { cu_utf8_kernel = cu_utf8_best(); }
+static inline void cu_utf8_init(void) { cu_utf8_select(cu_utf8_best()); }
 
 #if CU_X86
 /* Out of line: with the vector dispatch inlined into the validator's text paths, its
  * hot loop was 5-10% slower on documents with little text (canada, citm: cbor_ab.py). */
 __attribute__((noinline)) static int cu_utf8_vector(const unsigned char *s, Py_ssize_t n) {
+    if (cu_utf8_kernel == CU_AVX512) return cu_utf8_avx512(s, n);
     if (n >= CU_AVX2_MIN && cu_utf8_kernel == CU_AVX2) return cu_utf8_avx2(s, n);
     return cu_utf8_sse(s, n);
 }
@@ -307,7 +396,7 @@ __attribute__((noinline)) static int cu_utf8_vector(const unsigned char *s, Py_s
  * that takes n bytes. */
 static inline int cd_utf8_kind(const unsigned char *s, Py_ssize_t n) {
 #if CU_X86
-    if (n >= CU_SIMD_MIN && cu_utf8_kernel != CU_SCALAR) return cu_utf8_vector(s, n);
+    if (n >= cu_utf8_min) return cu_utf8_vector(s, n);
 #endif
     return cu_utf8_scalar(s, n);
 }

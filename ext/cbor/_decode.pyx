@@ -118,12 +118,11 @@ cdef extern from "cbor_dec.h":
     bint cd_likely(bint) noexcept nogil
     bint cd_unlikely(bint) noexcept nogil
 
-cdef extern from "cbor_scan.h":
-    bint ck_is_ascii(const uint8_t *, Py_ssize_t, Py_ssize_t) noexcept nogil
-    int ck_key_order(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t *,
-                     Py_ssize_t *) noexcept nogil
-    Py_ssize_t ck_short_key(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t *,
-                            Py_ssize_t *, int *) noexcept nogil
+cdef extern from "cbor_check.h":
+    Py_ssize_t ck_fast_check(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t,
+                             int) except? -2
+    int ck_fast_enabled
+    int (*ck_nfc_ok)(const uint8_t *, Py_ssize_t) except -1
 
 
 # --- profiles: one compiled copy of each loop per profile ------------------------------
@@ -360,6 +359,14 @@ cdef int nfc_check(Dec *d, Py_ssize_t start, object text) except -1:
     if not _is_normalized("NFC", text):
         derr(d, "non_nfc_text", start, "text string is not in Unicode NFC")
     return 0
+
+
+cdef int nfc_ok(const uint8_t *s, Py_ssize_t n) except -1:
+    """The first pass's NFC test of dcbor's non-ASCII text (valid UTF-8): 1 or 0."""
+    return 1 if _is_normalized("NFC", (<const char *>s)[:n].decode("utf-8")) else 0
+
+
+ck_nfc_ok = nfc_ok
 
 
 cdef int check_release(Dec *d, Py_ssize_t start) except -1:
@@ -1001,7 +1008,7 @@ cdef int chk_loop(Dec *d, Prof *prof) except -1:
             if major == 3:
                 if arg >= LONG_TEXT:
                     chk_long_text(d, prof, start, pos, <Py_ssize_t>arg)
-                elif not ck_is_ascii(p + pos, <Py_ssize_t>arg, d.full_n - pos):
+                elif not ascii_text(d, pos, <Py_ssize_t>arg):
                     chk_text(d, prof, start, pos, <Py_ssize_t>arg)
             pos += <Py_ssize_t>arg
         elif major == 4 or major == 5:
@@ -1012,8 +1019,9 @@ cdef int chk_loop(Dec *d, Prof *prof) except -1:
                 f = open_frame(d, kind, start, arg, klevel)
                 f.key_start = pos
                 if kind == F_MAP:  # the first key, when a short ASCII text
-                    w = ck_short_key(p, n, d.full_n, pos, &f.prev_start, &f.prev_len, &c)
+                    w = cd_short_ascii_key(p, n, d.full_n, pos)
                     if w >= 0:
+                        c = cd_key_order(p, d.full_n, pos, w, &f.prev_start, &f.prev_len)
                         if cd_unlikely(c >= 0):
                             key_order_error(d, f, c)
                         f.want_key = False
@@ -1067,17 +1075,16 @@ cdef int chk_loop(Dec *d, Prof *prof) except -1:
                     break
             elif f.kind == F_MAP:
                 if f.want_key:
-                    c = ck_key_order(p, d.full_n, f.key_start, pos, &f.prev_start, &f.prev_len)
-                    if cd_unlikely(c >= 0):
-                        key_order_error(d, f, c)
+                    key_order(d, f, pos)
                     f.want_key = False
                     break
                 f.want_key = True
                 f.key_start = pos
                 f.i += 1
                 if f.i < f.n:  # the next key, when a short ASCII text
-                    w = ck_short_key(p, n, d.full_n, pos, &f.prev_start, &f.prev_len, &c)
+                    w = cd_short_ascii_key(p, n, d.full_n, pos)
                     if w >= 0:
+                        c = cd_key_order(p, d.full_n, pos, w, &f.prev_start, &f.prev_len)
                         if cd_unlikely(c >= 0):
                             key_order_error(d, f, c)
                         f.want_key = False
@@ -1153,8 +1160,16 @@ cdef object read_item(object data, const uint8_t *p, Py_ssize_t n, Py_ssize_t st
 
 cdef Py_ssize_t check_item(object data, const uint8_t *p, Py_ssize_t n, Py_ssize_t start,
                            const Opts *o, bint whole) except -1:
-    """Validate the item at ``start``; returns the offset after it."""
+    """Validate the item at ``start``; returns the offset after it. The first pass
+    (cbor_check.h) accepts the common valid item; chk_loop validates from the start
+    whatever it leaves, and chk_loop alone refuses."""
     cdef Dec d
+    cdef Py_ssize_t end
+    if o.max_items < 0:
+        end = ck_fast_check(p, n if o.max_size < 0 or o.max_size >= n - start
+                            else start + o.max_size, n, start, o.max_depth, o.profile)
+        if end >= 0 and (end == n or not whole):
+            return end
     start_dec(&d, data, p, n, start, o, False)
     try:
         if o.profile == P_CORE:
@@ -1324,6 +1339,17 @@ _UTF8_KERNELS = ("scalar", "sse4.1", "avx2", "avx512")
 def _utf8_kernels():
     """The UTF-8 validation kernels this CPU runs, narrowest first (tests compare them)."""
     return _UTF8_KERNELS[:cu_utf8_best() + 1]
+
+
+def _check_first_pass(enabled=None):
+    """Whether ``check`` runs its first pass (cbor_check.h) before the full validator;
+    with ``enabled``, turn it on or off from now on and return the previous setting. A
+    test hook: with and without it, ``check`` accepts and refuses the same inputs."""
+    global ck_fast_enabled
+    cdef bint previous = ck_fast_enabled
+    if enabled is not None:
+        ck_fast_enabled = 1 if enabled else 0
+    return previous
 
 
 def _utf8_kernel(name=None):

@@ -297,68 +297,90 @@ CU_AVX512_TARGET static inline __m512i cu_avx512_block(__m512i in, __m512i p1, _
                                      0x78); /* a ^ (b & c) */
 }
 
-/* The error bits of the block at s + i (its lanes selected by m, the others zero) and
- * whether it was all ASCII, with the bookkeeping of cu_utf8_avx512 (*open: the last
- * block read was not all ASCII; *unicode: some block was not). Full blocks after the
- * first read their predecessors with plain loads; the first block's predecessors are
- * zeros (ASCII) and a partial block's are masked at the string's end. */
-CU_AVX512_TARGET static inline int cu_avx512_step(const unsigned char *s, Py_ssize_t i,
-                                                  __mmask64 m, __m512i *err, int *open) {
-    __m512i in, p1, p2, p3;
-    __mmask64 before;
-    if (~m) {
-        in = _mm512_maskz_loadu_epi8(m, s + i);
-    } else {
-        in = _mm512_loadu_si512((const void *)(s + i));
-    }
-    if (!_mm512_movepi8_mask(in)) { /* ASCII: only a sequence left open can fail */
-        if (*open && (s[i - 1] >= 0xC0 || s[i - 2] >= 0xE0 || s[i - 3] >= 0xF0)) return -1;
-        *open = 0;
-        return 0;
-    }
-    *open = 1;
-    if (i && !~m) {
-        p1 = _mm512_loadu_si512((const void *)(s + i - 1));
-        p2 = _mm512_loadu_si512((const void *)(s + i - 2));
-        p3 = _mm512_loadu_si512((const void *)(s + i - 3));
-    } else {
-        before = i ? 7 : 0;
-        p1 = _mm512_maskz_loadu_epi8(m << 1 | (before & 1), s + i - 1);
-        p2 = _mm512_maskz_loadu_epi8(m << 2 | (before & 3), s + i - 2);
-        p3 = _mm512_maskz_loadu_epi8(m << 3 | before, s + i - 3);
-    }
-    *err = _mm512_or_si512(*err, cu_avx512_block(in, p1, p2, p3));
-    return 1;
+/* Nonzero if a sequence starting in the last three bytes before e runs past e. */
+static inline int cu_open_at(const unsigned char *e) {
+    return e[-1] >= 0xC0 || e[-2] >= 0xE0 || e[-3] >= 0xF0;
 }
 
-/* Any n >= 1: 64-byte blocks, the last one loaded with a mask (its lanes past the end
- * read as zeros, i.e. ASCII, so a sequence the string cuts short is an error there like
- * any other), and the predecessors of the first and the last block loaded with masks
- * too: nothing outside [s, s + n) is read, and a string shorter than a block is one
- * block. */
+/* Any n >= 1. A string shorter than a block is one block loaded with a mask: its lanes
+ * past the end read as zeros (ASCII), so a sequence the string cuts short is an error
+ * there like any other. Longer strings go as cu_utf8_avx2 does, in 64-byte blocks (the
+ * last one overlapping the one before). The first block's predecessors are loaded with
+ * masks (lanes before s read as zeros): nothing outside [s, s + n) is read. */
 CU_AVX512_TARGET static int cu_utf8_avx512(const unsigned char *s, Py_ssize_t n) {
-    __m512i err = _mm512_setzero_si512();
+    const __m512i high = _mm512_set1_epi8((char)0x80);
+    __m512i err, in;
+    __mmask64 m;
     Py_ssize_t i;
-    int unicode = 0, open = 0, r;
-    for (i = 0; i < n; i += 64) {
-        r = cu_avx512_step(s, i, n - i >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (n - i)) - 1,
-                           &err, &open);
-        if (r < 0) return CU_INVALID;
-        unicode |= r;
+    int unicode, open;
+    if (n < 64) {
+        m = ((__mmask64)1 << n) - 1;
+        in = _mm512_maskz_loadu_epi8(m, s);
+        if (!_mm512_test_epi8_mask(in, high)) return CU_ASCII;
+        err = cu_avx512_block(in, _mm512_maskz_loadu_epi8(m << 1, s - 1),
+                              _mm512_maskz_loadu_epi8(m << 2, s - 2),
+                              _mm512_maskz_loadu_epi8(m << 3, s - 3));
+        return _mm512_test_epi8_mask(err, err) ? CU_INVALID : CU_UNICODE;
     }
-    /* a string ending on a block's last byte has no zero lane after it */
-    if (open && !(n & 63) && (s[n - 1] >= 0xC0 || s[n - 2] >= 0xE0 || s[n - 3] >= 0xF0))
-        return CU_INVALID;
-    if (_mm512_test_epi8_mask(err, err)) return CU_INVALID;
-    return unicode ? CU_UNICODE : CU_ASCII;
+    in = _mm512_loadu_si512((const void *)s);
+    unicode = open = _mm512_test_epi8_mask(in, high) != 0;
+    if (unicode)
+        err = cu_avx512_block(in, _mm512_maskz_loadu_epi8(~(__mmask64)1, s - 1),
+                              _mm512_maskz_loadu_epi8(~(__mmask64)3, s - 2),
+                              _mm512_maskz_loadu_epi8(~(__mmask64)7, s - 3));
+    else
+        err = _mm512_setzero_si512();
+    for (i = 64;; i += 64) {
+        Py_ssize_t end = i; /* the end of the block before */
+        if (i + 64 > n) {
+            if (i == n) break;
+            i = n - 64; /* the last bytes, as a block overlapping the one before */
+        }
+        in = _mm512_loadu_si512((const void *)(s + i));
+        if (!_mm512_test_epi8_mask(in, high)) {
+            /* ASCII cannot finish a sequence the block before left open */
+            if (open && cu_open_at(s + end)) return CU_INVALID;
+            open = 0;
+        } else {
+            unicode = open = 1;
+            err = _mm512_or_si512(
+                err, cu_avx512_block(in, _mm512_loadu_si512((const void *)(s + i - 1)),
+                                     _mm512_loadu_si512((const void *)(s + i - 2)),
+                                     _mm512_loadu_si512((const void *)(s + i - 3))));
+        }
+        if (i + 64 == n) break;
+    }
+    if (open && cu_open_at(s + n)) return CU_INVALID;
+    return _mm512_test_epi8_mask(err, err) ? CU_INVALID : unicode ? CU_UNICODE : CU_ASCII;
 }
 
 #endif /* CU_X86 */
 
-/* The widest kernel in use, set once by cu_utf8_init (at import) or the test hook, and
- * the shortest string it takes (shorter ones take the scalar kernel). */
+/* One entry per kernel: the kernel for every length, the scalar one below the
+ * lengths where the vector one pays (CU_SIMD_MIN, CU_AVX2_MIN, CU_AVX512_MIN). Out of
+ * line, and called through a pointer: the validator's loop holds one indirect call per
+ * text it validates, not the dispatch (inlined, that made its loop 5-10% slower on
+ * documents with little text: canada, citm, bench/cbor_ab.py). */
+__attribute__((noinline)) static int cu_kind_scalar(const unsigned char *s, Py_ssize_t n) {
+    return cu_utf8_scalar(s, n);
+}
+#if CU_X86
+__attribute__((noinline)) static int cu_kind_sse(const unsigned char *s, Py_ssize_t n) {
+    return n >= CU_SIMD_MIN ? cu_utf8_sse(s, n) : cu_utf8_scalar(s, n);
+}
+__attribute__((noinline)) static int cu_kind_avx2(const unsigned char *s, Py_ssize_t n) {
+    if (n >= CU_AVX2_MIN) return cu_utf8_avx2(s, n);
+    return n >= CU_SIMD_MIN ? cu_utf8_sse(s, n) : cu_utf8_scalar(s, n);
+}
+__attribute__((noinline)) static int cu_kind_avx512(const unsigned char *s, Py_ssize_t n) {
+    return n >= CU_AVX512_MIN ? cu_utf8_avx512(s, n) : cu_utf8_scalar(s, n);
+}
+#endif
+
+/* The widest kernel in use, and its entry; set once by cu_utf8_init (at import) or the
+ * test hook. */
 static int cu_utf8_kernel = CU_SCALAR;
-static Py_ssize_t cu_utf8_min = PY_SSIZE_T_MAX;
+static int (*cu_utf8_entry)(const unsigned char *, Py_ssize_t) = cu_kind_scalar;
 
 /* The widest kernel this CPU runs. */
 static inline int cu_utf8_best(void) {
@@ -376,29 +398,19 @@ static inline int cu_utf8_best(void) {
 static inline int cu_utf8_select(int k) {
     if (k < CU_SCALAR || k > cu_utf8_best()) return -1;
     cu_utf8_kernel = k;
-    cu_utf8_min = k == CU_SCALAR ? PY_SSIZE_T_MAX : k == CU_AVX512 ? CU_AVX512_MIN : CU_SIMD_MIN;
+#if CU_X86
+    cu_utf8_entry = k == CU_AVX512 ? cu_kind_avx512 : k == CU_AVX2 ? cu_kind_avx2
+                  : k == CU_SSE    ? cu_kind_sse    : cu_kind_scalar;
+#endif
     return 0;
 }
 
 static inline void cu_utf8_init(void) { cu_utf8_select(cu_utf8_best()); }
 
-#if CU_X86
-/* Out of line: with the vector dispatch inlined into the validator's text paths, its
- * hot loop was 5-10% slower on documents with little text (canada, citm: cbor_ab.py). */
-__attribute__((noinline)) static int cu_utf8_vector(const unsigned char *s, Py_ssize_t n) {
-    if (cu_utf8_kernel == CU_AVX512) return cu_utf8_avx512(s, n);
-    if (n >= CU_AVX2_MIN && cu_utf8_kernel == CU_AVX2) return cu_utf8_avx2(s, n);
-    return cu_utf8_sse(s, n);
-}
-#endif
-
 /* CU_INVALID, CU_UNICODE or CU_ASCII for the n bytes at s, with the widest kernel in use
  * that takes n bytes. */
 static inline int cd_utf8_kind(const unsigned char *s, Py_ssize_t n) {
-#if CU_X86
-    if (n >= cu_utf8_min) return cu_utf8_vector(s, n);
-#endif
-    return cu_utf8_scalar(s, n);
+    return cu_utf8_entry(s, n);
 }
 
 static inline int cd_utf8_valid(const unsigned char *s, Py_ssize_t n) {

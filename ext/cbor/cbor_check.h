@@ -43,9 +43,10 @@
 /* Open containers and tags this pass keeps; deeper items are left to chk_loop. */
 #define CK_FAST_DEPTH 64
 
-#define CK_F_ARRAY 0
-#define CK_F_MAP 1
-#define CK_F_TAG 2
+#define CK_F_NONE 0 /* no frame open */
+#define CK_F_ARRAY 1
+#define CK_F_MAP 2
+#define CK_F_TAG 3
 
 typedef struct {
     uint64_t left;       /* items still to read (a map counts keys and values) */
@@ -75,7 +76,9 @@ CD_INLINE int ck_float_ok(int profile, unsigned ai, uint64_t bits) {
                        : cbor_half_to_double((uint16_t)bits);
         if (x != x ? ai != 25 || bits != 0x7e00 : cbor_float_is_reducible(x)) return 0;
     }
-    if (ai == 27) return !cd_double_fits_single(bits);
+    /* a binary64 with any of its 29 low mantissa bits set is never a binary32 (the
+     * common case, tested first) */
+    if (ai == 27) return (bits & 0x1fffffffULL) != 0 || !cd_double_fits_single(bits);
     if (ai == 26) return !cd_single_fits_half((uint32_t)bits);
     return 1; /* binary16 is the shortest */
 }
@@ -89,6 +92,37 @@ static int (*ck_nfc_ok)(const unsigned char *, Py_ssize_t) = NULL;
 #define CK_UNSURE (-1)
 #define CK_RAISED (-2)
 
+/* The head at start (inside the first n bytes, its argument in the shortest form): the
+ * offset after it, its argument in *arg; else CK_UNSURE. */
+CD_INLINE Py_ssize_t ck_head(const unsigned char *p, Py_ssize_t n, Py_ssize_t start,
+                             unsigned ib, uint64_t *arg) {
+    unsigned ai = ib & 0x1f;
+    Py_ssize_t w;
+    if (ai < 24) {
+        *arg = ai;
+        return start + 1;
+    }
+    if (cd_unlikely(ai >= 28)) return CK_UNSURE; /* reserved, or indefinite length */
+    w = (Py_ssize_t)1 << (ai - 24);
+    if (n - start - 1 < w) return CK_UNSURE;
+    *arg = ai == 24   ? p[start + 1]
+           : ai == 25 ? cd_be16(p + start + 1)
+           : ai == 26 ? cd_be32(p + start + 1)
+                      : cd_be64(p + start + 1);
+    if (ib < 0xe0 ? ck_non_shortest(ai, *arg) : ai == 24 && *arg < 32) return CK_UNSURE;
+    return start + 1 + w;
+}
+
+/* Whether the profile accepts the number or simple value of major type 0, 1 or 7 with
+ * this head. */
+CD_INLINE int ck_scalar_ok(int profile, unsigned ib, uint64_t arg) {
+    unsigned ai = ib & 0x1f;
+    if (ib < 0x20) return 1;
+    if (ib < 0x40) return profile != CK_DCBOR || arg < 0x8000000000000000ULL;
+    if (ai >= 25) return ck_float_ok(profile, ai, arg);
+    return profile == CK_CORE || (arg >= 20 && arg <= 22); /* false, true, null */
+}
+
 /* The end of the item at pos when this pass accepts it, else CK_UNSURE or CK_RAISED.
  * Reads stop at n (the input's end, or max_size after the first item's start); cbor_scan.h's
  * tests read up to full_n, the input's end. ``profile`` is one of CK_CORE, CK_DAG,
@@ -98,12 +132,12 @@ static int (*ck_nfc_ok)(const unsigned char *, Py_ssize_t) = NULL;
 CD_INLINE Py_ssize_t ck_fast_item(const unsigned char *p, Py_ssize_t n, Py_ssize_t full_n,
                                   Py_ssize_t pos, Py_ssize_t max_depth, int profile,
                                   int wide) {
-    ck_frame frames[CK_FAST_DEPTH];
-    ck_frame *f = NULL;
-    Py_ssize_t depth = 0, start, w, end;
+    /* the innermost open frame lives in locals (registers), the ones around it in saved */
+    ck_frame saved[CK_FAST_DEPTH];
+    Py_ssize_t depth = 0, start, end, w, prev = 0, prev_len = -1;
+    uint64_t arg, left = 0, k;
     unsigned ib, major, ai;
-    uint64_t arg;
-    int is_key, c;
+    int kind = CK_F_NONE, is_key, c;
     for (;;) {
         start = pos;
         if (start >= n) return CK_UNSURE;
@@ -126,10 +160,11 @@ CD_INLINE Py_ssize_t ck_fast_item(const unsigned char *p, Py_ssize_t n, Py_ssize
         } else {
             return CK_UNSURE; /* reserved, or indefinite length */
         }
-        is_key = f != NULL && f->kind == CK_F_MAP && !(f->left & 1);
-        if (profile == CK_DAG && is_key && major != 3) return CK_UNSURE;
+        /* a map's key here is one ck_short_key did not take */
+        is_key = kind == CK_F_MAP && !(left & 1);
         if (major == 3 || major == 2) {
-            if (arg > (uint64_t)(n - pos)) return CK_UNSURE;
+            if (arg > (uint64_t)(n - pos) || (profile == CK_DAG && major == 2 && is_key))
+                return CK_UNSURE;
             if (major == 3 &&
                 (arg >= CK_LONG_TEXT ||
                  !ck_is_ascii_w(p + pos, (Py_ssize_t)arg, full_n - pos, wide))) {
@@ -142,71 +177,81 @@ CD_INLINE Py_ssize_t ck_fast_item(const unsigned char *p, Py_ssize_t n, Py_ssize
                 }
             }
             pos += (Py_ssize_t)arg;
-        } else if (major == 4 || major == 5) {
-            /* as many items as bytes left at most: anything more is truncated */
-            if (is_key || depth >= max_depth || arg > (uint64_t)(n - pos))
+        } else if (major == 4 || major == 5 || major == 6) {
+            /* a container (at most as many items as bytes left: more is truncated) or a
+             * tag */
+            if (is_key || depth >= max_depth || (major != 6 && arg > (uint64_t)(n - pos)))
                 return CK_UNSURE;
-            if (arg) {
-                if (depth == CK_FAST_DEPTH) return CK_UNSURE;
-                f = &frames[depth++];
-                if (major == 4) {
-                    f->kind = CK_F_ARRAY;
-                    f->left = arg;
-                    continue;
+            if (major == 6) {
+                if (profile == CK_DAG) { /* a link: 42, then bytes 0x00 + a CID */
+                    if (arg != 42 || cd_link_content(p, n, pos, &end) < 0) return CK_UNSURE;
+                    pos = end;
+                    goto done;
                 }
-                f->kind = CK_F_MAP;
-                f->left = 2 * arg;
-                f->prev = 0;
-                f->prev_len = -1;
+                if (arg == 2 || arg == 3) return CK_UNSURE; /* bignums */
+                arg = 1;
+            } else if (major == 4) {
+                /* its numbers and simple values are read here, the frames untouched (an
+                 * array of them, like a coordinate pair, opens no frame) */
+                for (k = arg; k; k--) {
+                    if (pos >= n || (ib = p[pos]) >= 0xfc || (ib >= 0x40 && ib < 0xe0)) break;
+                    end = ck_head(p, n, pos, ib, &arg);
+                    if (end < 0 || !ck_scalar_ok(profile, ib, arg)) break;
+                    pos = end;
+                }
+                arg = k;
+            }
+            if (!arg) goto done; /* complete (or empty) */
+            if (depth == CK_FAST_DEPTH) return CK_UNSURE;
+            if (depth) {
+                saved[depth - 1].left = left;
+                saved[depth - 1].prev = prev;
+                saved[depth - 1].prev_len = prev_len;
+                saved[depth - 1].kind = kind;
+            }
+            depth++;
+            if (major == 5) {
+                kind = CK_F_MAP;
+                left = 2 * arg;
+                prev = 0;
+                prev_len = -1;
                 goto key;
             }
-        } else if (major == 7) {
-            if (ai >= 25) {
-                if (!ck_float_ok(profile, ai, arg)) return CK_UNSURE;
-            } else if ((arg < 20 || arg > 22) && profile != CK_CORE) {
-                return CK_UNSURE; /* only false, true and null outside core */
-            }
-        } else if (major == 1) {
-            if (profile == CK_DCBOR && arg >= 0x8000000000000000ULL) return CK_UNSURE;
-        } else if (major == 6) {
-            if (is_key || depth >= max_depth) return CK_UNSURE;
-            if (profile == CK_DAG) { /* a link: 42, then bytes 0x00 + a CID */
-                if (arg != 42 || cd_link_content(p, n, pos, &end) < 0) return CK_UNSURE;
-                pos = end;
-            } else {
-                if (arg == 2 || arg == 3 || depth == CK_FAST_DEPTH) /* 2, 3: bignums */
-                    return CK_UNSURE;
-                f = &frames[depth++];
-                f->kind = CK_F_TAG;
-                f->left = 1;
-                continue;
-            }
+            kind = major == 4 ? CK_F_ARRAY : CK_F_TAG;
+            left = arg;
+            continue;
+        } else if (!ck_scalar_ok(profile, ib, arg) || (profile == CK_DAG && is_key)) {
+            return CK_UNSURE; /* major 0, 1, 7; dag-cbor's keys are text */
         }
-        /* the item start..pos is complete: account for it in the open frames */
+    done: /* the item start..pos is complete: account for it in the open frames */
         for (;;) {
-            if (f == NULL) return pos;
-            if (f->kind == CK_F_MAP) {
-                if (!(f->left & 1)) { /* a key (never a container): the value is next */
-                    if (ck_key_order(p, full_n, start, pos, &f->prev, &f->prev_len) >= 0)
+            if (!depth) return pos;
+            if (kind == CK_F_MAP) {
+                if (!(left & 1)) { /* a key (never a container): the value is next */
+                    if (ck_key_order(p, full_n, start, pos, &prev, &prev_len) >= 0)
                         return CK_UNSURE;
-                    f->left--;
+                    left--;
                     break;
                 }
-                if (--f->left) goto key;
-            } else if (--f->left) {
+                if (--left) goto key;
+            } else if (--left) {
                 break;
             }
             /* the container or tag is complete: an item of the one around it */
-            depth--;
-            f = depth ? &frames[depth - 1] : NULL;
+            if (--depth) {
+                left = saved[depth - 1].left;
+                prev = saved[depth - 1].prev;
+                prev_len = saved[depth - 1].prev_len;
+                kind = saved[depth - 1].kind;
+            }
         }
         continue;
-    key: /* f is a map whose next item is a key: taken here when short ASCII text */
-        end = ck_short_key(p, n, full_n, pos, &f->prev, &f->prev_len, &c, wide);
+    key: /* a map's next item is a key: taken here when short ASCII text */
+        end = ck_short_key(p, n, full_n, pos, &prev, &prev_len, &c, wide);
         if (end >= 0) {
             if (c >= 0) return CK_UNSURE; /* out of order */
             pos = end;
-            f->left--;
+            left--;
         }
     }
 }

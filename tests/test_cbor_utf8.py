@@ -200,3 +200,65 @@ def test_dcbor_nfc_of_long_text(pair: Any, kernel: str, n: int) -> None:
         with pytest.raises(errors.DecodeError) as info:
             impl.check(text_item(not_nfc), profile="dcbor")
         assert (info.value.code, info.value.offset) == ("non_nfc_text", 0)
+
+
+# --- each kernel alone, every length and every block boundary ----------------------------
+
+def _text_of_length(n: int, seed: int) -> bytes:
+    """Valid UTF-8 of exactly n bytes: characters of 1-4 bytes in a fixed pseudo-random
+    order, the last few bytes ASCII where a character would not fit."""
+    chars = ("a", "é", "€", "😀", "z", "ß", "字", "\U0010ffff", "\ud7ff", "\ue000")
+    out = bytearray()
+    i = seed
+    while True:
+        c = chars[i % len(chars)].encode("utf-8", "surrogatepass")
+        i = i * 7 + 3
+        if len(out) + len(c) > n:
+            break
+        out += c
+    return bytes(out) + b"b" * (n - len(out))
+
+
+def _raw_verdict(b: bytes) -> int:
+    if not cpython_ok(b):
+        return 0
+    return 2 if b.isascii() else 1
+
+
+# the bytes an edit puts at a position: stray continuations, leads without their
+# continuations, overlong and surrogate leads, bytes that are never UTF-8
+BAD_BYTES = (0x80, 0xBF, 0xC0, 0xC2, 0xE0, 0xED, 0xF0, 0xF4, 0xF5, 0xFF, 0x41)
+
+
+def test_every_length_and_every_boundary(pair: Any) -> None:
+    """For every kernel this CPU runs, alone (not through check's dispatch, so each takes
+    every length it can): valid text of every length 0-256 (ASCII, and 1-4 byte
+    characters), and the same with one byte replaced or the string cut at every offset
+    from 3 before to 3 after each 16-byte boundary (so every 32- and 64-byte boundary
+    too), against CPython's strict decoder."""
+    dec = pair[2]
+    kernels = dec._utf8_kernels()
+    for n in range(257):
+        cases = [b"a" * n, _text_of_length(n, n)]
+        base = cases[1]
+        for boundary in range(16, n + 4, 16):
+            for at in range(max(0, boundary - 3), min(n, boundary + 4)):
+                for byte in BAD_BYTES:
+                    cases.append(base[:at] + bytes([byte]) + base[at + 1:])
+                cases.append(base[:at])  # cut short
+        for b in cases:
+            want = _raw_verdict(b)
+            for k in kernels:
+                got = dec._utf8_raw(k, b)
+                assert got is None or got == want, (k, b.hex())
+            assert dec._utf8_raw("scalar", b) == want, b.hex()
+
+
+def test_raw_kernels_take_the_lengths_they_say(pair: Any) -> None:
+    """The test above reaches each vector kernel at every length it takes: AVX-512 from
+    one byte (masked loads), AVX2 from 35, SSE4.1 from 19."""
+    dec = pair[2]
+    firsts = {"scalar": 0, "sse4.1": 19, "avx2": 35, "avx512": 1}
+    for k in dec._utf8_kernels():
+        assert dec._utf8_raw(k, b"a" * (firsts[k] - 1)) is None if firsts[k] else True
+        assert dec._utf8_raw(k, b"a" * firsts[k]) == 2

@@ -107,6 +107,7 @@ cdef extern from "cbor_dec.h":
     int cu_utf8_best() noexcept nogil
     int cu_utf8_select(int) noexcept nogil
     void cu_utf8_init() noexcept nogil
+    int cu_utf8_raw(int, const uint8_t *, Py_ssize_t) noexcept nogil
     bint cd_cid_ok(const uint8_t *, Py_ssize_t) noexcept nogil
     size_t cd_key_hash(const uint8_t *, Py_ssize_t) noexcept nogil
     PyObject *cd_key_cache_get(PyObject **, size_t, const uint8_t *, Py_ssize_t,
@@ -1339,6 +1340,35 @@ _UTF8_KERNELS = ("scalar", "sse4.1", "avx2", "avx512")
 def _utf8_kernels():
     """The UTF-8 validation kernels this CPU runs, narrowest first (tests compare them)."""
     return _UTF8_KERNELS[:cu_utf8_best() + 1]
+
+
+def _utf8_raw(name, data):
+    """The UTF-8 kernel ``name`` itself on the bytes ``data``: 0 (invalid), 1 (valid, not
+    all ASCII) or 2 (all ASCII); None where it does not take that many bytes. A test hook
+    (``ValueError`` for a kernel this CPU does not run)."""
+    cdef bytes b = bytes(data)
+    cdef int r
+    if name not in _UTF8_KERNELS or _UTF8_KERNELS.index(name) > cu_utf8_best():
+        raise ValueError(f"UTF-8 kernel {name!r} is not one of {_utf8_kernels()}")
+    r = cu_utf8_raw(_UTF8_KERNELS.index(name), <const uint8_t *><char *>b, len(b))
+    return None if r < 0 else r
+
+
+def _first_pass(data, profile="core", max_depth=DEFAULT_MAX_DEPTH):
+    """The answer of ``check``'s first pass (cbor_check.h) alone on the item at the start
+    of the bytes ``data``: the offset after it, or None when it leaves the item to the
+    full validator. A test hook."""
+    cdef bytes b = bytes(data)
+    cdef Py_ssize_t end
+    global ck_fast_enabled
+    cdef int was = ck_fast_enabled
+    ck_fast_enabled = 1
+    try:
+        end = ck_fast_check(<const uint8_t *><char *>b, len(b), len(b), 0,
+                            min(max_depth, 0x7fffffff), profile_id(profile))
+    finally:
+        ck_fast_enabled = was
+    return None if end < 0 else end
 
 
 def _check_first_pass(enabled=None):

@@ -302,55 +302,53 @@ static inline int cu_open_at(const unsigned char *e) {
     return e[-1] >= 0xC0 || e[-2] >= 0xE0 || e[-3] >= 0xF0;
 }
 
-/* Any n >= 1. A string shorter than a block is one block loaded with a mask: its lanes
- * past the end read as zeros (ASCII), so a sequence the string cuts short is an error
- * there like any other. Longer strings go as cu_utf8_avx2 does, in 64-byte blocks (the
- * last one overlapping the one before). The first block's predecessors are loaded with
- * masks (lanes before s read as zeros): nothing outside [s, s + n) is read. */
+/* Any n >= 1, in 64-byte blocks. A block the string ends inside is loaded with a mask:
+ * its lanes past the end read as zeros (ASCII), so a sequence the string cuts short is an
+ * error there like any other; only a string ending on a block's last byte needs the
+ * check of its last three bytes. The predecessors of the first block and of a partial
+ * last one are loaded with masks too (lanes before s and past the end read as zeros):
+ * nothing outside [s, s + n) is read. */
 CU_AVX512_TARGET static int cu_utf8_avx512(const unsigned char *s, Py_ssize_t n) {
     const __m512i high = _mm512_set1_epi8((char)0x80);
-    __m512i err, in;
+    __m512i err, in, p1, p2, p3;
     __mmask64 m;
     Py_ssize_t i;
     int unicode, open;
-    if (n < 64) {
-        m = ((__mmask64)1 << n) - 1;
-        in = _mm512_maskz_loadu_epi8(m, s);
-        if (!_mm512_test_epi8_mask(in, high)) return CU_ASCII;
+    m = n >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1;
+    in = _mm512_maskz_loadu_epi8(m, s);
+    unicode = open = _mm512_test_epi8_mask(in, high) != 0;
+    if (unicode)
         err = cu_avx512_block(in, _mm512_maskz_loadu_epi8(m << 1, s - 1),
                               _mm512_maskz_loadu_epi8(m << 2, s - 2),
                               _mm512_maskz_loadu_epi8(m << 3, s - 3));
-        return _mm512_test_epi8_mask(err, err) ? CU_INVALID : CU_UNICODE;
-    }
-    in = _mm512_loadu_si512((const void *)s);
-    unicode = open = _mm512_test_epi8_mask(in, high) != 0;
-    if (unicode)
-        err = cu_avx512_block(in, _mm512_maskz_loadu_epi8(~(__mmask64)1, s - 1),
-                              _mm512_maskz_loadu_epi8(~(__mmask64)3, s - 2),
-                              _mm512_maskz_loadu_epi8(~(__mmask64)7, s - 3));
     else
         err = _mm512_setzero_si512();
-    for (i = 64;; i += 64) {
-        Py_ssize_t end = i; /* the end of the block before */
-        if (i + 64 > n) {
-            if (i == n) break;
-            i = n - 64; /* the last bytes, as a block overlapping the one before */
+    for (i = 64; i < n; i += 64) {
+        if (n - i >= 64) {
+            in = _mm512_loadu_si512((const void *)(s + i));
+        } else { /* the last block, partial */
+            m = ((__mmask64)1 << (n - i)) - 1;
+            in = _mm512_maskz_loadu_epi8(m, s + i);
         }
-        in = _mm512_loadu_si512((const void *)(s + i));
         if (!_mm512_test_epi8_mask(in, high)) {
             /* ASCII cannot finish a sequence the block before left open */
-            if (open && cu_open_at(s + end)) return CU_INVALID;
+            if (open && cu_open_at(s + i)) return CU_INVALID;
             open = 0;
-        } else {
-            unicode = open = 1;
-            err = _mm512_or_si512(
-                err, cu_avx512_block(in, _mm512_loadu_si512((const void *)(s + i - 1)),
-                                     _mm512_loadu_si512((const void *)(s + i - 2)),
-                                     _mm512_loadu_si512((const void *)(s + i - 3))));
+            continue;
         }
-        if (i + 64 == n) break;
+        unicode = open = 1;
+        if (n - i >= 64) {
+            p1 = _mm512_loadu_si512((const void *)(s + i - 1));
+            p2 = _mm512_loadu_si512((const void *)(s + i - 2));
+            p3 = _mm512_loadu_si512((const void *)(s + i - 3));
+        } else {
+            p1 = _mm512_maskz_loadu_epi8(m << 1 | 1, s + i - 1);
+            p2 = _mm512_maskz_loadu_epi8(m << 2 | 3, s + i - 2);
+            p3 = _mm512_maskz_loadu_epi8(m << 3 | 7, s + i - 3);
+        }
+        err = _mm512_or_si512(err, cu_avx512_block(in, p1, p2, p3));
     }
-    if (open && cu_open_at(s + n)) return CU_INVALID;
+    if (open && !(n & 63) && cu_open_at(s + n)) return CU_INVALID;
     return _mm512_test_epi8_mask(err, err) ? CU_INVALID : unicode ? CU_UNICODE : CU_ASCII;
 }
 
@@ -376,6 +374,11 @@ __attribute__((noinline)) static int cu_kind_avx512(const unsigned char *s, Py_s
     return n >= CU_AVX512_MIN ? cu_utf8_avx512(s, n) : cu_utf8_scalar(s, n);
 }
 #endif
+
+/* Kernel k itself on the n bytes at s, for the tests: CU_INVALID, CU_UNICODE or CU_ASCII,
+ * or -1 where k does not take n bytes (the SSE4.1 and AVX2 kernels need a block and its
+ * three predecessors) or this CPU does not run it. */
+static inline int cu_utf8_raw(int k, const unsigned char *s, Py_ssize_t n);
 
 /* The widest kernel in use, and its entry; set once by cu_utf8_init (at import) or the
  * test hook. */
@@ -406,6 +409,16 @@ static inline int cu_utf8_select(int k) {
 }
 
 static inline void cu_utf8_init(void) { cu_utf8_select(cu_utf8_best()); }
+
+static inline int cu_utf8_raw(int k, const unsigned char *s, Py_ssize_t n) {
+    if (k < CU_SCALAR || k > cu_utf8_best()) return -1;
+#if CU_X86
+    if (k == CU_AVX512) return n >= 1 ? cu_utf8_avx512(s, n) : -1;
+    if (k == CU_AVX2) return n >= 35 ? cu_utf8_avx2(s, n) : -1;
+    if (k == CU_SSE) return n >= 19 ? cu_utf8_sse(s, n) : -1;
+#endif
+    return cu_utf8_scalar(s, n);
+}
 
 /* CU_INVALID, CU_UNICODE or CU_ASCII for the n bytes at s, with the widest kernel in use
  * that takes n bytes. */

@@ -50,8 +50,8 @@
 
 typedef struct {
     uint64_t left;       /* items still to read (a map counts keys and values) */
-    Py_ssize_t prev;     /* map: the previous key's first byte (-1: none yet) */
-    Py_ssize_t prev_len; /* map: its length (-1: none yet) */
+    Py_ssize_t prev;     /* map: the offset of the previous key's head */
+    Py_ssize_t prev_len; /* map: that key's length (-1: no key yet) */
     int kind;
 } ck_frame;
 
@@ -124,11 +124,11 @@ CD_INLINE int ck_scalar_ok(int profile, unsigned ib, uint64_t arg) {
 }
 
 /* The end of the item at pos when this pass accepts it, else CK_UNSURE or CK_RAISED.
- * Reads stop at n (the input's end, or max_size after the first item's start); cbor_scan.h's
- * tests read up to full_n, the input's end. ``profile`` is one of CK_CORE, CK_DAG,
- * CK_DCBOR (a constant where this is inlined). Laid out as chk_loop is: a map's keys,
- * when short ASCII text, are taken where the item before them ends, so the head decoder
- * mostly sees values. */
+ * Items must end inside the first n bytes (the input's end, or max_size after the first
+ * item's start); cbor_scan.h's tests read up to full_n, the input's end. ``profile`` is
+ * one of CK_CORE, CK_DAG, CK_DCBOR and ``wide`` says whether to use AVX-512 (constants
+ * where this is inlined). Laid out as chk_loop is: a map's keys, when short ASCII text,
+ * are taken where the item before them ends, so the head decoder mostly sees values. */
 CD_INLINE Py_ssize_t ck_fast_item(const unsigned char *p, Py_ssize_t n, Py_ssize_t full_n,
                                   Py_ssize_t pos, Py_ssize_t max_depth, int profile,
                                   int wide) {
@@ -194,7 +194,9 @@ CD_INLINE Py_ssize_t ck_fast_item(const unsigned char *p, Py_ssize_t n, Py_ssize
                 /* its numbers and simple values are read here, the frames untouched (an
                  * array of them, like a coordinate pair, opens no frame) */
                 for (k = arg; k; k--) {
-                    if (pos >= n || (ib = p[pos]) >= 0xfc || (ib >= 0x40 && ib < 0xe0)) break;
+                    if (pos >= n) break;
+                    ib = p[pos];
+                    if (ib >= 0xfc || (ib >= 0x40 && ib < 0xe0)) break; /* majors 0, 1, 7 */
                     end = ck_head(p, n, pos, ib, &arg);
                     if (end < 0 || !ck_scalar_ok(profile, ib, arg)) break;
                     pos = end;

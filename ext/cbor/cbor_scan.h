@@ -1,15 +1,18 @@
-/* The validator's per-item tests on short byte runs (ext/cbor/_decode.pyx, chk_loop):
+/* The per-item tests of the validator's first pass (cbor_check.h) on short byte runs:
  * whether a short text string is ASCII, and the order of a map key after the previous
- * one. Both are the same functions of the same bytes as cbor_dec.h's scalar versions
- * (cd_is_ascii, cd_key_cmp), which stay the reference and the fallback.
+ * one. The same functions of the same bytes as cbor_dec.h's scalar versions (cd_is_ascii,
+ * cd_key_cmp), which the full validator uses and which serve here where the fast forms
+ * cannot read enough bytes.
  *
- * Where the 64 bytes from the run's first byte lie inside the input, the test reads them
- * as four 16-byte SSE2 vectors (SSE2 is part of x86-64, so this needs no dispatch and
- * inlines into the loop) and masks off the bytes past the run: a fixed amount of work
- * whatever the length, so the loop's branches no longer follow each string's length
- * (twitter's keys and values are mostly 3-40 bytes, and the word loops they replace
- * mispredicted on their exits). Bytes read past the run are ignored, never trusted.
- * Elsewhere (the last 64 bytes of the input, other CPUs), the scalar versions run.
+ * A short ASCII test reads the 64 bytes from the run's first byte as four SSE2 vectors
+ * (SSE2 is part of x86-64: no dispatch, and it inlines into the loop) and masks off the
+ * bytes past the run, or with AVX-512 loads the run's bytes alone with a mask: a fixed
+ * amount of work whatever the length, so the loop's branches do not follow each string's
+ * length (the word loops they replace mispredicted on their exits; twitter's keys and
+ * values are mostly 3-40 bytes). Bytes read past the run are ignored, never trusted; near
+ * the end of the input the scalar tests run. Keys are compared head first (it usually
+ * decides), then in big-endian words: comparing them as SSE2 vectors, or as 128-bit
+ * numbers without branches, was 3-9% slower on twitter and citm (bench/cbor_ab.py).
  */
 #ifndef CANONKIT_CBOR_SCAN_H
 #define CANONKIT_CBOR_SCAN_H
@@ -30,7 +33,6 @@
 
 #define CK_WINDOW 64 /* bytes a vector test reads from the run's first byte */
 
-
 #if CK_SSE2
 /* The top bit of each of the 16 bytes at s. */
 CD_INLINE uint64_t ck_high16(const unsigned char *s) {
@@ -42,7 +44,6 @@ CD_INLINE uint64_t ck_high64(const unsigned char *s) {
     return ck_high16(s) | ck_high16(s + 16) << 16 | ck_high16(s + 32) << 32 |
            ck_high16(s + 48) << 48;
 }
-
 #endif
 
 /* The low n bits (0 <= n <= 64). */
@@ -69,13 +70,15 @@ CD_INLINE int ck_is_ascii(const unsigned char *s, Py_ssize_t n, Py_ssize_t room)
 CK_AVX512_TARGET static inline int ck_is_ascii_avx512(const unsigned char *s, Py_ssize_t n,
                                                       Py_ssize_t room) {
     if (n <= 64)
-        return !_mm512_movepi8_mask(_mm512_maskz_loadu_epi8(_bzhi_u64(~0ULL, (unsigned)n), s));
+        return !_mm512_movepi8_mask(
+            _mm512_maskz_loadu_epi8(_bzhi_u64(~0ULL, (unsigned)n), s));
     return room >= n + 8 ? cd_is_ascii_padded(s, n) : cd_is_ascii(s, n);
 }
 #endif
 
 /* ck_is_ascii, or with ``wide`` (a constant) ck_is_ascii_avx512. */
-CD_INLINE int ck_is_ascii_w(const unsigned char *s, Py_ssize_t n, Py_ssize_t room, int wide) {
+CD_INLINE int ck_is_ascii_w(const unsigned char *s, Py_ssize_t n, Py_ssize_t room,
+                            int wide) {
 #if CU_X86
     if (wide) return ck_is_ascii_avx512(s, n, room);
 #endif
@@ -83,9 +86,10 @@ CD_INLINE int ck_is_ascii_w(const unsigned char *s, Py_ssize_t n, Py_ssize_t roo
     return ck_is_ascii(s, n, room);
 }
 
-/* cd_key_order: the order check of the map key key_start..end after the previous key
- * (*prev_start, *prev_len; none when *prev_len < 0), which it then becomes: -1 in order
- * (or the first key), else cd_key_cmp's result (0 the same key, > 0 out of order). */
+/* cd_key_order of cbor_dec.h: the order check of the map key key_start..end after the
+ * previous key (*prev_start, *prev_len; none when *prev_len < 0), which it then
+ * becomes: -1 in order (or the first key), else cd_key_cmp's sign (0 the same key, > 0
+ * out of order). */
 CD_INLINE int ck_key_order(const unsigned char *p, Py_ssize_t full_n, Py_ssize_t key_start,
                            Py_ssize_t end, Py_ssize_t *prev_start, Py_ssize_t *prev_len) {
     const unsigned char *a = p + *prev_start, *b = p + key_start;
@@ -98,7 +102,7 @@ CD_INLINE int ck_key_order(const unsigned char *p, Py_ssize_t full_n, Py_ssize_t
     c = (int)a[0] - (int)b[0]; /* the heads usually decide */
     if (c) return c < 0 ? -1 : c;
     m = la < lb ? la : lb;
-    if (m <= 24 && full_n - key_start >= 24) {
+    if (m <= 64 && full_n - key_start >= ((m + 7) & ~(Py_ssize_t)7)) {
         /* words of 8, big-endian: the first that differs decides (memcmp's call and its
          * setup cost more than the compare, for keys this short) */
         for (i = 0; i < m; i += 8) {

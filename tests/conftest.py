@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+from cbor_kernels import cbor_pair, utf8_kernel  # noqa: F401  (fixtures)
 from services import dask_cluster, http_server, s3, s3_endpoint  # noqa: F401  (fixtures)
 
 from canonkit._capabilities import KERNELS

@@ -14,7 +14,6 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import backend_pair
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from strategies import PROFILE_VALUES, cbor_ish, links, mutated
@@ -22,31 +21,11 @@ from strategies import PROFILE_VALUES, cbor_ish, links, mutated
 from canonkit import errors
 
 PROFILES = ["core", "dcbor", "dag-cbor"]
-KERNELS = ("scalar", "sse4.1", "avx2", "avx512")
 FIXTURE_OK = settings(suppress_health_check=[HealthCheck.function_scoped_fixture],
                       max_examples=150)
 # bytes after the item, so the pass's vector tests have room to read past short strings
 # (high bytes: a test that trusted them would see non-ASCII text)
 PADDING = b"\xff" * 80
-
-
-@pytest.fixture(scope="module")
-def pair() -> tuple[ModuleType, ModuleType, ModuleType]:
-    """(compiled codec, twin, compiled decoder module: the hooks' home)."""
-    c, py = backend_pair("cbor")
-    return c, py, importlib.import_module("canonkit.cbor._decode")
-
-
-@pytest.fixture(params=KERNELS)
-def kernel(request: pytest.FixtureRequest, pair: Any) -> Iterator[str]:
-    dec = pair[2]
-    if request.param not in dec._utf8_kernels():
-        pytest.skip(f"this CPU does not run the {request.param} kernel")
-    previous = dec._utf8_kernel(request.param)
-    try:
-        yield request.param
-    finally:
-        dec._utf8_kernel(previous)
 
 
 def _outcome(fn: Any, *args: Any, **kwargs: Any) -> tuple[str, Any]:
@@ -65,9 +44,9 @@ def _checks(c: ModuleType, data: bytes, profile: str, options: dict[str, Any]) -
             _outcome(c.check_sequence, data, profile=profile, **options)]
 
 
-def assert_same_with_and_without(pair: Any, data: bytes, profile: str,
+def assert_same_with_and_without(cbor_pair: Any, data: bytes, profile: str,
                                  options: dict[str, Any]) -> None:
-    c, py, dec = pair
+    c, py, dec = cbor_pair
     previous = dec._check_first_pass(True)
     try:
         with_pass = _checks(c, data, profile, options)
@@ -134,7 +113,7 @@ limits = st.fixed_dictionaries({}, optional={
 # --- the pass and the full validator agree ----------------------------------------------
 
 @pytest.mark.parametrize("profile", PROFILES)
-def test_same_verdict_with_and_without_the_first_pass(pair: Any, kernel: str,
+def test_same_verdict_with_and_without_the_first_pass(cbor_pair: Any, utf8_kernel: str,
                                                       profile: str) -> None:
     @FIXTURE_OK
     @given(_hostile(profile), limits)
@@ -144,7 +123,7 @@ def test_same_verdict_with_and_without_the_first_pass(pair: Any, kernel: str,
     @example(bytes.fromhex("8301fb3ff0000000000000f4"), {})  # 1.0 as a double
     @example(bytes.fromhex("a1781861616161616161616161616161616161616161616161616101"), {})
     def run(data: bytes, options: dict[str, Any]) -> None:
-        assert_same_with_and_without(pair, data, profile, options)
+        assert_same_with_and_without(cbor_pair, data, profile, options)
 
     run()
 
@@ -197,33 +176,34 @@ EDGE_CASES = [
 
 
 @pytest.mark.parametrize("profile,hex_", EDGE_CASES)
-def test_edge_cases(pair: Any, kernel: str, profile: str, hex_: str) -> None:
+def test_edge_cases(cbor_pair: Any, utf8_kernel: str, profile: str, hex_: str) -> None:
     data = bytes.fromhex(hex_)
     for options in ({}, {"max_depth": 0}, {"max_depth": 1}, {"max_size": len(data) - 1}):
-        assert_same_with_and_without(pair, data, profile, options)
+        assert_same_with_and_without(cbor_pair, data, profile, options)
         # the same item inside an array and a map, deeper in the input
-        assert_same_with_and_without(pair, b"\x82\x01" + data, profile, options)
-        assert_same_with_and_without(pair, b"\xa1\x61a" + data, profile, options)
+        assert_same_with_and_without(cbor_pair, b"\x82\x01" + data, profile, options)
+        assert_same_with_and_without(cbor_pair, b"\xa1\x61a" + data, profile, options)
 
 
 @pytest.mark.parametrize("depth", [1, 63, 64, 65, 200])
-def test_nesting_past_the_pass_depth(pair: Any, kernel: str, depth: int) -> None:
+def test_nesting_past_the_pass_depth(cbor_pair: Any, utf8_kernel: str, depth: int) -> None:
     """The pass keeps 64 frames; deeper items go to the full validator, maps and arrays
     alike, and max_depth refuses at the same offset either way."""
     for opener in (b"\x81", b"\xa1\x61k"):
         data = opener * depth + b"\x01"
         for options in ({}, {"max_depth": depth}, {"max_depth": depth - 1}):
-            assert_same_with_and_without(pair, data, "core", options)
-            assert_same_with_and_without(pair, data, "dag-cbor", options)
+            assert_same_with_and_without(cbor_pair, data, "core", options)
+            assert_same_with_and_without(cbor_pair, data, "dag-cbor", options)
 
 
 # --- the pass does its job ------------------------------------------------------------------
 
 @pytest.mark.parametrize("profile", PROFILES)
-def test_the_pass_accepts_json_like_documents(pair: Any, kernel: str, profile: str) -> None:
+def test_the_pass_accepts_json_like_documents(cbor_pair: Any, utf8_kernel: str,
+                                              profile: str) -> None:
     from canonkit.cbor import _codec_py
 
-    dec = pair[2]
+    dec = cbor_pair[2]
     values = dag_json_values if profile == "dag-cbor" else json_values
 
     @FIXTURE_OK

@@ -135,14 +135,11 @@ CD_INLINE int ck_key_order(const unsigned char *p, Py_ssize_t full_n, Py_ssize_t
 CD_INLINE Py_ssize_t ck_short_key(const unsigned char *p, Py_ssize_t n, Py_ssize_t full_n,
                                   Py_ssize_t start, Py_ssize_t *prev_start,
                                   Py_ssize_t *prev_len, int *order, int wide) {
-    unsigned ib;
     Py_ssize_t len, end;
     if (start >= n) return -1;
-    ib = p[start];
-    if (ib < 0x60 || ib >= 0x78) return -1;
-    len = (Py_ssize_t)ib - 0x60;
+    len = (Py_ssize_t)p[start] - 0x60; /* heads 0x60-0x77: text of 0-23 bytes */
+    if ((size_t)len >= 24 || len > n - start - 1) return -1;
     end = start + 1 + len;
-    if (end > n) return -1;
 #if CK_SSE2
     if (!wide && full_n - start >= 32) { /* the key (at most 24 bytes) in two loads */
         const unsigned char *b = p + start;

@@ -144,6 +144,7 @@ CD_INLINE Py_ssize_t ck_fast_item(const unsigned char *p, Py_ssize_t n, Py_ssize
         ib = p[start];
         major = ib >> 5;
         ai = ib & 0x1f;
+        /* ck_head, written out (calling it made twitter and citm 2-4% slower) */
         if (ai < 24) {
             arg = ai;
             pos = start + 1;

@@ -108,15 +108,23 @@ cdef extern from "cbor_dec.h":
     int cu_utf8_select(int) noexcept nogil
     void cu_utf8_init() noexcept nogil
     bint cd_cid_ok(const uint8_t *, Py_ssize_t) noexcept nogil
-    size_t cd_key_hash(const uint8_t *, Py_ssize_t) noexcept nogil
-    PyObject *cd_key_cache_get(PyObject **, size_t, const uint8_t *, Py_ssize_t,
-                               size_t *) noexcept nogil
     PyObject *cd_dict_presized(Py_ssize_t) except NULL
     Py_ssize_t cd_link_content(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t *) noexcept nogil
     void cd_link_setup(PyObject *, PyObject *) noexcept
     PyObject *cd_new_link(PyObject *, const uint8_t *, Py_ssize_t) noexcept
     bint cd_likely(bint) noexcept nogil
     bint cd_unlikely(bint) noexcept nogil
+
+cdef extern from "cbor_build.h":
+    enum:
+        CB_KEY_MAX
+    ctypedef struct cb_key_probe:
+        pass
+    PyObject *cb_key_get(const uint8_t *, Py_ssize_t, bint, cb_key_probe *) noexcept
+    PyObject *cb_key_new(const cb_key_probe *, const uint8_t *, Py_ssize_t) except NULL
+    int cb_init() except -1
+    PyObject *cb_uint(uint64_t) except NULL
+    PyObject *cb_ascii(const uint8_t *, Py_ssize_t) except NULL
 
 
 # --- profiles: one compiled copy of each loop per profile ------------------------------
@@ -150,6 +158,7 @@ cdef object _FrozenDict = FrozenDict
 cdef object _from_bytes = int.from_bytes
 cdef int _MAX_KEY_DEPTH = MAX_KEY_DEPTH
 cd_link_setup(<PyObject *>Link, <PyObject *>Link.__dict__["cid_bytes"])
+cb_init()
 
 
 # --- state ----------------------------------------------------------------------------
@@ -180,8 +189,6 @@ cdef enum:
     # decode asks whether this thread's stack can release a deeper one (cbor_stack.h)
     RELEASE_CHECK_DEPTH = 64
     NO_DEPTH_LIMIT = 0x7fffffff
-    KEY_CACHE_SIZE = 1024  # power of two
-    KEY_CACHE_MAX_LEN = 32
 
 cdef struct Opts:
     int profile
@@ -211,13 +218,7 @@ cdef struct Dec:
     Py_ssize_t fcap
     Frame inline_frames[INLINE_FRAMES]
 
-# Decoded short ASCII text keys, keyed by their bytes: repeated keys (records, JSON-like
-# documents) are neither re-validated nor re-allocated, and the shared str objects keep
-# their cached hashes for the dict insert. Entries are compact ASCII strs only.
-cdef PyObject *key_cache[KEY_CACHE_SIZE]
 cdef Py_ssize_t _k
-for _k in range(KEY_CACHE_SIZE):
-    key_cache[_k] = NULL
 
 
 # --- errors -----------------------------------------------------------------------------
@@ -429,21 +430,11 @@ cdef inline bint ascii_text(Dec *d, Py_ssize_t pos, Py_ssize_t n) noexcept:
     return cd_is_ascii(d.p + pos, n)
 
 
-cdef inline PyObject *new_ascii(const uint8_t *s, Py_ssize_t n) except NULL:
-    cdef PyObject *r = PyUnicode_New(n, 127)
-    memcpy(PyUnicode_DATA(r), s, <size_t>n)
-    return r
-
-
-cdef PyObject *dec_text(Dec *d, Prof *prof, Py_ssize_t start, Py_ssize_t pos,
+cdef PyObject *dec_utf8(Dec *d, Prof *prof, Py_ssize_t start, Py_ssize_t pos,
                         Py_ssize_t n) except NULL:
-    """A text value (new reference). ASCII is copied into a new str without going
-    through the UTF-8 decoder; anything else is decoded (and validated) by CPython."""
-    cdef const uint8_t *s = d.p + pos
-    cdef PyObject *r
-    if ascii_text(d, pos, n):
-        return new_ascii(s, n)
-    r = PyUnicode_DecodeUTF8(<const char *>s, n, NULL)
+    """A text value that is not all ASCII (new reference), decoded and validated by
+    CPython."""
+    cdef PyObject *r = PyUnicode_DecodeUTF8(<const char *>(d.p + pos), n, NULL)
     if r == NULL:
         if PyErr_ExceptionMatches(UnicodeDecodeError):
             PyErr_Clear()
@@ -458,40 +449,63 @@ cdef PyObject *dec_text(Dec *d, Prof *prof, Py_ssize_t start, Py_ssize_t pos,
     return r
 
 
+cdef inline PyObject *dec_text(Dec *d, Prof *prof, Py_ssize_t start, Py_ssize_t pos,
+                               Py_ssize_t n) except NULL:
+    """A text value (new reference). ASCII is copied into a new str without going
+    through the UTF-8 decoder."""
+    if ascii_text(d, pos, n):
+        return cb_ascii(d.p + pos, n)
+    return dec_utf8(d, prof, start, pos, n)
+
+
 cdef PyObject *dec_key_text(Dec *d, Prof *prof, Py_ssize_t start, Py_ssize_t pos,
                             Py_ssize_t n) except NULL:
-    """A text map key (new reference), from the short-key cache when it was seen."""
-    cdef const uint8_t *s = d.p + pos
-    cdef size_t slot
+    """A text map key the short-key path did not take (new reference), from the key cache
+    when it was seen."""
+    cdef cb_key_probe probe
     cdef PyObject *hit
-    if n > KEY_CACHE_MAX_LEN:
+    if n > CB_KEY_MAX:
         return dec_text(d, prof, start, pos, n)
-    hit = cd_key_cache_get(key_cache, KEY_CACHE_SIZE - 1, s, n, &slot)
+    hit = cb_key_get(d.p + pos, n, pos + 16 <= d.full_n, &probe)
     if hit != NULL:
-        incref(hit)
         return hit
     if not ascii_text(d, pos, n):
-        return dec_text(d, prof, start, pos, n)
-    return cache_key(slot, s, n)
+        return dec_utf8(d, prof, start, pos, n)
+    return cb_key_new(&probe, d.p + pos, n)
 
 
-cdef PyObject *cache_key(size_t slot, const uint8_t *s, Py_ssize_t n) except NULL:
-    """A new str of the n ASCII bytes at s, also kept in the key cache (new reference)."""
-    cdef PyObject *r = new_ascii(s, n)
-    xdecref(key_cache[slot])
-    incref(r)
-    key_cache[slot] = r
-    return r
-
-
-cdef inline PyObject *short_key(const uint8_t *s, Py_ssize_t n) except NULL:
-    """The str of a short ASCII key (new reference), from the cache when it was seen."""
-    cdef size_t slot
-    cdef PyObject *hit = cd_key_cache_get(key_cache, KEY_CACHE_SIZE - 1, s, n, &slot)
-    if hit != NULL:
-        incref(hit)
-        return hit
-    return cache_key(slot, s, n)
+cdef inline Py_ssize_t take_key(Dec *d, Frame *f, Py_ssize_t pos) except -2:
+    """The next key of map frame ``f``, at ``pos``, when it is the common kind: a text
+    string of 0-23 ASCII bytes inside the input. It becomes ``f.key`` (from the key cache
+    when it was seen), its order after the previous key is checked, and the offset after
+    it is returned. Else -1: the key takes the generic path, which reports what is wrong
+    with it."""
+    cdef const uint8_t *p = d.p
+    cdef Py_ssize_t n, end
+    cdef uint8_t ib
+    cdef int c
+    cdef cb_key_probe probe
+    cdef PyObject *key
+    if cd_unlikely(pos >= d.n):
+        return -1
+    ib = p[pos]
+    if ib < 0x60 or ib >= 0x78:
+        return -1
+    n = ib - 0x60
+    end = pos + 1 + n
+    if cd_unlikely(end > d.n):
+        return -1
+    key = cb_key_get(p + pos + 1, n, pos + 17 <= d.full_n, &probe)
+    if key == NULL:  # a hit was ASCII when it was cached; a miss is checked now
+        if not ascii_text(d, pos + 1, n):
+            return -1
+        key = cb_key_new(&probe, p + pos + 1, n)
+    f.key = key  # owned by the frame from here (freed on errors)
+    c = cd_key_order(p, d.full_n, pos, end, &f.prev_start, &f.prev_len)
+    if cd_unlikely(c >= 0):
+        f.key_start = pos
+        key_order_error(d, f, c)
+    return end
 
 
 cdef PyObject *new_ref(object value) except NULL:
@@ -501,7 +515,6 @@ cdef PyObject *new_ref(object value) except NULL:
 
 cdef PyObject *dec_negative(Dec *d, Prof *prof, Py_ssize_t start, uint64_t arg) except NULL:
     cdef PyObject *big
-    cdef PyObject *r
     if arg < 0x8000000000000000ULL:
         return PyLong_FromLongLong(-1 - <int64_t>arg)
     if Prof is ProfDcbor:
@@ -527,6 +540,23 @@ cdef PyObject *dec_simple(Dec *d, Prof *prof, Py_ssize_t start, uint64_t value) 
     if value == 23:
         return new_ref(_UNDEFINED)
     return new_ref(_Simple(value))
+
+
+cdef inline PyObject *dec_float(Dec *d, Prof *prof, Py_ssize_t start, int profile, int ai,
+                                uint64_t arg) except NULL:
+    """The float of a major-7 head with ai 25-27 (new reference). The binary64 that each
+    profile accepts as it is (dag-cbor: finite and not -0.0; core: not exactly a binary32)
+    is checked here on its bits; everything else goes through float_ok."""
+    cdef double x
+    if Prof is ProfDag:
+        if ai == 27 and (arg & 0x7ff0000000000000ULL) != 0x7ff0000000000000ULL and \
+                arg != 0x8000000000000000ULL:
+            return PyFloat_FromDouble(cbor_bits_to_double(arg))
+    elif Prof is ProfCore:
+        if ai == 27 and not cd_double_fits_single(arg):
+            return PyFloat_FromDouble(cbor_bits_to_double(arg))
+    float_ok(d, start, profile, ai, arg, &x)
+    return PyFloat_FromDouble(x)
 
 
 cdef PyObject *finish_tag(Dec *d, Prof *prof, Frame *f, PyObject *content) except NULL:
@@ -583,14 +613,12 @@ cdef object make_link(Dec *d, Py_ssize_t head, object content):
         derr(d, "invalid_link", head, str(exc))
 
 
-cdef PyObject *finish_container(Dec *d, Frame *f) except NULL:
-    """Hand over a completed frame's list/dict (new reference): a tuple or FrozenDict
-    inside a map key, else the list, or the dict after ``object_hook``."""
+cdef PyObject *finish_keyed(Dec *d, Frame *f) except NULL:
+    """Hand over a completed frame's list/dict (new reference) when it is inside a map key
+    (a tuple or FrozenDict) or a map with ``object_hook`` (the hook's result)."""
     cdef PyObject *obj = f.obj
     cdef PyObject *r
     f.obj = NULL
-    if not f.klevel and (f.kind == F_ARRAY or d.object_hook == NULL):
-        return obj
     try:
         if f.kind == F_ARRAY:
             r = PyList_AsTuple(obj)
@@ -603,27 +631,62 @@ cdef PyObject *finish_container(Dec *d, Frame *f) except NULL:
     return r
 
 
-cdef Frame *push_container(Dec *d, int kind, Py_ssize_t start, Py_ssize_t pos, uint64_t n,
-                           int klevel) except NULL:
+cdef inline Frame *open_container(Dec *d, int kind, Py_ssize_t start, Py_ssize_t pos,
+                                  uint64_t n, int klevel) except NULL:
     """Open an array or map of n (> 0) items or pairs at ``start``; content at ``pos``."""
     cdef Frame *f
-    cdef Py_ssize_t remaining = d.n - pos
-    enter(d, start, klevel, kind, n)
-    f = open_frame(d, kind, start, n, klevel)
-    f.obj = NULL
+    cdef Py_ssize_t room = d.n - pos
+    enter_fast(d, start, klevel, kind, n)
+    if cd_unlikely(d.depth == d.fcap):
+        grow_frames(d)
+    f = &d.frames[d.depth]
+    d.depth += 1
+    f.n = n
+    f.i = 0
+    f.head = start
+    f.prev_len = -1
+    f.kind = kind
+    f.klevel = klevel
     f.key = NULL
+    f.obj = NULL
     if kind == F_ARRAY:
         # Each item takes at least one byte: never preallocate more slots than the input
         # could fill (a short input claiming 2**60 items fails later with `truncated`).
-        f.obj = PyList_New(<Py_ssize_t>n if n <= <uint64_t>remaining else remaining)
+        f.obj = PyList_New(<Py_ssize_t>n if n <= <uint64_t>room else room)
     else:
-        remaining >>= 1  # each pair takes at least two bytes
-        f.obj = cd_dict_presized(<Py_ssize_t>n if n <= <uint64_t>remaining else remaining)
+        room >>= 1  # each pair takes at least two bytes
+        f.obj = cd_dict_presized(<Py_ssize_t>n if n <= <uint64_t>room else room)
     return f
 
 
+cdef inline int key_level(Frame *f, bint is_key) noexcept:
+    """The key level of a container or tag opened now as the next item of ``f`` (see
+    Frame.klevel)."""
+    if f == NULL:
+        return 0
+    if f.klevel:
+        return f.klevel + 1
+    return is_key
+
+
+cdef PyObject *dec_empty(Dec *d, Py_ssize_t start, int major, int klevel) except NULL:
+    """An empty array or map (new reference)."""
+    enter(d, start, klevel, F_ARRAY if major == 4 else F_MAP, 0)
+    if major == 4:
+        return PyTuple_New(0) if klevel else PyList_New(0)
+    if klevel:
+        return new_ref(_FrozenDict())
+    if d.object_hook != NULL:
+        return new_ref(empty_dict_hook(d, start))
+    return PyDict_New()
+
+
 cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
-    """Decode the item at d.pos; returns a new reference and leaves d.pos after it."""
+    """Decode the item at d.pos; returns a new reference and leaves d.pos after it.
+
+    Map keys of the common kind (short ASCII text) are read by ``take_key`` as soon as the
+    previous pair (or the map's head) is complete, so the loop below mostly sees values;
+    a key it does not take is the next item read, with ``key_next`` set."""
     cdef const uint8_t *p = d.p
     cdef Py_ssize_t n = d.n
     cdef Py_ssize_t pos = d.pos
@@ -635,8 +698,7 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
     cdef int major, ai, klevel
     cdef uint64_t arg
     cdef bint is_key
-    cdef double x
-    cdef int c
+    cdef bint key_next = False
     cdef int profile
     if Prof is ProfCore:
         profile = P_CORE
@@ -647,15 +709,6 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
     while True:
         # ---- one head --------------------------------------------------------------
         start = pos
-        is_key = False
-        klevel = 0
-        if f != NULL:
-            if f.kind == F_MAP and f.key == NULL:
-                is_key = True
-                klevel = f.klevel + 1
-                f.key_start = start
-            elif f.klevel:
-                klevel = f.klevel + 1
         if cd_unlikely(start >= n):
             if f != NULL:  # a missing child is reported at its container's head
                 dshort(d, f.head, "input ends inside a container")
@@ -663,7 +716,6 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
         ib = p[start]
         major = ib >> 5
         ai = ib & 0x1f
-        arg = 0
         if ai < 24:
             arg = ai
             pos = start + 1
@@ -686,56 +738,55 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
                 arg_error(d, start, major, ai, arg)
             pos = start + 1 + w
         else:
+            arg = 0
             head_error(d, start, major, ai)
-        if Prof is ProfDag:
-            if is_key and major != 3:
-                key_type_error(d, start)
+        is_key = key_next
+        if cd_unlikely(key_next):  # f is a map and this item is its next key
+            key_next = False
+            f.key_start = start
+            if Prof is ProfDag:
+                if major != 3:
+                    key_type_error(d, start)
 
         # ---- the item ----------------------------------------------------------------
         if major == 3:
             if cd_unlikely(arg > <uint64_t>(n - pos)):
                 dshort(d, start, f"string of {arg} bytes runs past the end")
-            if is_key:
+            if cd_unlikely(is_key):
                 val = dec_key_text(d, prof, start, pos, <Py_ssize_t>arg)
             else:
                 val = dec_text(d, prof, start, pos, <Py_ssize_t>arg)
             pos += <Py_ssize_t>arg
         elif major == 0:
-            val = PyLong_FromUnsignedLongLong(arg)
+            val = cb_uint(arg)
         elif major == 4 or major == 5:
+            klevel = key_level(f, is_key)
             if arg == 0:
-                enter(d, start, klevel, F_ARRAY if major == 4 else F_MAP, 0)
-                if major == 4:
-                    val = PyTuple_New(0) if klevel else PyList_New(0)
-                elif klevel:
-                    val = new_ref(_FrozenDict())
-                elif d.object_hook != NULL:
-                    val = new_ref(empty_dict_hook(d, start))
-                else:
-                    val = PyDict_New()
+                val = dec_empty(d, start, major, klevel)
             else:
-                f = push_container(d, F_ARRAY if major == 4 else F_MAP, start, pos, arg, klevel)
-                if major == 5:  # the first key, when a short ASCII text
-                    w = cd_short_ascii_key(p, n, d.full_n, pos)
+                f = open_container(d, F_ARRAY if major == 4 else F_MAP, start, pos, arg,
+                                   klevel)
+                if major == 5:
+                    w = take_key(d, f, pos)
                     if w >= 0:
-                        f.key_start = pos
-                        f.key = short_key(p + pos + 1, w - pos - 1)
-                        c = cd_key_order(p, d.full_n, pos, w, &f.prev_start, &f.prev_len)
-                        if cd_unlikely(c >= 0):
-                            key_order_error(d, f, c)
                         pos = w
+                    else:
+                        key_next = True
                 continue
+        elif major == 7:
+            if ai >= 25:
+                val = dec_float(d, prof, start, profile, ai, arg)
+            elif arg == 21:
+                val = new_ref(True)
+            elif arg == 20:
+                val = new_ref(False)
+            else:
+                val = dec_simple(d, prof, start, arg)
         elif major == 2:
             if cd_unlikely(arg > <uint64_t>(n - pos)):
                 dshort(d, start, f"string of {arg} bytes runs past the end")
             val = PyBytes_FromStringAndSize(<const char *>(p + pos), <Py_ssize_t>arg)
             pos += <Py_ssize_t>arg
-        elif major == 7:
-            if ai >= 25:
-                float_ok(d, start, profile, ai, arg, &x)
-                val = PyFloat_FromDouble(x)
-            else:
-                val = dec_simple(d, prof, start, arg)
         elif major == 1:
             val = dec_negative(d, prof, start, arg)
         else:  # major 6
@@ -745,7 +796,8 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
             elif Prof is ProfDcbor:
                 if arg == 2 or arg == 3:
                     tag_error(d, start, P_DCBOR, arg)
-            enter(d, start, klevel, F_TAG, 1)
+            klevel = key_level(f, is_key)
+            enter_fast(d, start, klevel, F_TAG, 1)
             if Prof is ProfDag:  # a valid link is built from the input in one step
                 w = cd_link_content(p, n, pos, &end)
                 if w < 0:
@@ -773,7 +825,7 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
                 if f.i < f.n:
                     break
             elif f.kind == F_MAP:
-                if f.key == NULL:
+                if f.key == NULL:  # a key the short-key path did not take
                     f.key = val  # owned by the frame from here (freed on errors)
                     key_order(d, f, pos)
                     # distinct encodings of text or bytes keys are distinct values; other
@@ -791,15 +843,12 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
                 decref(f.key)
                 f.key = NULL
                 f.i += 1
-                if f.i < f.n:  # the next key, when a short ASCII text
-                    w = cd_short_ascii_key(p, n, d.full_n, pos)
+                if f.i < f.n:
+                    w = take_key(d, f, pos)
                     if w >= 0:
-                        f.key_start = pos
-                        f.key = short_key(p + pos + 1, w - pos - 1)
-                        c = cd_key_order(p, d.full_n, pos, w, &f.prev_start, &f.prev_len)
-                        if cd_unlikely(c >= 0):
-                            key_order_error(d, f, c)
                         pos = w
+                    else:
+                        key_next = True
                     break
             else:
                 try:
@@ -810,7 +859,13 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
                 d.depth -= 1
                 f = &d.frames[d.depth - 1] if d.depth else NULL
                 continue
-            val = finish_container(d, f)
+            # the container is complete: a tuple or FrozenDict inside a map key, a map
+            # through object_hook, else the list or dict itself
+            if cd_likely(not f.klevel and (f.kind == F_ARRAY or d.object_hook == NULL)):
+                val = f.obj
+                f.obj = NULL
+            else:
+                val = finish_keyed(d, f)
             d.depth -= 1
             f = &d.frames[d.depth - 1] if d.depth else NULL
 

@@ -1183,6 +1183,10 @@ def encode_into(obj, buffer, offset=0, /, *, profile="core", default=None,
     return encode_into_buffer(obj, buffer, offset, &settings, &module_scratch)
 
 
+# methods as method descriptors, which the interpreter calls directly; "clinic" signatures
+# keep inspect.signature working on them
+@cython.binding(False)
+@cython.embedsignature.format("clinic")
 cdef class Encoder:
     """A reusable encoder for one profile, ``default`` hook and depth limit, with its own
     scratch buffer. ``__init__`` raises ``InUseError`` while one of its calls is running

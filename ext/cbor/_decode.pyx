@@ -116,15 +116,11 @@ cdef extern from "cbor_dec.h":
     bint cd_unlikely(bint) noexcept nogil
 
 cdef extern from "cbor_build.h":
-    enum:
-        CB_KEY_MAX
-    ctypedef struct cb_key_probe:
-        pass
-    PyObject *cb_key_get(const uint8_t *, Py_ssize_t, bint, cb_key_probe *) noexcept
-    PyObject *cb_key_new(const cb_key_probe *, const uint8_t *, Py_ssize_t) except NULL
     int cb_init() except -1
     PyObject *cb_uint(uint64_t) except NULL
     PyObject *cb_ascii(const uint8_t *, Py_ssize_t) except NULL
+    Py_ssize_t cb_take_key(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t, PyObject **,
+                           Py_ssize_t *, Py_ssize_t *, int *) except -2
 
 
 # --- profiles: one compiled copy of each loop per profile ------------------------------
@@ -458,56 +454,6 @@ cdef inline PyObject *dec_text(Dec *d, Prof *prof, Py_ssize_t start, Py_ssize_t 
     return dec_utf8(d, prof, start, pos, n)
 
 
-cdef PyObject *dec_key_text(Dec *d, Prof *prof, Py_ssize_t start, Py_ssize_t pos,
-                            Py_ssize_t n) except NULL:
-    """A text map key the short-key path did not take (new reference), from the key cache
-    when it was seen."""
-    cdef cb_key_probe probe
-    cdef PyObject *hit
-    if n > CB_KEY_MAX:
-        return dec_text(d, prof, start, pos, n)
-    hit = cb_key_get(d.p + pos, n, pos + 16 <= d.full_n, &probe)
-    if hit != NULL:
-        return hit
-    if not ascii_text(d, pos, n):
-        return dec_utf8(d, prof, start, pos, n)
-    return cb_key_new(&probe, d.p + pos, n)
-
-
-cdef inline Py_ssize_t take_key(Dec *d, Frame *f, Py_ssize_t pos) except -2:
-    """The next key of map frame ``f``, at ``pos``, when it is the common kind: a text
-    string of 0-23 ASCII bytes inside the input. It becomes ``f.key`` (from the key cache
-    when it was seen), its order after the previous key is checked, and the offset after
-    it is returned. Else -1: the key takes the generic path, which reports what is wrong
-    with it."""
-    cdef const uint8_t *p = d.p
-    cdef Py_ssize_t n, end
-    cdef uint8_t ib
-    cdef int c
-    cdef cb_key_probe probe
-    cdef PyObject *key
-    if cd_unlikely(pos >= d.n):
-        return -1
-    ib = p[pos]
-    if ib < 0x60 or ib >= 0x78:
-        return -1
-    n = ib - 0x60
-    end = pos + 1 + n
-    if cd_unlikely(end > d.n):
-        return -1
-    key = cb_key_get(p + pos + 1, n, pos + 17 <= d.full_n, &probe)
-    if key == NULL:  # a hit was ASCII when it was cached; a miss is checked now
-        if not ascii_text(d, pos + 1, n):
-            return -1
-        key = cb_key_new(&probe, p + pos + 1, n)
-    f.key = key  # owned by the frame from here (freed on errors)
-    c = cd_key_order(p, d.full_n, pos, end, &f.prev_start, &f.prev_len)
-    if cd_unlikely(c >= 0):
-        f.key_start = pos
-        key_order_error(d, f, c)
-    return end
-
-
 cdef PyObject *new_ref(object value) except NULL:
     Py_INCREF(value)
     return <PyObject *>value
@@ -684,9 +630,10 @@ cdef PyObject *dec_empty(Dec *d, Py_ssize_t start, int major, int klevel) except
 cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
     """Decode the item at d.pos; returns a new reference and leaves d.pos after it.
 
-    Map keys of the common kind (short ASCII text) are read by ``take_key`` as soon as the
-    previous pair (or the map's head) is complete, so the loop below mostly sees values;
-    a key it does not take is the next item read, with ``key_next`` set."""
+    Map keys of the common kind (short ASCII text) are read by ``cb_take_key`` as soon as
+    the previous pair (or the map's head) is complete (``key_next``), so the generic
+    path below mostly sees values; a key it does not take is read there with ``is_key``
+    set."""
     cdef const uint8_t *p = d.p
     cdef Py_ssize_t n = d.n
     cdef Py_ssize_t pos = d.pos
@@ -699,6 +646,7 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
     cdef uint64_t arg
     cdef bint is_key
     cdef bint key_next = False
+    cdef int c
     cdef int profile
     if Prof is ProfCore:
         profile = P_CORE
@@ -708,6 +656,17 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
         profile = P_DAG
     while True:
         # ---- one head --------------------------------------------------------------
+        is_key = False
+        if key_next:  # f is a map and the next item is its key: the common kind is taken
+            key_next = False  # here, with its order after the previous key
+            w = cb_take_key(p, n, d.full_n, pos, &f.key, &f.prev_start, &f.prev_len, &c)
+            if w < 0:
+                is_key = True  # the generic path reads it, and reports what is wrong
+            elif cd_unlikely(c >= 0):
+                f.key_start = pos
+                key_order_error(d, f, c)
+            else:
+                pos = w
         start = pos
         if cd_unlikely(start >= n):
             if f != NULL:  # a missing child is reported at its container's head
@@ -740,9 +699,7 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
         else:
             arg = 0
             head_error(d, start, major, ai)
-        is_key = key_next
-        if cd_unlikely(key_next):  # f is a map and this item is its next key
-            key_next = False
+        if cd_unlikely(is_key):  # a key cb_take_key did not take
             f.key_start = start
             if Prof is ProfDag:
                 if major != 3:
@@ -752,10 +709,7 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
         if major == 3:
             if cd_unlikely(arg > <uint64_t>(n - pos)):
                 dshort(d, start, f"string of {arg} bytes runs past the end")
-            if cd_unlikely(is_key):
-                val = dec_key_text(d, prof, start, pos, <Py_ssize_t>arg)
-            else:
-                val = dec_text(d, prof, start, pos, <Py_ssize_t>arg)
+            val = dec_text(d, prof, start, pos, <Py_ssize_t>arg)
             pos += <Py_ssize_t>arg
         elif major == 0:
             val = cb_uint(arg)
@@ -766,12 +720,7 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
             else:
                 f = open_container(d, F_ARRAY if major == 4 else F_MAP, start, pos, arg,
                                    klevel)
-                if major == 5:
-                    w = take_key(d, f, pos)
-                    if w >= 0:
-                        pos = w
-                    else:
-                        key_next = True
+                key_next = major == 5
                 continue
         elif major == 7:
             if ai >= 25:
@@ -825,7 +774,7 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
                 if f.i < f.n:
                     break
             elif f.kind == F_MAP:
-                if f.key == NULL:  # a key the short-key path did not take
+                if f.key == NULL:  # a key cb_take_key did not take
                     f.key = val  # owned by the frame from here (freed on errors)
                     key_order(d, f, pos)
                     # distinct encodings of text or bytes keys are distinct values; other
@@ -844,11 +793,7 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
                 f.key = NULL
                 f.i += 1
                 if f.i < f.n:
-                    w = take_key(d, f, pos)
-                    if w >= 0:
-                        pos = w
-                    else:
-                        key_next = True
+                    key_next = True
                     break
             else:
                 try:
@@ -1482,6 +1427,10 @@ install_entry(globals(), 3, "check_prefix", f"(data, offset=0, /, *, {_OPTIONS})
               check_prefix_fast, 2)
 
 
+# methods as method descriptors, which the interpreter calls directly; "clinic" signatures
+# keep inspect.signature working on them
+@cython.binding(False)
+@cython.embedsignature.format("clinic")
 cdef class Decoder:
     """A reusable strict decoder for one profile, set of limits and hooks.
 

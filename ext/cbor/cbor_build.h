@@ -18,27 +18,22 @@
  * 16 bytes is hashed and confirmed with a few word operations and no call; longer keys
  * also compare their remaining bytes. Entries are compact ASCII strs only, so a hit is
  * also the key's ASCII check. Collisions only cost a miss (the slot is then replaced). */
-#define CB_KEY_SLOTS 1024 /* a power of two */
+#define CB_KEY_SLOTS 1024 /* 2^10: cb_key_slot_of takes the hash's top 10 bits */
 #define CB_KEY_MAX 32
 
 typedef struct {
     uint64_t w[2];
-    Py_ssize_t n; /* -1: empty */
     PyObject *str;
+    Py_ssize_t n; /* -1: empty */
 } cb_key_slot;
-
-/* where a key was looked up: its words and its slot, for cb_key_new */
-typedef struct {
-    uint64_t w[2];
-    size_t slot;
-} cb_key_probe;
 
 static cb_key_slot cb_keys[CB_KEY_SLOTS];
 
-/* The first 16 bytes of the n-byte key at s as two words, zero past n. With `padded`, 16
- * bytes can be read at s (whole words are loaded and masked). */
-CD_INLINE void cb_key_words(const unsigned char *s, Py_ssize_t n, int padded, uint64_t *w) {
-    if (CD_LITTLE_ENDIAN && padded) {
+/* The first 16 bytes of the n-byte key at s as two words, zero past n; `avail` bytes can
+ * be read at s (whole words are loaded and masked where the buffer has room). */
+CD_INLINE void cb_key_words(const unsigned char *s, Py_ssize_t n, Py_ssize_t avail,
+                            uint64_t *w) {
+    if (CD_LITTLE_ENDIAN && avail >= 16) {
         memcpy(&w[0], s, 8);
         memcpy(&w[1], s + 8, 8);
         if (n < 8) {
@@ -49,49 +44,92 @@ CD_INLINE void cb_key_words(const unsigned char *s, Py_ssize_t n, int padded, ui
         }
         return;
     }
+    if (CD_LITTLE_ENDIAN && n < 8 && avail >= 8) {
+        memcpy(&w[0], s, 8);
+        w[0] &= ((uint64_t)1 << (8 * n)) - 1;
+        w[1] = 0;
+        return;
+    }
     w[0] = w[1] = 0;
     memcpy(w, s, (size_t)(n < 16 ? n : 16));
 }
 
-/* The cached str of the n-byte key at s (a new reference), or NULL; *probe is where it
- * belongs either way. n <= CB_KEY_MAX. */
-CD_INLINE PyObject *cb_key_get(const unsigned char *s, Py_ssize_t n, int padded,
-                               cb_key_probe *probe) {
-    uint64_t h, tail;
-    const cb_key_slot *e;
-    cb_key_words(s, n, padded, probe->w);
-    h = (probe->w[0] ^ (uint64_t)n) * 0x9E3779B97F4A7C15ULL;
-    h ^= (probe->w[1] + 0x632BE59BD9B4E019ULL) * 0xC2B2AE3D27D4EB4FULL;
+/* The slot of the n-byte key at s whose words are w. One multiply on the path from the
+ * first word to the slot: the slot's load waits for the hash, so the hash is short. */
+CD_INLINE size_t cb_key_slot_of(const uint64_t *w, const unsigned char *s, Py_ssize_t n) {
+    uint64_t h = w[1] * 0xC2B2AE3D27D4EB4FULL, tail;
     if (n > 16) { /* the last 8 bytes too: long keys often share their first 16 */
         memcpy(&tail, s + n - 8, 8);
         h ^= tail * 0x165667B19E3779F9ULL;
     }
-    probe->slot = (size_t)(h ^ (h >> 29) ^ (h >> 47)) & (CB_KEY_SLOTS - 1);
-    e = &cb_keys[probe->slot];
-    if (e->n == n && e->w[0] == probe->w[0] && e->w[1] == probe->w[1] &&
-            (n <= 16 || memcmp((const char *)PyUnicode_DATA(e->str) + 16, s + 16,
-                               (size_t)(n - 16)) == 0)) {
-        Py_INCREF(e->str);
-        return e->str;
-    }
-    return NULL;
+    h = ((w[0] ^ h) + (uint64_t)n) * 0x9E3779B97F4A7C15ULL;
+    return (size_t)(h >> 54); /* the top bits mix best */
 }
 
-/* A new str of the n ASCII bytes at s, also kept in the probed slot (a new reference). */
-static PyObject *cb_key_new(const cb_key_probe *probe, const unsigned char *s, Py_ssize_t n) {
-    cb_key_slot *e = &cb_keys[probe->slot];
+/* Whether slot e holds the n-byte key at s, whose words are w. */
+CD_INLINE int cb_key_is(const cb_key_slot *e, const uint64_t *w, const unsigned char *s,
+                        Py_ssize_t n) {
+    return e->n == n && e->w[0] == w[0] && e->w[1] == w[1] &&
+           (n <= 16 || memcmp((const char *)PyUnicode_DATA(e->str) + 16, s + 16,
+                              (size_t)(n - 16)) == 0);
+}
+
+/* Put a new str of the n ASCII bytes at s (words w) in slot e; -1 when out of memory. */
+static int cb_key_fill(cb_key_slot *e, const uint64_t *w, const unsigned char *s,
+                       Py_ssize_t n) {
     PyObject *old = e->str;
     PyObject *r = PyUnicode_New(n, 127);
     if (r == NULL)
-        return NULL;
+        return -1;
     memcpy(PyUnicode_DATA(r), s, (size_t)n);
-    Py_INCREF(r);
     e->str = r;
     e->n = n;
-    e->w[0] = probe->w[0];
-    e->w[1] = probe->w[1];
+    e->w[0] = w[0];
+    e->w[1] = w[1];
     Py_XDECREF(old); /* a str: releasing it runs no Python code */
-    return r;
+    return 0;
+}
+
+/* The next key of a map, at pos, when it is the common kind: a text string of 0-23 ASCII
+ * bytes, or 24-CB_KEY_MAX in its shortest head, inside the first n bytes of p (reads stay
+ * below full_n). Returns the offset after it, having set *key (a new reference, from the
+ * cache when it was seen) and *order, the key's order after the previous key (*prev_start,
+ * *prev_len), which it becomes (cd_key_order: >= 0 is an error the caller reports). -1:
+ * not the common kind, nothing done; -2: out of memory. */
+CD_INLINE Py_ssize_t cb_take_key(const unsigned char *p, Py_ssize_t n, Py_ssize_t full_n,
+                                 Py_ssize_t pos, PyObject **key, Py_ssize_t *prev_start,
+                                 Py_ssize_t *prev_len, int *order) {
+    Py_ssize_t len, at, end;
+    unsigned ib;
+    uint64_t w[2];
+    cb_key_slot *e;
+    if (pos >= n)
+        return -1;
+    ib = p[pos];
+    if (ib >= 0x60 && ib < 0x78) {
+        len = (Py_ssize_t)ib - 0x60;
+        at = pos + 1;
+    } else if (ib == 0x78 && pos + 1 < n && p[pos + 1] >= 24 && p[pos + 1] <= CB_KEY_MAX) {
+        len = p[pos + 1];
+        at = pos + 2;
+    } else {
+        return -1;
+    }
+    end = at + len;
+    if (end > n)
+        return -1;
+    cb_key_words(p + at, len, full_n - at, w);
+    e = &cb_keys[cb_key_slot_of(w, p + at, len)];
+    if (!cb_key_is(e, w, p + at, len)) { /* a hit was ASCII when it was cached */
+        if (end + 8 <= full_n ? !cd_is_ascii_padded(p + at, len) : !cd_is_ascii(p + at, len))
+            return -1;
+        if (cb_key_fill(e, w, p + at, len) < 0)
+            return -2;
+    }
+    Py_INCREF(e->str);
+    *key = e->str;
+    *order = cd_key_order(p, full_n, pos, end, prev_start, prev_len);
+    return end;
 }
 
 /* --- small ints and one-character strings ------------------------------------------------

@@ -56,6 +56,7 @@ cdef extern from "Python.h":
     PyObject *PyList_AsTuple(PyObject *) except NULL
     PyObject *PyTuple_New(Py_ssize_t) except NULL
     int PyDict_SetItem(PyObject *, PyObject *, PyObject *) except -1
+    int PyDict_SetItem_raw "PyDict_SetItem"(PyObject *, PyObject *, PyObject *)
     int PyDict_Contains(PyObject *, PyObject *) except -1
     PyObject *PyDict_New() except NULL
     PyObject *PyLong_FromUnsignedLongLong(unsigned long long) except NULL
@@ -121,6 +122,10 @@ cdef extern from "cbor_build.h":
     PyObject *cb_ascii(const uint8_t *, Py_ssize_t) except NULL
     Py_ssize_t cb_take_key(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t, PyObject **,
                            Py_ssize_t *, Py_ssize_t *, int *) except -2
+    int cb_scalar(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t *, int,
+                  PyObject **) except -1
+    int cb_small_array(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t *, int,
+                       PyObject **) except -1
 
 
 # --- profiles: one compiled copy of each loop per profile ------------------------------
@@ -630,10 +635,14 @@ cdef PyObject *dec_empty(Dec *d, Py_ssize_t start, int major, int klevel) except
 cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
     """Decode the item at d.pos; returns a new reference and leaves d.pos after it.
 
-    Map keys of the common kind (short ASCII text) are read by ``cb_take_key`` as soon as
-    the previous pair (or the map's head) is complete (``key_next``), so the generic
-    path below mostly sees values; a key it does not take is read there with ``is_key``
-    set."""
+    Two paths. The generic one reads any item from its head, with every check. Once an
+    item is complete it is handed to its container, which then reads what follows while
+    it is of the common kinds: an array its next items while they are scalars valid as
+    they stand (``cb_scalar``) or small arrays of those (``cb_small_array``), a map its
+    next pairs while the key is a short ASCII text (``cb_take_key``, which also checks the
+    key's order) and the value such a scalar or array.
+    The first item of another kind goes back to the generic path (a key with ``is_key``
+    set), so each check is made once, by one of the two paths, in the input's order."""
     cdef const uint8_t *p = d.p
     cdef Py_ssize_t n = d.n
     cdef Py_ssize_t pos = d.pos
@@ -642,11 +651,9 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
     cdef PyObject *done
     cdef Frame *f = NULL
     cdef uint8_t ib
-    cdef int major, ai, klevel
+    cdef int major, ai, klevel, c, r
     cdef uint64_t arg
-    cdef bint is_key
-    cdef bint key_next = False
-    cdef int c
+    cdef bint is_key = False
     cdef int profile
     if Prof is ProfCore:
         profile = P_CORE
@@ -655,18 +662,7 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
     else:
         profile = P_DAG
     while True:
-        # ---- one head --------------------------------------------------------------
-        is_key = False
-        if key_next:  # f is a map and the next item is its key: the common kind is taken
-            key_next = False  # here, with its order after the previous key
-            w = cb_take_key(p, n, d.full_n, pos, &f.key, &f.prev_start, &f.prev_len, &c)
-            if w < 0:
-                is_key = True  # the generic path reads it, and reports what is wrong
-            elif cd_unlikely(c >= 0):
-                f.key_start = pos
-                key_order_error(d, f, c)
-            else:
-                pos = w
+        # ---- one item, from its head ---------------------------------------------
         start = pos
         if cd_unlikely(start >= n):
             if f != NULL:  # a missing child is reported at its container's head
@@ -699,13 +695,12 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
         else:
             arg = 0
             head_error(d, start, major, ai)
-        if cd_unlikely(is_key):  # a key cb_take_key did not take
+        if cd_unlikely(is_key):  # f is a map and this is its key
             f.key_start = start
             if Prof is ProfDag:
                 if major != 3:
                     key_type_error(d, start)
 
-        # ---- the item ----------------------------------------------------------------
         if major == 3:
             if cd_unlikely(arg > <uint64_t>(n - pos)):
                 dshort(d, start, f"string of {arg} bytes runs past the end")
@@ -717,18 +712,13 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
             klevel = key_level(f, is_key)
             if arg == 0:
                 val = dec_empty(d, start, major, klevel)
-            else:
+            else:  # its items are read below, by the container
                 f = open_container(d, F_ARRAY if major == 4 else F_MAP, start, pos, arg,
                                    klevel)
-                key_next = major == 5
-                continue
+                val = NULL
         elif major == 7:
             if ai >= 25:
                 val = dec_float(d, prof, start, profile, ai, arg)
-            elif arg == 21:
-                val = new_ref(True)
-            elif arg == 20:
-                val = new_ref(False)
             else:
                 val = dec_simple(d, prof, start, arg)
         elif major == 2:
@@ -747,13 +737,14 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
                     tag_error(d, start, P_DCBOR, arg)
             klevel = key_level(f, is_key)
             enter_fast(d, start, klevel, F_TAG, 1)
+            is_key = False
             if Prof is ProfDag:  # a valid link is built from the input in one step
                 w = cd_link_content(p, n, pos, &end)
                 if w < 0:
                     f = open_frame(d, F_TAG, start, arg, klevel)
                     f.obj = NULL
                     f.key = NULL
-                    continue
+                    continue  # its content is the next item
                 val = link_of(p + w, end - w)
                 pos = end
             else:
@@ -761,39 +752,63 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
                 f.obj = NULL
                 f.key = NULL
                 continue
+        is_key = False
 
-        # ---- hand the value to the enclosing frames --------------------------------
-        # ``val`` is an owned reference until a container takes it.
+        # ---- hand ``val`` (an owned reference; NULL: a container was opened) to the
+        # frames, which then read what follows while it is of the common kinds --------
         while True:
             if f == NULL:
                 d.pos = pos
                 return val
             if f.kind == F_ARRAY:
-                PyList_SET_ITEM(f.obj, <Py_ssize_t>f.i, val)
-                f.i += 1
+                if val != NULL:
+                    PyList_SET_ITEM(f.obj, <Py_ssize_t>f.i, val)
+                    f.i += 1
+                while f.i < f.n:
+                    r = cb_scalar(p, n, d.full_n, &pos, profile, &val)
+                    if r == 0:
+                        if f.klevel or not leaf_ok(d):
+                            break
+                        r = cb_small_array(p, n, d.full_n, &pos, profile, &val)
+                        if r == 0:
+                            break
+                    PyList_SET_ITEM(f.obj, <Py_ssize_t>f.i, val)
+                    f.i += 1
                 if f.i < f.n:
-                    break
+                    break  # the generic path reads the next item
             elif f.kind == F_MAP:
-                if f.key == NULL:  # a key cb_take_key did not take
-                    f.key = val  # owned by the frame from here (freed on errors)
-                    key_order(d, f, pos)
-                    # distinct encodings of text or bytes keys are distinct values; other
-                    # keys may be equal as Python values (1, 1.0, True; 0.0 and -0.0),
-                    # which a dict cannot hold
-                    if f.i and Py_TYPE(val) != &PyUnicode_Type and \
-                            Py_TYPE(val) != &PyBytes_Type and PyDict_Contains(f.obj, val):
-                        derr(d, "unrepresentable_map", f.key_start,
-                             "map key equals an earlier key as a Python value")
-                    break
-                try:
-                    PyDict_SetItem(f.obj, f.key, val)
-                finally:
-                    decref(val)
-                decref(f.key)
-                f.key = NULL
-                f.i += 1
+                if val != NULL:
+                    if f.key == NULL:  # a key cb_take_key did not take
+                        f.key = val  # owned by the frame from here (freed on errors)
+                        key_order(d, f, pos)
+                        # distinct encodings of text or bytes keys are distinct values;
+                        # other keys may be equal as Python values (1, 1.0, True; 0.0 and
+                        # -0.0), which a dict cannot hold
+                        if f.i and Py_TYPE(val) != &PyUnicode_Type and \
+                                Py_TYPE(val) != &PyBytes_Type and PyDict_Contains(f.obj, val):
+                            derr(d, "unrepresentable_map", f.key_start,
+                                 "map key equals an earlier key as a Python value")
+                        break  # the generic path reads its value
+                    dict_set(f, val)
+                while f.i < f.n:
+                    w = cb_take_key(p, n, d.full_n, pos, &f.key, &f.prev_start, &f.prev_len,
+                                    &c)
+                    if w < 0:
+                        is_key = True  # the generic path reads it, and says what is wrong
+                        break
+                    if cd_unlikely(c >= 0):
+                        f.key_start = pos
+                        key_order_error(d, f, c)
+                    pos = w
+                    r = cb_scalar(p, n, d.full_n, &pos, profile, &val)
+                    if r == 0:
+                        if f.klevel or not leaf_ok(d):
+                            break  # the generic path reads the value
+                        r = cb_small_array(p, n, d.full_n, &pos, profile, &val)
+                        if r == 0:
+                            break
+                    dict_set(f, val)
                 if f.i < f.n:
-                    key_next = True
                     break
             else:
                 try:
@@ -813,6 +828,25 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
                 val = finish_keyed(d, f)
             d.depth -= 1
             f = &d.frames[d.depth - 1] if d.depth else NULL
+
+
+cdef inline bint leaf_ok(Dec *d) noexcept:
+    """Whether an array opened now, outside map keys, passes every check of ``enter``
+    without it doing anything (so ``cb_small_array`` may read it without ``enter``)."""
+    return d.max_items < 0 and d.depth < d.max_depth and d.depth < d.release_depth
+
+
+cdef inline int dict_set(Frame *f, PyObject *val) except -1:
+    """Insert the pair of map frame ``f``: its key and ``val`` (whose reference this
+    takes)."""
+    cdef int rc = PyDict_SetItem_raw(f.obj, f.key, val)
+    decref(val)
+    if cd_unlikely(rc < 0):
+        return -1
+    decref(f.key)
+    f.key = NULL
+    f.i += 1
+    return 0
 
 
 cdef object empty_dict_hook(Dec *d, Py_ssize_t start):

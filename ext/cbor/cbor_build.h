@@ -1,5 +1,6 @@
 /* Object building helpers of the CBOR decoder (ext/cbor/_decode.pyx): the short-key cache,
- * the table of small ints and the table of one-character strings. Used with the GIL held.
+ * the tables of small ints and one-character strings, and the common scalars read in one
+ * step (cb_scalar). Used with the GIL held.
  */
 #ifndef CANONKIT_CBOR_BUILD_H
 #define CANONKIT_CBOR_BUILD_H
@@ -8,7 +9,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "cbor_dec.h" /* CD_INLINE, CD_LITTLE_ENDIAN */
+#include "cbor_dec.h"   /* CD_INLINE, CD_LITTLE_ENDIAN, heads, ASCII checks */
+#include "cbor_float.h" /* cbor_bits_to_double */
 
 /* --- the short-key cache -------------------------------------------------------------
  * Decoded ASCII text map keys of up to CB_KEY_MAX bytes, keyed by their bytes: repeated
@@ -179,6 +181,165 @@ CD_INLINE PyObject *cb_ascii(const unsigned char *s, Py_ssize_t n) {
     if (r != NULL)
         memcpy(PyUnicode_DATA(r), s, (size_t)n);
     return r;
+}
+
+/* --- the common scalars ---------------------------------------------------------------
+ * Most items of most documents are scalars that are valid as they stand: the decode loop
+ * reads an array's items and a map's values through cb_scalar while they are, without its
+ * generic head decoding and dispatch. Anything else, valid or not, is left to the generic
+ * path, which reports what is wrong with it: cb_scalar accepts exactly what that path
+ * accepts without an error, so the two cannot disagree about validity. */
+#define CB_CORE 0
+#define CB_DCBOR 1
+#define CB_DAG 2
+
+/* The item at *pos when it is one of the common scalars (profile: CB_CORE, CB_DCBOR,
+ * CB_DAG), inside the first n bytes of p (reads stay below full_n): an int in its shortest
+ * head (a negative one down to -2^63); a byte string or a text string of up to 65535
+ * bytes in its shortest head (text: ASCII, or valid UTF-8 outside dcbor, whose non-ASCII
+ * text must also be NFC); false, true or null; a binary64 float that the profile takes
+ * as it is (dag-cbor: finite and not -0.0; core: not exactly a binary32; dcbor: none).
+ * Returns 1 with *out (a new reference) and *pos after the item; 0 for anything else,
+ * nothing done; -1 with an exception (out of memory). */
+CD_INLINE int cb_scalar(const unsigned char *p, Py_ssize_t n, Py_ssize_t full_n,
+                        Py_ssize_t *pos, int profile, PyObject **out) {
+    Py_ssize_t at = *pos;
+    unsigned ib, ai;
+    uint64_t arg;
+    PyObject *r;
+    if (at >= n)
+        return 0;
+    ib = p[at];
+    if (ib == 0xfb && profile != CB_DCBOR) { /* floats first: the bulk of numeric data */
+        if (n - at < 9)
+            return 0;
+        arg = cd_be64(p + at + 1);
+        if (profile == CB_DAG ? (arg & 0x7ff0000000000000ULL) == 0x7ff0000000000000ULL ||
+                                    arg == 0x8000000000000000ULL
+                              : cd_double_fits_single(arg))
+            return 0;
+        r = PyFloat_FromDouble(cbor_bits_to_double(arg));
+        if (r == NULL)
+            return -1;
+        *out = r;
+        *pos = at + 9;
+        return 1;
+    }
+    ai = ib & 0x1f;
+    switch (ib >> 5) {
+    case 0:
+    case 1:
+        if (ai < 24) {
+            arg = ai;
+            at += 1;
+        } else if (ai == 24 && n - at >= 2 && p[at + 1] >= 24) {
+            arg = p[at + 1];
+            at += 2;
+        } else if (ai == 25 && n - at >= 3 && (arg = cd_be16(p + at + 1)) > 0xff) {
+            at += 3;
+        } else if (ai == 26 && n - at >= 5 && (arg = cd_be32(p + at + 1)) > 0xffff) {
+            at += 5;
+        } else if (ai == 27 && n - at >= 9 && (arg = cd_be64(p + at + 1)) > 0xffffffffULL) {
+            at += 9;
+        } else {
+            return 0;
+        }
+        if (ib < 0x20)
+            r = cb_uint(arg);
+        else if (arg < 0x8000000000000000ULL)
+            r = PyLong_FromLongLong(-1 - (long long)arg);
+        else
+            return 0;
+        break;
+    case 2:
+    case 3:
+        if (ai < 24) {
+            arg = ai;
+            at += 1;
+        } else if (ai == 24 && n - at >= 2 && p[at + 1] >= 24) {
+            arg = p[at + 1];
+            at += 2;
+        } else if (ai == 25 && n - at >= 3 && (arg = cd_be16(p + at + 1)) > 0xff) {
+            at += 3;
+        } else {
+            return 0;
+        }
+        if ((Py_ssize_t)arg > n - at)
+            return 0;
+        if (ib < 0x60) {
+            r = PyBytes_FromStringAndSize((const char *)p + at, (Py_ssize_t)arg);
+        } else if (at + (Py_ssize_t)arg + 8 <= full_n ? cd_is_ascii_padded(p + at, (Py_ssize_t)arg)
+                                                      : cd_is_ascii(p + at, (Py_ssize_t)arg)) {
+            r = cb_ascii(p + at, (Py_ssize_t)arg);
+        } else if (profile == CB_DCBOR) {
+            return 0;
+        } else {
+            r = PyUnicode_DecodeUTF8((const char *)p + at, (Py_ssize_t)arg, NULL);
+            if (r == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+                PyErr_Clear(); /* invalid: the generic path reports it */
+                return 0;
+            }
+        }
+        at += (Py_ssize_t)arg;
+        break;
+    case 7:
+        if (ib == 0xf4) {
+            r = Py_False;
+            Py_INCREF(r);
+        } else if (ib == 0xf5) {
+            r = Py_True;
+            Py_INCREF(r);
+        } else if (ib == 0xf6) {
+            r = Py_None;
+            Py_INCREF(r);
+        } else {
+            return 0;
+        }
+        at += 1;
+        break;
+    default:
+        return 0;
+    }
+    if (r == NULL)
+        return -1;
+    *out = r;
+    *pos = at;
+    return 1;
+}
+
+/* A small array (0-23 items) of common scalars read in one step, for a caller that has
+ * found that opening an array here passes every limit (depth, max_items): 1 with *out (a
+ * new list) and *pos after the array; 0 when the item at *pos is anything else (not such
+ * an array, or an item that is not a common scalar), nothing done; -1 with an exception. */
+CD_INLINE int cb_small_array(const unsigned char *p, Py_ssize_t n, Py_ssize_t full_n,
+                             Py_ssize_t *pos, int profile, PyObject **out) {
+    Py_ssize_t at = *pos, k, i;
+    PyObject *items[23];
+    PyObject *list;
+    int r;
+    if (at >= n || p[at] < 0x80 || p[at] > 0x97)
+        return 0;
+    k = (Py_ssize_t)p[at] - 0x80;
+    at++;
+    for (i = 0; i < k; i++) {
+        r = cb_scalar(p, n, full_n, &at, profile, &items[i]);
+        if (r <= 0) {
+            while (i > 0)
+                Py_DECREF(items[--i]);
+            return r;
+        }
+    }
+    list = PyList_New(k);
+    if (list == NULL) {
+        while (k > 0)
+            Py_DECREF(items[--k]);
+        return -1;
+    }
+    for (i = 0; i < k; i++)
+        PyList_SET_ITEM(list, i, items[i]);
+    *out = list;
+    *pos = at;
+    return 1;
 }
 
 #endif

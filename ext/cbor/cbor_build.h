@@ -307,6 +307,40 @@ CD_INLINE int cb_scalar(const unsigned char *p, Py_ssize_t n, Py_ssize_t full_n,
     return 1;
 }
 
+/* A new list of the k references at items, which it takes; NULL when out of memory (the
+ * references stay the caller's). PyList_New(k) would zero the item array only for it to
+ * be overwritten at once: where the list's layout is the documented one of the GIL
+ * builds of CPython (an item array from PyMem_Malloc, which list_dealloc releases with
+ * PyMem_Free), the array is allocated and filled here and handed to an empty list. */
+CD_INLINE PyObject *cb_list_of(PyObject *const *items, Py_ssize_t k) {
+    PyObject *list;
+#if !defined(PYPY_VERSION) && !defined(Py_GIL_DISABLED) && !defined(Py_LIMITED_API)
+    PyObject **mem;
+    if (k == 0)
+        return PyList_New(0);
+    mem = (PyObject **)PyMem_Malloc((size_t)k * sizeof(PyObject *));
+    if (mem == NULL)
+        return PyErr_NoMemory();
+    list = PyList_New(0);
+    if (list == NULL) {
+        PyMem_Free(mem);
+        return NULL;
+    }
+    memcpy(mem, items, (size_t)k * sizeof(PyObject *));
+    ((PyListObject *)list)->ob_item = mem;
+    ((PyListObject *)list)->allocated = k;
+    Py_SET_SIZE(list, k);
+#else
+    Py_ssize_t i;
+    list = PyList_New(k);
+    if (list == NULL)
+        return NULL;
+    for (i = 0; i < k; i++)
+        PyList_SET_ITEM(list, i, items[i]);
+#endif
+    return list;
+}
+
 /* A small array (0-23 items) of common scalars read in one step, for a caller that has
  * found that opening an array here passes every limit (depth, max_items): 1 with *out (a
  * new list) and *pos after the array; 0 when the item at *pos is anything else (not such
@@ -329,14 +363,12 @@ CD_INLINE int cb_small_array(const unsigned char *p, Py_ssize_t n, Py_ssize_t fu
             return r;
         }
     }
-    list = PyList_New(k);
+    list = cb_list_of(items, k);
     if (list == NULL) {
         while (k > 0)
             Py_DECREF(items[--k]);
         return -1;
     }
-    for (i = 0; i < k; i++)
-        PyList_SET_ITEM(list, i, items[i]);
     *out = list;
     *pos = at;
     return 1;

@@ -87,6 +87,7 @@ cdef extern from "Python.h":
     PyTypeObject_ PyLong_Type
     PyTypeObject_ PyUnicode_Type
     PyTypeObject_ PyList_Type
+    PyTypeObject_ PyBytes_Type
     PyTypeObject_ *Py_TYPE_raw "Py_TYPE"(PyObject *)
     double PyFloat_AS_DOUBLE_raw "PyFloat_AS_DOUBLE"(PyObject *)
     long long PyLong_AsLongLongAndOverflow_raw "PyLong_AsLongLongAndOverflow"(PyObject *, int *)
@@ -105,6 +106,10 @@ cdef extern from "cbor_float.h":
 cdef extern from "cbor_stack.h":
     uintptr_t ck_stack_floor(uintptr_t here) noexcept nogil
     uintptr_t ck_stack_here() noexcept nogil
+
+cdef extern from "cbor_link.h":
+    void ck_link_setup(PyObject *, PyObject *) noexcept
+    PyObject *ck_link_cid(PyObject *) noexcept
 
 cdef extern from "cbor_sort.h":
     ctypedef struct ck_entry:
@@ -139,6 +144,7 @@ cdef object _Tag = Tag
 cdef object _Simple = Simple
 cdef object _Link = Link
 cdef object _FrozenDict = FrozenDict
+ck_link_setup(<PyObject *>Link, <PyObject *>Link.__dict__["cid_bytes"])
 
 
 cdef inline bint is_nfc(object text) except -1:
@@ -527,6 +533,38 @@ cdef inline int enc_child(Out *o, object obj, int depth) except -1:
     return enc_any(o, obj, depth)
 
 
+cdef inline bint put_scalar(Out *o, PyObject *it) except -1:
+    """Write an item of exact str (outside dcbor, whose text is checked for NFC), int,
+    float or bytes type, or True, False or None, from the borrowed pointer (no Python code runs
+    while it is written, so its container cannot drop it). Returns False, having written
+    nothing, for anything else: the caller dispatches it."""
+    cdef PyTypeObject_ *t = Py_TYPE_raw(it)
+    cdef const char *p
+    cdef Py_ssize_t n
+    if t == &PyUnicode_Type:
+        if o.profile == P_DCBOR:
+            return False
+        p = ck_utf8(it, &n)
+        if p == NULL:
+            text_not_encodable(<object>it)
+        put_string(o, 3, p, n)
+    elif t == &PyLong_Type:
+        enc_int_raw(o, it)
+    elif t == &PyFloat_Type:
+        enc_float(o, PyFloat_AS_DOUBLE_raw(it))
+    elif t == &PyBytes_Type:
+        put_string(o, 2, PyBytes_AS_STRING_raw(it), PyBytes_GET_SIZE_raw(it))
+    elif it == <PyObject *>True:
+        put_byte(o, 0xf5)
+    elif it == <PyObject *>False:
+        put_byte(o, 0xf4)
+    elif it == <PyObject *>None:
+        put_byte(o, 0xf6)
+    else:
+        return False
+    return True
+
+
 cdef int list_changed() except -1:
     raise ChangedDuringEncodingError("list changed size during encoding")
 
@@ -579,13 +617,10 @@ cdef inline bint put_float_row(Out *o, PyObject *row, int depth) except -1:
 
 
 cdef int enc_list(Out *o, object seq, Py_ssize_t n, bint is_list, int depth) except -1:
-    """Items of exact float, int and str type are written straight from the borrowed
-    pointer (no Python code can run while one is written, so the list cannot drop it);
-    anything else is held by a reference while enc_any encodes it."""
-    cdef Py_ssize_t i, ln
+    """Scalars are written by put_scalar straight from the borrowed pointer; anything
+    else is held by a reference while it is encoded."""
+    cdef Py_ssize_t i
     cdef PyObject *it
-    cdef PyTypeObject_ *t
-    cdef const char *p
     cdef object item
     check_depth(o, depth)
     if o.twin_order:
@@ -601,17 +636,9 @@ cdef int enc_list(Out *o, object seq, Py_ssize_t n, bint is_list, int depth) exc
                 ck_prefetch_list_ahead(<PyObject *>seq, i)
         else:
             it = PyTuple_GET_ITEM_raw(seq, i)
-        t = Py_TYPE_raw(it)
-        if t == &PyFloat_Type:
-            enc_float(o, PyFloat_AS_DOUBLE_raw(it))
-        elif t == &PyLong_Type:
-            enc_int_raw(o, it)
-        elif t == &PyUnicode_Type and o.profile != P_DCBOR:
-            p = ck_utf8(it, &ln)
-            if p == NULL:
-                text_not_encodable(<object>it)
-            put_string(o, 3, p, ln)
-        elif t == &PyList_Type:  # rows of a matrix, coordinate pairs: skip the dispatch
+        if put_scalar(o, it):
+            pass
+        elif Py_TYPE_raw(it) == &PyList_Type:  # rows of a matrix, coordinate pairs
             if not put_float_row(o, it, depth + 1):
                 item = <object>it
                 enc_list(o, item, PyList_GET_SIZE(item), True, depth + 1)
@@ -689,7 +716,8 @@ cdef int enc_dict(Out *o, object d, int depth) except -1:
         put_head(o, 5, <uint64_t>n)
         for j in range(n):
             put_string(o, 3, e[j].p, e[j].n)
-            enc_child(o, <object>e[j].value, depth + 1)
+            if not put_scalar(o, e[j].value):
+                enc_child(o, <object>e[j].value, depth + 1)
     finally:
         ck_release_entries(e, i)
         if e != pooled:
@@ -860,7 +888,11 @@ cdef int enc_frozen(Out *o, object frozen, int depth) except -1:
 
 
 cdef int enc_link(Out *o, object link, int depth) except -1:
-    cdef bytes cid = link.cid_bytes
+    """A Link: the CID of an exact one read from its slot (cbor_link.h), else (a
+    subclass, which may define cid_bytes otherwise) as an attribute."""
+    cdef PyObject *slot = ck_link_cid(<PyObject *>link) if type(link) is _Link else NULL
+    cdef bytes cid = <bytes>slot if slot != NULL and Py_TYPE_raw(slot) == &PyBytes_Type \
+        else link.cid_bytes
     if o.profile != P_DAG:
         enc_error(EncodeUnsupportedItemError,
                   f"Link (tag 42) is a dag-cbor item, not allowed in {profile_name(o.profile)}")

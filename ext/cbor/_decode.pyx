@@ -111,10 +111,12 @@ cdef extern from "cbor_dec.h":
     bint cd_cid_ok(const uint8_t *, Py_ssize_t) noexcept nogil
     PyObject *cd_dict_presized(Py_ssize_t) except NULL
     Py_ssize_t cd_link_content(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t *) noexcept nogil
-    void cd_link_setup(PyObject *, PyObject *) noexcept
-    PyObject *cd_new_link(PyObject *, const uint8_t *, Py_ssize_t) noexcept
     bint cd_likely(bint) noexcept nogil
     bint cd_unlikely(bint) noexcept nogil
+
+cdef extern from "cbor_link.h":
+    void ck_link_setup(PyObject *, PyObject *) noexcept
+    PyObject *ck_new_link(PyObject *, const uint8_t *, Py_ssize_t) noexcept
 
 cdef extern from "cbor_build.h":
     int cb_init() except -1
@@ -158,7 +160,7 @@ cdef object _Link = Link
 cdef object _FrozenDict = FrozenDict
 cdef object _from_bytes = int.from_bytes
 cdef int _MAX_KEY_DEPTH = MAX_KEY_DEPTH
-cd_link_setup(<PyObject *>Link, <PyObject *>Link.__dict__["cid_bytes"])
+ck_link_setup(<PyObject *>Link, <PyObject *>Link.__dict__["cid_bytes"])
 cb_init()
 
 
@@ -540,7 +542,7 @@ cdef PyObject *finish_tag(Dec *d, Prof *prof, Frame *f, PyObject *content) excep
 cdef PyObject *link_of(const uint8_t *s, Py_ssize_t n) except NULL:
     """A Link (new reference) of the n CID bytes at s, which cd_cid_ok accepted: the
     constructor's check is that one, so the instance is built without running it."""
-    cdef PyObject *r = cd_new_link(<PyObject *>_Link, s, n)
+    cdef PyObject *r = ck_new_link(<PyObject *>_Link, s, n)
     if r == NULL:
         if PyErr_Occurred():
             return NULL

@@ -1,13 +1,11 @@
 /* C helpers of the CBOR decoder and validator (ext/cbor/_decode.pyx): big-endian loads,
  * ASCII checks (strict UTF-8: cbor_utf8.h) and the CID structure check of DAG-CBOR links.
- * Pure functions of their arguments; no Python objects
- * except cd_dict_presized and the Link builder cd_new_link.
+ * Pure functions of their arguments; no Python objects except cd_dict_presized.
  */
 #ifndef CANONKIT_CBOR_DEC_H
 #define CANONKIT_CBOR_DEC_H
 
 #include <Python.h>
-#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -210,24 +208,6 @@ static inline int cd_cid_ok(const unsigned char *s, Py_ssize_t n) {
 #define cd_dict_presized(n) _PyDict_NewPresized(n)
 #endif
 
-/* Links built without calling the Link class: the instance is allocated as object.__new__
- * would (tp_alloc), and its one slot, cid_bytes, filled at the offset its member descriptor
- * names. cd_link_setup finds that offset once; while it is -1 (the class is not laid out
- * as expected) cd_new_link returns NULL without an exception and the caller calls the
- * class instead. */
-static Py_ssize_t cd_link_offset = -1;
-
-static void cd_link_setup(PyObject *link_type, PyObject *slot) {
-    PyMemberDef *m;
-    if (!PyType_Check(link_type) || !PyObject_TypeCheck(slot, &PyMemberDescr_Type))
-        return;
-    m = ((PyMemberDescrObject *)slot)->d_member;
-    if (m->type == T_OBJECT_EX && ((PyTypeObject *)link_type)->tp_itemsize == 0 &&
-            m->offset > 0 && (size_t)m->offset + sizeof(PyObject *) <=
-            (size_t)((PyTypeObject *)link_type)->tp_basicsize)
-        cd_link_offset = m->offset;
-}
-
 /* Tag 42's content at pos, when it is a byte string with its shortest head of 1..255
  * bytes, inside the input, holding 0x00 then a CID cd_cid_ok accepts: the offset of the
  * CID (*end: the offset after the string). Else -1, and the generic path decodes the
@@ -250,25 +230,6 @@ static inline Py_ssize_t cd_link_content(const unsigned char *p, Py_ssize_t n, P
         return -1;
     *end = start + len;
     return start + 1;
-}
-
-/* A new Link of the n CID bytes at s (already checked by cd_cid_ok), or NULL: with an
- * exception set when allocation failed, without one when cd_link_setup found no slot. */
-static PyObject *cd_new_link(PyObject *link_type, const unsigned char *s, Py_ssize_t n) {
-    PyTypeObject *type = (PyTypeObject *)link_type;
-    PyObject *cid, *link;
-    if (cd_link_offset < 0)
-        return NULL;
-    cid = PyBytes_FromStringAndSize((const char *)s, n);
-    if (cid == NULL)
-        return NULL;
-    link = type->tp_alloc(type, 0);
-    if (link == NULL) {
-        Py_DECREF(cid);
-        return NULL;
-    }
-    *(PyObject **)((char *)link + cd_link_offset) = cid;
-    return link;
 }
 
 #if defined(__GNUC__) || defined(__clang__)

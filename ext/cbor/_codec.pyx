@@ -496,17 +496,25 @@ cdef int enc_buffer(Out *o, object obj) except -1:
     return 0
 
 
+cdef enum:
+    # levels at the top of a walk that are not compared with the stack's floor: the floor
+    # keeps at least 16 KiB free below it (cbor_stack.h), and this many levels take at
+    # most about 7 KiB of that even in a sanitizer build
+    STACK_FREE_LEVELS = 4
+
+
 cdef inline int check_depth(Out *o, int depth) except -1:
     if depth >= o.max_depth:
         raise EncodeDepthExceededError(
             f"nesting deeper than {o.max_depth} levels (or a self-referencing container)")
-    # each nesting level is a C frame: every level compares its own with the thread's
-    # floor (cbor_stack.h), so a small thread stack or a sanitizer build's large frames
-    # stop with an error instead of crashing, whatever a level costs
-    if o.stack_floor == 0:  # once per walk; the system is asked once per thread
-        o.stack_floor = ck_stack_floor(ck_stack_here()) or 1
-    if ck_stack_here() < o.stack_floor:
-        return stack_exhausted(depth)
+    # each nesting level is a C frame: every level past the first few compares its own
+    # with the thread's floor (cbor_stack.h), so a small thread stack or a sanitizer
+    # build's large frames stop with an error instead of crashing, whatever a level costs
+    if depth >= STACK_FREE_LEVELS:
+        if o.stack_floor == 0:  # once per walk; the system is asked once per thread
+            o.stack_floor = ck_stack_floor(ck_stack_here()) or 1
+        if ck_stack_here() < o.stack_floor:
+            return stack_exhausted(depth)
     return 0
 
 

@@ -1253,17 +1253,15 @@ cdef object decode_prefix_with(object data, object offset, const Opts *o):
     cdef Py_ssize_t end, start, n
     if type(data) is bytes:  # no buffer to acquire and release
         n = len(<bytes>data)
-        if type(offset) is int and 0 <= offset <= n:
-            start = offset
-        else:
+        start = ck_offset(<PyObject *>offset, n)
+        if start < 0:
             start = check_offset(offset, n)
         value = read_item(data, <const uint8_t *><char *><bytes>data, n, start, o, False, &end)
         return value, end
     get_view(data, &view)
     try:
-        if type(offset) is int and 0 <= offset <= view.len:
-            start = offset
-        else:
+        start = ck_offset(<PyObject *>offset, view.len)
+        if start < 0:
             start = check_offset(offset, view.len)
         value = read_item(data, <const uint8_t *>view.buf, view.len, start, o, False, &end)
     finally:

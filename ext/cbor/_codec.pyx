@@ -1143,7 +1143,10 @@ cdef int enc_merged_text(Out *o, dict first, dict second) except -1:
     cdef PyObject *v
     cdef ck_entry *e
     cdef ck_entry *pooled = NULL
-    cdef object d
+    cdef PyObject *dicts[2]
+    cdef int which
+    dicts[0] = <PyObject *>first
+    dicts[1] = <PyObject *>second
     if n <= POOL_WIDTH and o.pool != NULL:
         pooled = e = o.pool
     else:
@@ -1151,9 +1154,9 @@ cdef int enc_merged_text(Out *o, dict first, dict second) except -1:
         if e == NULL:
             raise MemoryError()
     try:
-        for d in (first, second):
+        for which in range(2):
             ppos = 0
-            while PyDict_Next(d, &ppos, &k, &v):
+            while PyDict_Next(<object>dicts[which], &ppos, &k, &v):
                 if not PyUnicode_CheckExact_raw(k) or i == n:
                     return 0
                 e[i].p = ck_utf8(k, &e[i].n)
@@ -1171,7 +1174,8 @@ cdef int enc_merged_text(Out *o, dict first, dict second) except -1:
         put_head(o, 5, <uint64_t>n)
         for j in range(n):
             put_string(o, 3, e[j].p, e[j].n)
-            enc_any(o, <object>e[j].value, 1)
+            if not put_scalar(o, e[j].value):
+                enc_child(o, <object>e[j].value, 1)
     finally:
         ck_release_entries(e, i)
         if e != pooled:

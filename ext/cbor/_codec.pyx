@@ -644,13 +644,13 @@ cdef int enc_list(Out *o, object seq, Py_ssize_t n, bint is_list, int depth) exc
                 ck_prefetch_list_ahead(<PyObject *>seq, i)
         else:
             it = PyTuple_GET_ITEM_raw(seq, i)
-        if put_scalar(o, it):
-            pass
+        if Py_TYPE_raw(it) == &PyFloat_Type:  # vectors, coordinates: floats first
+            enc_float(o, PyFloat_AS_DOUBLE_raw(it))
         elif Py_TYPE_raw(it) == &PyList_Type:  # rows of a matrix, coordinate pairs
             if not put_float_row(o, it, depth + 1):
                 item = <object>it
                 enc_list(o, item, PyList_GET_SIZE(item), True, depth + 1)
-        else:
+        elif not put_scalar(o, it):
             item = <object>it
             enc_child(o, item, depth + 1)
     if is_list and PyList_GET_SIZE(seq) != n:
@@ -676,6 +676,18 @@ cdef int enc_list_located(Out *o, object seq, Py_ssize_t n, bint is_list, int de
     return 0
 
 
+
+
+cdef int put_entries(Out *o, ck_entry *e, Py_ssize_t n, int depth) except -1:
+    """A map of the n sorted text-key entries at e, at nesting ``depth``: its head, then
+    each key's string and its value."""
+    cdef Py_ssize_t j
+    put_head(o, 5, <uint64_t>n)
+    for j in range(n):
+        put_string(o, 3, e[j].p, e[j].n)
+        if not put_scalar(o, e[j].value):
+            enc_child(o, <object>e[j].value, depth + 1)
+    return 0
 
 
 cdef int enc_dict(Out *o, object d, int depth) except -1:
@@ -721,11 +733,7 @@ cdef int enc_dict(Out *o, object d, int depth) except -1:
         if i != n:
             raise ChangedDuringEncodingError("dict changed size during encoding")
         ck_sort_text_cached(e, n, perm_tmp)
-        put_head(o, 5, <uint64_t>n)
-        for j in range(n):
-            put_string(o, 3, e[j].p, e[j].n)
-            if not put_scalar(o, e[j].value):
-                enc_child(o, <object>e[j].value, depth + 1)
+        put_entries(o, e, n, depth)
     finally:
         ck_release_entries(e, i)
         if e != pooled:
@@ -1171,11 +1179,7 @@ cdef int enc_merged_text(Out *o, dict first, dict second) except -1:
         if i != n:
             return 0
         ck_sort_text_cached(e, n, perm_tmp)  # the keys are distinct objects
-        put_head(o, 5, <uint64_t>n)
-        for j in range(n):
-            put_string(o, 3, e[j].p, e[j].n)
-            if not put_scalar(o, e[j].value):
-                enc_child(o, <object>e[j].value, 1)
+        put_entries(o, e, n, 0)
     finally:
         ck_release_entries(e, i)
         if e != pooled:

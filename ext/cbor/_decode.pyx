@@ -584,12 +584,18 @@ cdef PyObject *finish_keyed(Dec *d, Frame *f) except NULL:
     return r
 
 
-cdef inline Frame *open_container(Dec *d, int kind, Py_ssize_t start, Py_ssize_t pos,
-                                  uint64_t n, int klevel) except NULL:
-    """Open an array or map of n (> 0) items or pairs at ``start``; content at ``pos``."""
+cdef inline int dec_enter(Dec *d, Py_ssize_t start, int klevel, int kind,
+                          uint64_t n) except -1:
+    """``enter``'s checks, made where one of them could apply."""
+    if cd_unlikely(klevel or not leaf_ok(d)):
+        enter(d, start, klevel, kind, n)
+    return 0
+
+
+cdef inline Frame *push_frame(Dec *d, int kind, Py_ssize_t start, uint64_t n,
+                              int klevel) except NULL:
+    """A new decode frame on top (after dec_enter); its ``obj`` and ``key`` are NULL."""
     cdef Frame *f
-    cdef Py_ssize_t room = d.n - pos
-    enter_fast(d, start, klevel, kind, n)
     if cd_unlikely(d.depth == d.fcap):
         grow_frames(d)
     f = &d.frames[d.depth]
@@ -602,6 +608,16 @@ cdef inline Frame *open_container(Dec *d, int kind, Py_ssize_t start, Py_ssize_t
     f.klevel = klevel
     f.key = NULL
     f.obj = NULL
+    return f
+
+
+cdef inline Frame *open_container(Dec *d, int kind, Py_ssize_t start, Py_ssize_t pos,
+                                  uint64_t n, int klevel) except NULL:
+    """Open an array or map of n (> 0) items or pairs at ``start``; content at ``pos``."""
+    cdef Frame *f
+    cdef Py_ssize_t room = d.n - pos
+    dec_enter(d, start, klevel, kind, n)
+    f = push_frame(d, kind, start, n, klevel)
     if kind == F_ARRAY:
         # Each item takes at least one byte: never preallocate more slots than the input
         # could fill (a short input claiming 2**60 items fails later with `truncated`).
@@ -738,21 +754,17 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
                 if arg == 2 or arg == 3:
                     tag_error(d, start, P_DCBOR, arg)
             klevel = key_level(f, is_key)
-            enter_fast(d, start, klevel, F_TAG, 1)
             is_key = False
+            dec_enter(d, start, klevel, F_TAG, 1)
             if Prof is ProfDag:  # a valid link is built from the input in one step
                 w = cd_link_content(p, n, pos, &end)
                 if w < 0:
-                    f = open_frame(d, F_TAG, start, arg, klevel)
-                    f.obj = NULL
-                    f.key = NULL
+                    f = push_frame(d, F_TAG, start, arg, klevel)
                     continue  # its content is the next item
                 val = link_of(p + w, end - w)
                 pos = end
             else:
-                f = open_frame(d, F_TAG, start, arg, klevel)
-                f.obj = NULL
-                f.key = NULL
+                f = push_frame(d, F_TAG, start, arg, klevel)
                 continue
         is_key = False
 

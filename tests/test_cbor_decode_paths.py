@@ -12,37 +12,23 @@ import pytest
 from conftest import backend_pair
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from strategies import mutated, same
+from strategies import mutated
+from test_cbor_default_path import _agree as _agree_outcomes
+from test_cbor_default_path import _outcome
 
 from canonkit import errors
 
 PROFILES = ["core", "dcbor", "dag-cbor"]
 
 
-def _outcome(fn: Any, *args: Any, **kwargs: Any) -> tuple[str, Any]:
-    try:
-        return "ok", fn(*args, **kwargs)
-    except errors.CanonkitError as exc:
-        return "error", (type(exc), exc.code, exc.offset, str(exc))
-
-
-def _same_outcome(data: bytes, got: tuple[str, Any], want: tuple[str, Any]) -> None:
-    assert got[0] == want[0], (data.hex(), got, want)
-    if got[0] == "ok":
-        assert same(got[1], want[1]), (data.hex(), got, want)
-    else:
-        assert got[1] == want[1], (data.hex(), got, want)
-
-
 def _agree(data: bytes, profile: str, **options: Any) -> None:
     """decode and decode_prefix of ``data``: compiled, twin and a compiled Decoder agree."""
     compiled, twin = backend_pair("cbor")
     for call in ("decode", "decode_prefix"):
-        got = _outcome(getattr(compiled, call), data, profile=profile, **options)
-        _same_outcome(data, got, _outcome(getattr(twin, call), data, profile=profile,
-                                          **options))
-        _same_outcome(data, got, _outcome(
-            getattr(compiled.Decoder(profile=profile, **options), call), data))
+        _agree_outcomes([
+            _outcome(getattr(compiled, call), data, profile=profile, **options),
+            _outcome(getattr(twin, call), data, profile=profile, **options),
+            _outcome(getattr(compiled.Decoder(profile=profile, **options), call), data)])
 
 
 def _twin_encode(value: Any, profile: str) -> bytes:
@@ -140,10 +126,8 @@ def test_records_under_limits_agree(profile: str) -> None:
         _agree(data, profile, max_items=max_items)
         compiled, twin = backend_pair("cbor")
         padded = data + b"\x00" * 20  # decode_prefix reads max_size bytes of a longer input
-        _same_outcome(padded, _outcome(compiled.decode_prefix, padded, 0, profile=profile,
-                                       max_size=max_size),
-                      _outcome(twin.decode_prefix, padded, 0, profile=profile,
-                               max_size=max_size))
+        _agree_outcomes([_outcome(module.decode_prefix, padded, 0, profile=profile,
+                                  max_size=max_size) for module in (compiled, twin)])
 
     run()
 

@@ -124,9 +124,7 @@ cdef extern from "cbor_build.h":
     PyObject *cb_ascii(const uint8_t *, Py_ssize_t) except NULL
     Py_ssize_t cb_take_key(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t, PyObject **,
                            Py_ssize_t *, Py_ssize_t *, int *) except -2
-    int cb_scalar(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t *, int,
-                  PyObject **) except -1
-    int cb_small_array(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t *, int,
+    int cb_common_item(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t *, int, bint,
                        PyObject **) except -1
 
 
@@ -595,17 +593,7 @@ cdef inline int dec_enter(Dec *d, Py_ssize_t start, int klevel, int kind,
 cdef inline Frame *push_frame(Dec *d, int kind, Py_ssize_t start, uint64_t n,
                               int klevel) except NULL:
     """A new decode frame on top (after dec_enter); its ``obj`` and ``key`` are NULL."""
-    cdef Frame *f
-    if cd_unlikely(d.depth == d.fcap):
-        grow_frames(d)
-    f = &d.frames[d.depth]
-    d.depth += 1
-    f.n = n
-    f.i = 0
-    f.head = start
-    f.prev_len = -1
-    f.kind = kind
-    f.klevel = klevel
+    cdef Frame *f = open_frame(d, kind, start, n, klevel)
     f.key = NULL
     f.obj = NULL
     return f
@@ -656,7 +644,7 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
     Two paths. The generic one reads any item from its head, with every check. Once an
     item is complete it is handed to its container, which then reads what follows while
     it is of the common kinds: an array its next items while they are scalars valid as
-    they stand (``cb_scalar``) or small arrays of those (``cb_small_array``), a map its
+    they stand or small arrays of those (``cb_common_item``), a map its
     next pairs while the key is a short ASCII text (``cb_take_key``, which also checks the
     key's order) and the value such a scalar or array.
     The first item of another kind goes back to the generic path (a key with ``is_key``
@@ -672,6 +660,7 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
     cdef int major, ai, klevel, c, r
     cdef uint64_t arg
     cdef bint is_key = False
+    cdef bint arrays
     cdef int profile
     if Prof is ProfCore:
         profile = P_CORE
@@ -778,14 +767,11 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
                 if val != NULL:
                     PyList_SET_ITEM(f.obj, <Py_ssize_t>f.i, val)
                     f.i += 1
+                arrays = not f.klevel and leaf_ok(d)  # small arrays may be read in one step
                 while f.i < f.n:
-                    r = cb_scalar(p, n, d.full_n, &pos, profile, &val)
+                    r = cb_common_item(p, n, d.full_n, &pos, profile, arrays, &val)
                     if r == 0:
-                        if f.klevel or not leaf_ok(d):
-                            break
-                        r = cb_small_array(p, n, d.full_n, &pos, profile, &val)
-                        if r == 0:
-                            break
+                        break
                     PyList_SET_ITEM(f.obj, <Py_ssize_t>f.i, val)
                     f.i += 1
                 if f.i < f.n:
@@ -804,6 +790,7 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
                                  "map key equals an earlier key as a Python value")
                         break  # the generic path reads its value
                     dict_set(f, val)
+                arrays = not f.klevel and leaf_ok(d)
                 while f.i < f.n:
                     w = cb_take_key(p, n, d.full_n, pos, &f.key, &f.prev_start, &f.prev_len,
                                     &c)
@@ -814,13 +801,9 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
                         f.key_start = pos
                         key_order_error(d, f, c)
                     pos = w
-                    r = cb_scalar(p, n, d.full_n, &pos, profile, &val)
+                    r = cb_common_item(p, n, d.full_n, &pos, profile, arrays, &val)
                     if r == 0:
-                        if f.klevel or not leaf_ok(d):
-                            break  # the generic path reads the value
-                        r = cb_small_array(p, n, d.full_n, &pos, profile, &val)
-                        if r == 0:
-                            break
+                        break  # the generic path reads the value
                     dict_set(f, val)
                 if f.i < f.n:
                     break
@@ -846,7 +829,7 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
 
 cdef inline bint leaf_ok(Dec *d) noexcept:
     """Whether an array opened now, outside map keys, passes every check of ``enter``
-    without it doing anything (so ``cb_small_array`` may read it without ``enter``)."""
+    without it doing anything (so ``cb_common_item`` may read it without ``enter``)."""
     return d.max_items < 0 and d.depth < d.max_depth and d.depth < d.release_depth
 
 

@@ -193,6 +193,26 @@ CD_INLINE PyObject *cb_ascii(const unsigned char *s, Py_ssize_t n) {
 #define CB_DCBOR 1
 #define CB_DAG 2
 
+/* The length of the head at p[at] (its additional information ai, at most `widest`, of
+ * 24-27) when its argument is inside the first n bytes and in its shortest form, with
+ * *arg; 0 for any other head. */
+CD_INLINE int cb_short_head(const unsigned char *p, Py_ssize_t n, Py_ssize_t at, unsigned ai,
+                            unsigned widest, uint64_t *arg) {
+    if (ai < 24) {
+        *arg = ai;
+        return 1;
+    }
+    if (ai > widest)
+        return 0;
+    if (ai == 24)
+        return n - at >= 2 && (*arg = p[at + 1]) >= 24 ? 2 : 0;
+    if (ai == 25)
+        return n - at >= 3 && (*arg = cd_be16(p + at + 1)) > 0xff ? 3 : 0;
+    if (ai == 26)
+        return n - at >= 5 && (*arg = cd_be32(p + at + 1)) > 0xffff ? 5 : 0;
+    return n - at >= 9 && (*arg = cd_be64(p + at + 1)) > 0xffffffffULL ? 9 : 0;
+}
+
 /* The item at *pos when it is one of the common scalars (profile: CB_CORE, CB_DCBOR,
  * CB_DAG), inside the first n bytes of p (reads stay below full_n): an int in its shortest
  * head (a negative one down to -2^63); a byte string or a text string of up to 65535
@@ -205,6 +225,7 @@ CD_INLINE int cb_scalar(const unsigned char *p, Py_ssize_t n, Py_ssize_t full_n,
                         Py_ssize_t *pos, int profile, PyObject **out) {
     Py_ssize_t at = *pos;
     unsigned ib, ai;
+    int w;
     uint64_t arg;
     PyObject *r;
     if (at >= n)
@@ -229,21 +250,10 @@ CD_INLINE int cb_scalar(const unsigned char *p, Py_ssize_t n, Py_ssize_t full_n,
     switch (ib >> 5) {
     case 0:
     case 1:
-        if (ai < 24) {
-            arg = ai;
-            at += 1;
-        } else if (ai == 24 && n - at >= 2 && p[at + 1] >= 24) {
-            arg = p[at + 1];
-            at += 2;
-        } else if (ai == 25 && n - at >= 3 && (arg = cd_be16(p + at + 1)) > 0xff) {
-            at += 3;
-        } else if (ai == 26 && n - at >= 5 && (arg = cd_be32(p + at + 1)) > 0xffff) {
-            at += 5;
-        } else if (ai == 27 && n - at >= 9 && (arg = cd_be64(p + at + 1)) > 0xffffffffULL) {
-            at += 9;
-        } else {
+        w = cb_short_head(p, n, at, ai, 27, &arg);
+        if (w == 0)
             return 0;
-        }
+        at += w;
         if (ib < 0x20)
             r = cb_uint(arg);
         else if (arg < 0x8000000000000000ULL)
@@ -253,17 +263,10 @@ CD_INLINE int cb_scalar(const unsigned char *p, Py_ssize_t n, Py_ssize_t full_n,
         break;
     case 2:
     case 3:
-        if (ai < 24) {
-            arg = ai;
-            at += 1;
-        } else if (ai == 24 && n - at >= 2 && p[at + 1] >= 24) {
-            arg = p[at + 1];
-            at += 2;
-        } else if (ai == 25 && n - at >= 3 && (arg = cd_be16(p + at + 1)) > 0xff) {
-            at += 3;
-        } else {
+        w = cb_short_head(p, n, at, ai, 25, &arg);
+        if (w == 0)
             return 0;
-        }
+        at += w;
         if ((Py_ssize_t)arg > n - at)
             return 0;
         if (ib < 0x60) {
@@ -351,7 +354,7 @@ CD_INLINE int cb_small_array(const unsigned char *p, Py_ssize_t n, Py_ssize_t fu
     PyObject *items[23];
     PyObject *list;
     int r;
-    if (at >= n || p[at] < 0x80 || p[at] > 0x97)
+    if (at >= n || p[at] < 0x80 || p[at] > 0x97) /* 0-23 items, in the head */
         return 0;
     k = (Py_ssize_t)p[at] - 0x80;
     at++;
@@ -372,6 +375,18 @@ CD_INLINE int cb_small_array(const unsigned char *p, Py_ssize_t n, Py_ssize_t fu
     *out = list;
     *pos = at;
     return 1;
+}
+
+/* The next item of a container, at *pos, when it is a common scalar (cb_scalar) or, with
+ * `arrays` (an array opened here passes every limit, outside map keys), a small array of
+ * those (cb_small_array): 1 with *out and *pos after it; 0 for anything else, nothing
+ * done; -1 with an exception. */
+CD_INLINE int cb_common_item(const unsigned char *p, Py_ssize_t n, Py_ssize_t full_n,
+                             Py_ssize_t *pos, int profile, int arrays, PyObject **out) {
+    Py_ssize_t at = *pos;
+    if (arrays && at < n && (unsigned)(p[at] - 0x80) < 24)
+        return cb_small_array(p, n, full_n, pos, profile, out);
+    return cb_scalar(p, n, full_n, pos, profile, out);
 }
 
 #endif

@@ -35,6 +35,13 @@ cdef extern from "store_inflate.h":
         char msg[200]
     int ck_inflate(const unsigned char *data, size_t n, unsigned char *out, size_t logical,
                    ck_inflated *r) noexcept
+    ctypedef struct ck_job:
+        const unsigned char *src
+        size_t n
+        unsigned char *dst
+        size_t logical
+        int ok
+    void ck_batch(ck_job *jobs, Py_ssize_t count) noexcept nogil
 from libc.stdint cimport uint8_t, uint64_t
 from libc.stdlib cimport qsort
 from libc.string cimport memcmp, memcpy
@@ -101,6 +108,13 @@ def _forked():
 _os.register_at_fork(after_in_child=_forked)
 cdef unsigned long C_ZLIB_MAX = 0xFFFFFFFF  # zlib's uInt: larger inputs go to Python
 
+# A batch reader (fsck's entries, get_many) inflates the small DEFLATE entries of a batch
+# on two threads without the GIL (store_inflate.h's ck_batch), then hashes and hands them
+# out in order: up to this many entries at a time, holding at most this many inflated
+# bytes (a hostile pack declaring large objects costs no more memory than one entry).
+cdef Py_ssize_t C_BATCH_ENTRIES = 1024
+cdef uint64_t C_BATCH_BYTES = 8 << 20
+
 
 cdef inline uint64_t _be64(const uint8_t *p) noexcept nogil:
     return ((<uint64_t>p[0] << 56) | (<uint64_t>p[1] << 48) | (<uint64_t>p[2] << 40)
@@ -165,6 +179,7 @@ cdef struct _Want:
     const uint8_t *digest
     uint64_t offset
     Py_ssize_t slot
+    bint found
 
 
 cdef int _by_digest(const void *a, const void *b) noexcept nogil:
@@ -195,12 +210,14 @@ cdef class _Buffer:
     cdef const uint8_t *p
     cdef Py_ssize_t n
     cdef object obj
+    cdef object base       # the buffer as one byte view: every view handed out slices it
 
     def __cinit__(self, buffer, *args, **kwargs):
         PyObject_GetBuffer(buffer, &self.view, PyBUF_SIMPLE)
         self.held = True
         self.slot = -1
         self.obj = buffer
+        self.base = memoryview(buffer).cast("B")
         self.p = <const uint8_t *>self.view.buf
         self.n = self.view.len
         if isinstance(buffer, _mmap.mmap):
@@ -224,6 +241,8 @@ cdef class _Buffer:
             self.p = NULL
             self.n = 0
             PyBuffer_Release(&self.view)
+            self.base.release()  # views sliced from it keep the buffer until they go
+            self.base = None
             self.obj = None
 
     cdef int _begin(self) except -1:
@@ -266,6 +285,14 @@ cdef uint64_t _inline_limit(object inflate):
     return min(<uint64_t>limit, <uint64_t>C_ZLIB_MAX - 1)
 
 
+cdef inline bint _zlib_header_ok(const uint8_t *p, uint64_t n) noexcept:
+    """deflate._header's checks: a zlib stream header, no preset dictionary."""
+    if n < 2:
+        return False
+    cdef int cmf = p[0], flg = p[1]
+    return not (cmf & 0x0F != 8 or cmf >> 4 > 7 or (cmf << 8 | flg) % 31 or flg & 0x20)
+
+
 cdef object _inflate_inline(const uint8_t *p, uint64_t n, uint64_t logical,
                             const uint8_t *want):
     """``deflate.inflate``'s result for an intact stream of ``n`` bytes at ``p``, inflated
@@ -273,11 +300,8 @@ cdef object _inflate_inline(const uint8_t *p, uint64_t n, uint64_t logical,
     caller to call ``inflate`` itself, which says exactly what (its zlib's message and
     all: the error is the same whichever reader meets it)."""
     cdef ck_inflated r
-    if n < 2:
+    if not _zlib_header_ok(p, n):
         return None
-    cdef int cmf = p[0], flg = p[1]
-    if cmf & 0x0F != 8 or cmf >> 4 > 7 or (cmf << 8 | flg) % 31 or flg & 0x20:
-        return None  # deflate._header's checks
     out = PyBytes_FromStringAndSize(NULL, <Py_ssize_t>logical)
     if ck_inflate(p, n, <unsigned char *>PyBytes_AS_STRING(out), logical, &r) < 0:
         raise MemoryError()
@@ -510,7 +534,7 @@ cdef class Index(_Buffer):
                               f"digest {i} does not follow digest {i - 1} in strictly "
                               f"ascending order"))
                 break
-        body = memoryview(self.obj).cast("B")[:self.n - C_TRAILER]
+        body = self.base[:self.n - C_TRAILER]
         if blake3(body).digest() != self.checksum:
             found.append(("index_checksum", self.n - C_TRAILER,
                           "the index checksum is not BLAKE3 of the preceding bytes"))
@@ -541,7 +565,7 @@ cdef class Pack(_Buffer):
     def body_digest(self):
         """BLAKE3 of every byte before the trailer (what the trailer must be)."""
         self._live()
-        body = memoryview(self.obj).cast("B")[:self.c_end]
+        body = self.base[:self.c_end]
         try:
             got = _blake3(body, <Py_ssize_t>self.c_end)
         finally:
@@ -612,7 +636,7 @@ cdef class Pack(_Buffer):
                 out = PyBytes_FromStringAndSize(<const char *>self.p + start,
                                                 <Py_ssize_t>stored)
             else:
-                out = memoryview(self.obj).cast("B")[start:start + stored]
+                out = self.base[start:start + stored]
             if want != NULL:
                 _verify(out, want, start)
             return out
@@ -623,8 +647,53 @@ cdef class Pack(_Buffer):
         # inflate checks the digest itself: it may stream the output into the hash
         digest = None if want == NULL else PyBytes_FromStringAndSize(<const char *>want,
                                                                       C_DIGEST)
-        return inflate(memoryview(self.obj).cast("B")[start:start + stored], logical, start,
-                       digest)
+        return inflate(self.base[start:start + stored], logical, start, digest)
+
+    cdef object _staged(self, uint64_t at, uint64_t limit, ck_job *job):
+        """The output buffer of a batch job inflating the DEFLATE entry at ``offset``
+        (``job`` filled in), or None when the entry is read one by one instead: raw,
+        larger than ``limit``, its framing or zlib header wrong (that path says what)."""
+        cdef int form
+        cdef uint64_t stored, logical
+        try:
+            self._frame(at, &form, &stored, &logical)
+        except CorruptObjectError:
+            return None
+        if form != C_FORM_DEFLATE or logical > limit or stored > C_ZLIB_MAX:
+            return None
+        cdef const uint8_t *src = self.p + at + C_ENTRY_HEADER
+        if not _zlib_header_ok(src, stored):
+            return None
+        out = PyBytes_FromStringAndSize(NULL, <Py_ssize_t>logical)
+        job.src = src
+        job.n = stored
+        job.dst = <unsigned char *>PyBytes_AS_STRING(out)
+        job.logical = logical
+        job.ok = 0
+        return out
+
+    cdef int _run_batch(self, ck_job *jobs, Py_ssize_t n) except -1:
+        """Inflate the staged jobs on two threads; if the mapping shrank meanwhile what
+        was read may be zeros, so no job counts (each entry is then read one by one)."""
+        cdef Py_ssize_t i
+        if n == 0:
+            return 0
+        with nogil:
+            ck_batch(jobs, n)
+        if self._shrunk(0) is not None:
+            for i in range(n):
+                jobs[i].ok = 0
+        return 0
+
+    cdef object _batched(self, object staged, ck_job *job, const uint8_t *want):
+        """A staged entry's logical bytes if its job went wholly right and (with
+        ``want``) they hash to it, else None: what ``_inflate_inline`` returns."""
+        if staged is None or not job.ok:
+            return None
+        if want != NULL and memcmp(PyBytes_AS_STRING(_blake3(staged, <Py_ssize_t>job.logical)),
+                                   want, C_DIGEST) != 0:
+            return None
+        return staged
 
     def entry(self, offset, digest, inflate, copy=True):
         """The logical bytes of the entry at ``offset``; with ``copy=False`` a raw entry is
@@ -683,6 +752,18 @@ cdef class Pack(_Buffer):
         cdef _Want *wants = <_Want *>PyMem_Malloc(max(m, 1) * sizeof(_Want))
         if wants == NULL:
             raise MemoryError()
+        cdef ck_job *jobs = <ck_job *>PyMem_Malloc(C_BATCH_ENTRIES * sizeof(ck_job))
+        if jobs == NULL:
+            PyMem_Free(wants)
+            raise MemoryError()
+        cdef uint64_t limit = _inline_limit(inflate), held
+        cdef Py_ssize_t start, stop, nj
+        cdef list staged = [None] * C_BATCH_ENTRIES
+        cdef int *job_of = <int *>PyMem_Malloc(C_BATCH_ENTRIES * sizeof(int))
+        if job_of == NULL:
+            PyMem_Free(wants)
+            PyMem_Free(jobs)
+            raise MemoryError()
         self.busy += 1
         index.busy += 1
         try:
@@ -692,25 +773,56 @@ cdef class Pack(_Buffer):
                     wants[n].slot = k
                     n += 1
             qsort(wants, n, sizeof(_Want), _by_digest)
-            for j in range(n):
-                k = wants[j].slot
-                if k > first_bad:
-                    continue  # discarded anyway: an earlier request failed
+            for j in range(n):  # every offset first: the index is read front to back
                 i = index._find(wants[j].digest)
-                if i < 0:
-                    continue
-                wants[j].offset = _be64(index.off + 8 * i)
-                try:
-                    got[k] = self._entry(wants[j].offset, wants[j].digest if verify else NULL,
-                                         inflate, copy)
-                except CorruptObjectError as exc:
-                    got[k] = _detached(exc)
-                    first_bad = min(first_bad, k)
+                wants[j].found = i >= 0
+                wants[j].offset = _be64(index.off + 8 * i) if i >= 0 else 0
             index._intact(index.n)
+            start = 0
+            while start < n:
+                # a batch: its small DEFLATE entries inflated side by side, then each
+                # entry in turn (verified, or read one by one when the batch did not
+                # give it)
+                stop, nj, held = start, 0, 0
+                while stop < n and stop - start < C_BATCH_ENTRIES:
+                    job_of[stop - start] = -1
+                    if limit and wants[stop].found and wants[stop].slot <= first_bad:
+                        item = self._staged(wants[stop].offset, limit, &jobs[nj])
+                        if item is not None:
+                            if nj and held + jobs[nj].logical > C_BATCH_BYTES:
+                                break
+                            held += jobs[nj].logical
+                            staged[nj] = item
+                            job_of[stop - start] = nj
+                            nj += 1
+                    stop += 1
+                self._run_batch(jobs, nj)
+                for j in range(start, stop):
+                    k = wants[j].slot
+                    if k > first_bad or not wants[j].found:
+                        continue  # not here; or discarded anyway: an earlier request failed
+                    value = None
+                    if job_of[j - start] >= 0:
+                        value = self._batched(staged[job_of[j - start]], &jobs[job_of[j - start]],
+                                              wants[j].digest if verify else NULL)
+                    if value is not None:
+                        got[k] = value
+                        continue
+                    try:
+                        got[k] = self._entry(wants[j].offset, wants[j].digest if verify else NULL,
+                                             inflate, copy)
+                    except CorruptObjectError as exc:
+                        got[k] = _detached(exc)
+                        first_bad = min(first_bad, k)
+                for j in range(nj):
+                    staged[j] = None
+                start = stop
         finally:
             self.busy -= 1
             index.busy -= 1
             PyMem_Free(wants)
+            PyMem_Free(jobs)
+            PyMem_Free(job_of)
         for k in range(m):
             value = got[k]
             if value is None:
@@ -764,40 +876,81 @@ cdef class Pack(_Buffer):
         cdef list rest = []
         leaves = PyBytes_FromStringAndSize(NULL, 32 * m)  # shrunk to n_leaves at the end
         cdef uint8_t *o = <uint8_t *>PyBytes_AS_STRING(leaves)
+        cdef uint64_t limit = _inline_limit(inflate), held
+        cdef Py_ssize_t start = 0, stop, nj, job
+        cdef list staged = [None] * C_BATCH_ENTRIES
+        cdef ck_job *jobs = <ck_job *>PyMem_Malloc(C_BATCH_ENTRIES * sizeof(ck_job))
+        cdef int *job_of = <int *>PyMem_Malloc(C_BATCH_ENTRIES * sizeof(int))
+        if jobs == NULL or job_of == NULL:
+            PyMem_Free(jobs)
+            PyMem_Free(job_of)
+            raise MemoryError()
         self.busy += 1
         try:
-            for k in range(m):
-                offset = offsets[k]
-                if offset < 0:
-                    rest.append((k, _corrupt("bad_offset", offset, "entry offset outside "
-                                             "the pack's entries")))
-                    continue
-                try:
-                    got = self._entry(offset, d + k * C_DIGEST, inflate, copy, &framed)
-                except CorruptObjectError as exc:
-                    rest.append((k, _detached(exc)))
-                    continue
-                if framed.form == C_FORM_DEFLATE:
-                    deflated += 1
-                    deflated_bytes += framed.logical
-                if type(got) is bytes:
-                    n = PyBytes_GET_SIZE(got)
-                    first = (<const uint8_t *>PyBytes_AS_STRING(got))[0] if n else -1
-                elif type(got) is memoryview and framed.form == C_FORM_RAW:
-                    first = framed.first  # a view of the raw entry: read in _entry
-                elif isinstance(got, (bytes, memoryview)):
-                    first = got[0] if len(got) else -1
-                else:
-                    rest.append((k, got))  # not bytes (a streamed object): Python's
-                    continue
-                if _map_head(first):
-                    rest.append((k, got))
-                    continue
-                memcpy(o + n_leaves * C_DIGEST, d + k * C_DIGEST, C_DIGEST)
-                n_leaves += 1
-                leaf_bytes += framed.logical
+            while start < m:
+                # a batch: its small DEFLATE entries inflated side by side, then every
+                # entry in turn (one the batch did not give is read one by one)
+                stop, nj, held = start, 0, 0
+                while stop < m and stop - start < C_BATCH_ENTRIES:
+                    job_of[stop - start] = -1
+                    offset = offsets[stop]
+                    if limit and offset >= 0:
+                        item = self._staged(offset, limit, &jobs[nj])
+                        if item is not None:
+                            if nj and held + jobs[nj].logical > C_BATCH_BYTES:
+                                break
+                            held += jobs[nj].logical
+                            staged[nj] = item
+                            job_of[stop - start] = nj
+                            nj += 1
+                    stop += 1
+                self._run_batch(jobs, nj)
+                for k in range(start, stop):
+                    offset = offsets[k]
+                    got = None
+                    job = job_of[k - start]
+                    if job >= 0:
+                        got = self._batched(staged[job], &jobs[job], d + k * C_DIGEST)
+                        staged[job] = None
+                        if got is not None:
+                            framed.form = C_FORM_DEFLATE
+                            framed.logical = jobs[job].logical
+                    if got is None:
+                        if offset < 0:
+                            rest.append((k, _corrupt("bad_offset", offset, "entry offset "
+                                                     "outside the pack's entries")))
+                            continue
+                        try:
+                            got = self._entry(offset, d + k * C_DIGEST, inflate, copy, &framed)
+                        except CorruptObjectError as exc:
+                            rest.append((k, _detached(exc)))
+                            continue
+                    if framed.form == C_FORM_DEFLATE:
+                        deflated += 1
+                        deflated_bytes += framed.logical
+                    if type(got) is bytes:
+                        n = PyBytes_GET_SIZE(got)
+                        first = (<const uint8_t *>PyBytes_AS_STRING(got))[0] if n else -1
+                    elif type(got) is memoryview and framed.form == C_FORM_RAW:
+                        first = framed.first  # a view of the raw entry: read in _entry
+                    elif isinstance(got, (bytes, memoryview)):
+                        first = got[0] if len(got) else -1
+                    else:
+                        rest.append((k, got))  # not bytes (a streamed object): Python's
+                        continue
+                    if _map_head(first):
+                        rest.append((k, got))
+                        continue
+                    memcpy(o + n_leaves * C_DIGEST, d + k * C_DIGEST, C_DIGEST)
+                    n_leaves += 1
+                    leaf_bytes += framed.logical
+                for job in range(nj):
+                    staged[job] = None
+                start = stop
         finally:
             self.busy -= 1
+            PyMem_Free(jobs)
+            PyMem_Free(job_of)
         return (leaves[:n_leaves * C_DIGEST], leaf_bytes, deflated, deflated_bytes, rest)
 
     def scan(self):

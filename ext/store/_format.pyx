@@ -35,13 +35,20 @@ cdef extern from "store_inflate.h":
         char msg[200]
     int ck_inflate(const unsigned char *data, size_t n, unsigned char *out, size_t logical,
                    ck_inflated *r) noexcept
+cdef extern from "store_batch.h":
     ctypedef struct ck_job:
         const unsigned char *src
         size_t n
         unsigned char *dst
         size_t logical
+        const unsigned char *want
+        int deflated
+        int hashed
+        int first
         int ok
     void ck_batch(ck_job *jobs, Py_ssize_t count) noexcept nogil
+    void ck_b3_hash(const unsigned char *p, size_t n, unsigned char *out) noexcept nogil
+    int CK_LANE_HASH
 from libc.stdint cimport uint8_t, uint64_t
 from libc.stdlib cimport qsort
 from libc.string cimport memcmp, memcpy
@@ -108,11 +115,11 @@ def _forked():
 _os.register_at_fork(after_in_child=_forked)
 cdef unsigned long C_ZLIB_MAX = 0xFFFFFFFF  # zlib's uInt: larger inputs go to Python
 
-# A batch reader (fsck's entries, get_many) inflates the small DEFLATE entries of a batch
-# on two threads without the GIL (store_inflate.h's ck_batch), then hashes and hands them
-# out in order: up to this many entries at a time, holding at most this many inflated
-# bytes (a hostile pack declaring large objects costs no more memory than one entry).
-cdef Py_ssize_t C_BATCH_ENTRIES = 1024
+# A batch reader (fsck's entries, get_many) inflates and hashes the small entries of a
+# batch on two threads without the GIL (store_batch.h's ck_batch), then hands them out in
+# order: up to this many entries at a time, holding at most this many inflated bytes (a
+# hostile pack declaring large objects costs no more memory than one entry).
+cdef Py_ssize_t C_BATCH_ENTRIES = 4096
 cdef uint64_t C_BATCH_BYTES = 8 << 20
 
 
@@ -649,32 +656,41 @@ cdef class Pack(_Buffer):
                                                                       C_DIGEST)
         return inflate(self.base[start:start + stored], logical, start, digest)
 
-    cdef object _staged(self, uint64_t at, uint64_t limit, ck_job *job):
-        """The output buffer of a batch job inflating the DEFLATE entry at ``offset``
-        (``job`` filled in), or None when the entry is read one by one instead: raw,
-        larger than ``limit``, its framing or zlib header wrong (that path says what)."""
+    cdef object _staged(self, uint64_t at, uint64_t limit, const uint8_t *want, bint keep,
+                        ck_job *job):
+        """Stage the entry at ``at`` as a batch job (``job`` filled in): returns its
+        output buffer (bytes: a DEFLATE entry's, or a raw one's copy when ``keep``), or
+        True for a raw entry hashed where it lies, or None when the entry is read one by
+        one instead: a DEFLATE one larger than ``limit``, a raw one larger than the lanes
+        hash, its framing or zlib header wrong (that path says what)."""
         cdef int form
         cdef uint64_t stored, logical
         try:
             self._frame(at, &form, &stored, &logical)
         except CorruptObjectError:
             return None
-        if form != C_FORM_DEFLATE or logical > limit or stored > C_ZLIB_MAX:
-            return None
         cdef const uint8_t *src = self.p + at + C_ENTRY_HEADER
-        if not _zlib_header_ok(src, stored):
+        if form == C_FORM_DEFLATE:
+            if logical > limit or stored > C_ZLIB_MAX or not _zlib_header_ok(src, stored):
+                return None
+        elif logical > <uint64_t>CK_LANE_HASH:
             return None
-        out = PyBytes_FromStringAndSize(NULL, <Py_ssize_t>logical)
+        out = True
+        job.dst = NULL
+        if form == C_FORM_DEFLATE or keep:
+            out = PyBytes_FromStringAndSize(NULL, <Py_ssize_t>logical)
+            job.dst = <unsigned char *>PyBytes_AS_STRING(out)
         job.src = src
         job.n = stored
-        job.dst = <unsigned char *>PyBytes_AS_STRING(out)
         job.logical = logical
+        job.want = want
+        job.deflated = form == C_FORM_DEFLATE
         job.ok = 0
         return out
 
     cdef int _run_batch(self, ck_job *jobs, Py_ssize_t n) except -1:
-        """Inflate the staged jobs on two threads; if the mapping shrank meanwhile what
-        was read may be zeros, so no job counts (each entry is then read one by one)."""
+        """Run the staged jobs on two threads; if the mapping shrank meanwhile what was
+        read may be zeros, so no job counts (each entry is then read one by one)."""
         cdef Py_ssize_t i
         if n == 0:
             return 0
@@ -685,14 +701,19 @@ cdef class Pack(_Buffer):
                 jobs[i].ok = 0
         return 0
 
-    cdef object _batched(self, object staged, ck_job *job, const uint8_t *want):
-        """A staged entry's logical bytes if its job went wholly right and (with
-        ``want``) they hash to it, else None: what ``_inflate_inline`` returns."""
+    cdef object _batched(self, object staged, ck_job *job):
+        """A staged entry's result if its job went wholly right and its digest (if one
+        was asked for) holds, else None: bytes, or for a raw entry hashed where it lies
+        the view of it that ``entry(copy=False)`` gives."""
         if staged is None or not job.ok:
             return None
-        if want != NULL and memcmp(PyBytes_AS_STRING(_blake3(staged, <Py_ssize_t>job.logical)),
-                                   want, C_DIGEST) != 0:
-            return None
+        if job.want != NULL and not job.hashed:  # larger than the lanes hash: SIMD
+            if memcmp(PyBytes_AS_STRING(_blake3(staged, <Py_ssize_t>job.logical)), job.want,
+                      C_DIGEST) != 0:
+                return None
+        if staged is True:
+            start = job.src - self.p
+            return self.base[start:start + job.n]
         return staged
 
     def entry(self, offset, digest, inflate, copy=True):
@@ -786,8 +807,10 @@ cdef class Pack(_Buffer):
                 stop, nj, held = start, 0, 0
                 while stop < n and stop - start < C_BATCH_ENTRIES:
                     job_of[stop - start] = -1
-                    if limit and wants[stop].found and wants[stop].slot <= first_bad:
-                        item = self._staged(wants[stop].offset, limit, &jobs[nj])
+                    if wants[stop].found and wants[stop].slot <= first_bad:
+                        item = self._staged(wants[stop].offset, limit,
+                                            wants[stop].digest if verify else NULL, copy,
+                                            &jobs[nj])
                         if item is not None:
                             if nj and held + jobs[nj].logical > C_BATCH_BYTES:
                                 break
@@ -803,8 +826,8 @@ cdef class Pack(_Buffer):
                         continue  # not here; or discarded anyway: an earlier request failed
                     value = None
                     if job_of[j - start] >= 0:
-                        value = self._batched(staged[job_of[j - start]], &jobs[job_of[j - start]],
-                                              wants[j].digest if verify else NULL)
+                        value = self._batched(staged[job_of[j - start]],
+                                              &jobs[job_of[j - start]])
                     if value is not None:
                         got[k] = value
                         continue
@@ -894,8 +917,9 @@ cdef class Pack(_Buffer):
                 while stop < m and stop - start < C_BATCH_ENTRIES:
                     job_of[stop - start] = -1
                     offset = offsets[stop]
-                    if limit and offset >= 0:
-                        item = self._staged(offset, limit, &jobs[nj])
+                    if offset >= 0:
+                        item = self._staged(offset, limit, d + stop * C_DIGEST, False,
+                                            &jobs[nj])
                         if item is not None:
                             if nj and held + jobs[nj].logical > C_BATCH_BYTES:
                                 break
@@ -910,11 +934,19 @@ cdef class Pack(_Buffer):
                     got = None
                     job = job_of[k - start]
                     if job >= 0:
-                        got = self._batched(staged[job], &jobs[job], d + k * C_DIGEST)
+                        got = self._batched(staged[job], &jobs[job])
                         staged[job] = None
-                        if got is not None:
+                        if got is not None and jobs[job].deflated:
                             framed.form = C_FORM_DEFLATE
                             framed.logical = jobs[job].logical
+                        elif got is not None and not _map_head(jobs[job].first):
+                            # a raw leaf, verified where it lies: counted, not handed out
+                            memcpy(o + n_leaves * C_DIGEST, d + k * C_DIGEST, C_DIGEST)
+                            n_leaves += 1
+                            leaf_bytes += jobs[job].logical
+                            continue
+                        else:
+                            got = None  # a raw structured entry: read (and handed out) below
                     if got is None:
                         if offset < 0:
                             rest.append((k, _corrupt("bad_offset", offset, "entry offset "
@@ -1006,6 +1038,20 @@ cdef int _parse_into(object item, uint8_t *o, Py_ssize_t k, bint many) except -1
     where = f"addresses[{k}] is" if many else "not"
     raise SchemaViolationError(f"{where} {'not ' if many else ''}a blake3 address: {item!r}",
                                detail="address")
+
+
+def _portable_blake3(data):
+    """BLAKE3-256 of ``data`` by the batch lanes' portable C (store_blake3.h): for tests,
+    which hold it to the blake3 package."""
+    cdef Py_buffer view
+    cdef uint8_t out[32]
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    try:
+        with nogil:
+            ck_b3_hash(<const uint8_t *>view.buf, <size_t>view.len, out)
+    finally:
+        PyBuffer_Release(&view)
+    return PyBytes_FromStringAndSize(<const char *>out, 32)
 
 
 def parse_address(text):

@@ -12,7 +12,6 @@
 
 #include <string.h>
 #include <zlib.h>
-#include <pythread.h>
 
 typedef struct {
     int zerr;           /* Z_OK, or the zlib error that stopped the stream */
@@ -100,83 +99,6 @@ static int ck_inflate(const unsigned char *in, size_t n, unsigned char *out,
                       size_t logical, ck_inflated *r)
 {
     return ck_inflate_with(&ck_shared, in, n, out, logical, r);
-}
-
-/* A batch of small streams inflated on two threads (the caller's and one helper), with
- * no Python object touched: each job's output buffer was allocated by the caller, and
- * `ok` says whether the stream was wholly right (what _inflate_inline takes); anything
- * else is left to the caller's one-by-one path, which says what is wrong. Jobs are
- * dealt out alternately, so both lanes get a similar share of a uniform batch. */
-typedef struct {
-    const unsigned char *src;
-    size_t n;
-    unsigned char *dst;
-    size_t logical;
-    int ok;
-} ck_job;
-
-typedef struct {
-    ck_job *jobs;
-    Py_ssize_t count;
-    Py_ssize_t first;
-    ck_inflater dec;
-    PyThread_type_lock done;  /* held while the helper lane runs */
-} ck_lane;
-
-static void ck_lane_run(ck_lane *lane)
-{
-    ck_inflated r;
-    for (Py_ssize_t i = lane->first; i < lane->count; i += 2) {
-        ck_job *j = &lane->jobs[i];
-        j->ok = ck_inflate_with(&lane->dec, j->src, j->n, j->dst, j->logical, &r) == 0
-                && !r.zerr && r.eof && !r.left && r.produced == j->logical;
-    }
-    ck_inflater_end(&lane->dec);
-}
-
-static void ck_lane_thread(void *arg)
-{
-    ck_lane *lane = (ck_lane *)arg;
-    ck_lane_run(lane);
-    PyThread_release_lock(lane->done);
-}
-
-/* Run every job; called without the GIL. When no helper can be started, every job runs
-   on the caller's thread: the result is the same. */
-static void ck_batch(ck_job *jobs, Py_ssize_t count)
-{
-    ck_lane helper, mine;
-    int started = 0;
-    memset(&helper, 0, sizeof helper);
-    memset(&mine, 0, sizeof mine);
-    helper.jobs = mine.jobs = jobs;
-    helper.count = mine.count = count;
-    mine.first = 0;
-    helper.first = 1;
-    if (count > 1) {
-        helper.done = PyThread_allocate_lock();
-        if (helper.done != NULL && PyThread_acquire_lock(helper.done, WAIT_LOCK)) {
-            started = PyThread_start_new_thread(ck_lane_thread, &helper)
-                      != PYTHREAD_INVALID_THREAD_ID;
-            if (!started)
-                PyThread_release_lock(helper.done);
-        }
-    }
-    if (!started) {  /* one lane does every job */
-        for (Py_ssize_t i = 0; i < count; i++) {
-            ck_inflated r;
-            ck_job *j = &jobs[i];
-            j->ok = ck_inflate_with(&mine.dec, j->src, j->n, j->dst, j->logical, &r) == 0
-                    && !r.zerr && r.eof && !r.left && r.produced == j->logical;
-        }
-        ck_inflater_end(&mine.dec);
-    } else {
-        ck_lane_run(&mine);
-        PyThread_acquire_lock(helper.done, WAIT_LOCK);  /* the helper has finished */
-        PyThread_release_lock(helper.done);
-    }
-    if (helper.done != NULL)
-        PyThread_free_lock(helper.done);
 }
 
 #endif

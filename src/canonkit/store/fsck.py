@@ -16,9 +16,9 @@
 """
 from __future__ import annotations
 
+import bisect
 import os
 import time
-from bisect import bisect_left
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -212,7 +212,7 @@ def _cut(root: str, pack_rel: str, offsets: list[int], digests: list[bytes], bac
     the trailer is then hashed while the entries are checked (``fsck_units``)."""
     start, added = 0, len(units)
     while start < len(offsets):
-        stop = bisect_left(offsets, offsets[start] + RANGE_BYTES, start + 1,
+        stop = bisect.bisect_left(offsets, offsets[start] + RANGE_BYTES, start + 1,
                            min(len(offsets), start + RANGE_ENTRIES))
         units.append(("entries", root, pack_rel, offsets[start:stop],
                       b"".join(digests[start:stop]), backend))

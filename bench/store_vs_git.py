@@ -18,8 +18,8 @@ fresh copy where it changes the store, and each contender gets the same input:
 - **read N random objects**: ``git cat-file --batch`` (ids on stdin, contents to a pipe
   that is drained) vs ``Store.get_many`` and a loop of ``Store.get`` (into memory).
 
-Times are the minimum of ``--repeat`` runs (read the ratios: docs/performance.md). Prints a
-Markdown table.
+Times are the minimum of ``--repeat`` rounds, the contenders of a row called in turn in
+each round (read the ratios: docs/performance.md). Prints a Markdown table.
 """
 from __future__ import annotations
 
@@ -43,16 +43,22 @@ def _git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
     return proc.stdout
 
 
-def _timed(fn: Callable[[], object], repeat: int, fresh: Callable[[], None] | None = None
-           ) -> tuple[float, object]:
-    best, result = float("inf"), None
+Contender = tuple[Callable[[], object], Callable[[], None] | None]
+
+
+def _interleaved(contenders: list[Contender], repeat: int) -> list[tuple[float, object]]:
+    """Each contender's ``(minimum time, last result)``, the contenders called in turn
+    round by round (``fresh``, if given, runs before each call, untimed)."""
+    best = [float("inf")] * len(contenders)
+    results: list[object] = [None] * len(contenders)
     for _ in range(repeat):
-        if fresh is not None:
-            fresh()
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
+        for i, (fn, fresh) in enumerate(contenders):
+            if fresh is not None:
+                fresh()
+            start = time.perf_counter()
+            results[i] = fn()
+            best[i] = min(best[i], time.perf_counter() - start)
+    return list(zip(best, results))
 
 
 def _size(path: Path, pattern: str) -> int:
@@ -94,9 +100,9 @@ def main() -> None:
                     out.append(store.put(fh.read()))
             return out
 
-        g, oids = _timed(lambda: _git(git_repo, "hash-object", "-w", "--stdin-paths",
-                                      stdin=paths).split(), args.repeat, fresh_git)
-        c, addresses = _timed(put_all, args.repeat, fresh_store)
+        (g, oids), (c, addresses) = _interleaved([
+            (lambda: _git(git_repo, "hash-object", "-w", "--stdin-paths", stdin=paths).split(),
+             fresh_git), (put_all, fresh_store)], args.repeat)
         rows.append((f"write {n} loose objects", "git hash-object -w --stdin-paths", g,
                      "Store.put", c))
 
@@ -119,12 +125,20 @@ def main() -> None:
                 _git(git_repo, "prune-packed")
             return run
 
-        g, _ = _timed(git_pack(), args.repeat, restore(loose_git, git_repo))
-        git_pack_size = _size(git_repo / "objects" / "pack", "*.pack")
-        g0, _ = _timed(git_pack("--window=0"), args.repeat, restore(loose_git, git_repo))
-        git_pack0 = _size(git_repo / "objects" / "pack", "*.pack")
-        c, stats = _timed(lambda: Store(store_dir, durable=False).repack(), args.repeat,
-                          restore(loose_store, store_dir))
+        sizes: dict[str, int] = {}
+
+        def sized(name: str, run: Callable[[], None]) -> Callable[[], None]:
+            def wrapped() -> None:
+                run()
+                sizes[name] = _size(git_repo / "objects" / "pack", "*.pack")
+            return wrapped
+
+        (g, _), (g0, _), (c, stats) = _interleaved([
+            (sized("deltas", git_pack()), restore(loose_git, git_repo)),
+            (sized("window0", git_pack("--window=0")), restore(loose_git, git_repo)),
+            (lambda: Store(store_dir, durable=False).repack(), restore(loose_store, store_dir)),
+        ], args.repeat)
+        git_pack_size, git_pack0 = sizes["deltas"], sizes["window0"]
         total = sum(map(len, items))
         rows.append((f"pack {n} loose objects", "git pack-objects + prune-packed", g,
                      "Store.repack", c))
@@ -134,9 +148,10 @@ def main() -> None:
         restore(loose_git, git_repo)()
         git_pack()()
 
-        g, _ = _timed(lambda: _git(git_repo, "fsck", "--full", "--no-dangling"), args.repeat)
         store = Store(store_dir, durable=False)
-        c, report = _timed(store.fsck, args.repeat)
+        (g, _), (c, report) = _interleaved([
+            (lambda: _git(git_repo, "fsck", "--full", "--no-dangling"), None),
+            (store.fsck, None)], args.repeat)
         assert report.ok and report.objects == n  # type: ignore[attr-defined]
         assert not list((git_repo / "objects").glob("??"))  # git's objects are all packed
         rows.append((f"fsck {n} packed objects", "git fsck --full", g, "Store.fsck", c))
@@ -152,9 +167,9 @@ def main() -> None:
                 out, _ = proc.communicate(batch)
                 assert len(out) > n * 1024
 
-        g, _ = _timed(cat_file, args.repeat)
-        c, _ = _timed(lambda: store.get_many(wanted), args.repeat)
-        c2, _ = _timed(lambda: [store.get(a) for a in wanted], args.repeat)
+        (g, _), (c, _), (c2, _) = _interleaved([
+            (cat_file, None), (lambda: store.get_many(wanted), None),
+            (lambda: [store.get(a) for a in wanted], None)], args.repeat)
         rows.append((f"read {n} random objects", "git cat-file --batch", g,
                      "Store.get_many", c))
         rows.append((f"read {n} random objects", "git cat-file --batch", g,

@@ -550,6 +550,9 @@ cdef class Index(_Buffer):
         return found
 
 
+cdef class _Batch
+
+
 cdef class Pack(_Buffer):
     """A ``.pack`` file held as a buffer. The constructor checks the header; ``entry``
     checks each entry's framing as it reads it; ``scan`` walks all of them."""
@@ -773,18 +776,9 @@ cdef class Pack(_Buffer):
         cdef _Want *wants = <_Want *>PyMem_Malloc(max(m, 1) * sizeof(_Want))
         if wants == NULL:
             raise MemoryError()
-        cdef ck_job *jobs = <ck_job *>PyMem_Malloc(C_BATCH_ENTRIES * sizeof(ck_job))
-        if jobs == NULL:
-            PyMem_Free(wants)
-            raise MemoryError()
-        cdef uint64_t limit = _inline_limit(inflate), held
-        cdef Py_ssize_t start, stop, nj
-        cdef list staged = [None] * C_BATCH_ENTRIES
-        cdef int *job_of = <int *>PyMem_Malloc(C_BATCH_ENTRIES * sizeof(int))
-        if job_of == NULL:
-            PyMem_Free(wants)
-            PyMem_Free(jobs)
-            raise MemoryError()
+        cdef uint64_t limit = _inline_limit(inflate)
+        cdef Py_ssize_t start, stop
+        cdef _Batch batch = _Batch()
         self.busy += 1
         index.busy += 1
         try:
@@ -801,33 +795,20 @@ cdef class Pack(_Buffer):
             index._intact(index.n)
             start = 0
             while start < n:
-                # a batch: its small DEFLATE entries inflated side by side, then each
-                # entry in turn (verified, or read one by one when the batch did not
-                # give it)
-                stop, nj, held = start, 0, 0
-                while stop < n and stop - start < C_BATCH_ENTRIES:
-                    job_of[stop - start] = -1
-                    if wants[stop].found and wants[stop].slot <= first_bad:
-                        item = self._staged(wants[stop].offset, limit,
-                                            wants[stop].digest if verify else NULL, copy,
-                                            &jobs[nj])
-                        if item is not None:
-                            if nj and held + jobs[nj].logical > C_BATCH_BYTES:
-                                break
-                            held += jobs[nj].logical
-                            staged[nj] = item
-                            job_of[stop - start] = nj
-                            nj += 1
+                # a batch: its small entries inflated and hashed side by side, then each
+                # entry in turn (read one by one when the batch did not give it)
+                stop = start
+                while stop < n and stop - start < C_BATCH_ENTRIES and batch.add(
+                        self, stop - start, wants[stop].found and wants[stop].slot <= first_bad,
+                        wants[stop].offset, limit, wants[stop].digest if verify else NULL,
+                        copy):
                     stop += 1
-                self._run_batch(jobs, nj)
+                batch.run(self)
                 for j in range(start, stop):
                     k = wants[j].slot
                     if k > first_bad or not wants[j].found:
                         continue  # not here; or discarded anyway: an earlier request failed
-                    value = None
-                    if job_of[j - start] >= 0:
-                        value = self._batched(staged[job_of[j - start]],
-                                              &jobs[job_of[j - start]])
+                    value = batch.take(self, j - start)
                     if value is not None:
                         got[k] = value
                         continue
@@ -837,15 +818,12 @@ cdef class Pack(_Buffer):
                     except CorruptObjectError as exc:
                         got[k] = _detached(exc)
                         first_bad = min(first_bad, k)
-                for j in range(nj):
-                    staged[j] = None
+                batch.clear()
                 start = stop
         finally:
             self.busy -= 1
             index.busy -= 1
             PyMem_Free(wants)
-            PyMem_Free(jobs)
-            PyMem_Free(job_of)
         for k in range(m):
             value = got[k]
             if value is None:
@@ -899,54 +877,39 @@ cdef class Pack(_Buffer):
         cdef list rest = []
         leaves = PyBytes_FromStringAndSize(NULL, 32 * m)  # shrunk to n_leaves at the end
         cdef uint8_t *o = <uint8_t *>PyBytes_AS_STRING(leaves)
-        cdef uint64_t limit = _inline_limit(inflate), held
-        cdef Py_ssize_t start = 0, stop, nj, job
-        cdef list staged = [None] * C_BATCH_ENTRIES
-        cdef ck_job *jobs = <ck_job *>PyMem_Malloc(C_BATCH_ENTRIES * sizeof(ck_job))
-        cdef int *job_of = <int *>PyMem_Malloc(C_BATCH_ENTRIES * sizeof(int))
-        if jobs == NULL or job_of == NULL:
-            PyMem_Free(jobs)
-            PyMem_Free(job_of)
-            raise MemoryError()
+        cdef uint64_t limit = _inline_limit(inflate)
+        cdef Py_ssize_t start = 0, stop
+        cdef ck_job *job
+        cdef _Batch batch = _Batch()
         self.busy += 1
         try:
             while start < m:
-                # a batch: its small DEFLATE entries inflated side by side, then every
+                # a batch: its small entries inflated and hashed side by side, then every
                 # entry in turn (one the batch did not give is read one by one)
-                stop, nj, held = start, 0, 0
+                stop = start
                 while stop < m and stop - start < C_BATCH_ENTRIES:
-                    job_of[stop - start] = -1
                     offset = offsets[stop]
-                    if offset >= 0:
-                        item = self._staged(offset, limit, d + stop * C_DIGEST, False,
-                                            &jobs[nj])
-                        if item is not None:
-                            if nj and held + jobs[nj].logical > C_BATCH_BYTES:
-                                break
-                            held += jobs[nj].logical
-                            staged[nj] = item
-                            job_of[stop - start] = nj
-                            nj += 1
+                    if not batch.add(self, stop - start, offset >= 0,
+                                     offset if offset >= 0 else 0, limit,
+                                     d + stop * C_DIGEST, False):
+                        break
                     stop += 1
-                self._run_batch(jobs, nj)
+                batch.run(self)
                 for k in range(start, stop):
                     offset = offsets[k]
-                    got = None
-                    job = job_of[k - start]
-                    if job >= 0:
-                        got = self._batched(staged[job], &jobs[job])
-                        staged[job] = None
-                        if got is not None and jobs[job].deflated:
-                            framed.form = C_FORM_DEFLATE
-                            framed.logical = jobs[job].logical
-                        elif got is not None and not _map_head(jobs[job].first):
-                            # a raw leaf, verified where it lies: counted, not handed out
-                            memcpy(o + n_leaves * C_DIGEST, d + k * C_DIGEST, C_DIGEST)
-                            n_leaves += 1
-                            leaf_bytes += jobs[job].logical
-                            continue
-                        else:
-                            got = None  # a raw structured entry: read (and handed out) below
+                    job = batch.job(k - start)
+                    got = batch.take(self, k - start)
+                    if got is not None and job.deflated:
+                        framed.form = C_FORM_DEFLATE
+                        framed.logical = job.logical
+                    elif got is not None and not _map_head(job.first):
+                        # a raw leaf, verified where it lies: counted, not handed out
+                        memcpy(o + n_leaves * C_DIGEST, d + k * C_DIGEST, C_DIGEST)
+                        n_leaves += 1
+                        leaf_bytes += job.logical
+                        continue
+                    else:
+                        got = None  # not from the batch, or a raw structured entry
                     if got is None:
                         if offset < 0:
                             rest.append((k, _corrupt("bad_offset", offset, "entry offset "
@@ -976,13 +939,10 @@ cdef class Pack(_Buffer):
                     memcpy(o + n_leaves * C_DIGEST, d + k * C_DIGEST, C_DIGEST)
                     n_leaves += 1
                     leaf_bytes += framed.logical
-                for job in range(nj):
-                    staged[job] = None
+                batch.clear()
                 start = stop
         finally:
             self.busy -= 1
-            PyMem_Free(jobs)
-            PyMem_Free(job_of)
         return (leaves[:n_leaves * C_DIGEST], leaf_bytes, deflated, deflated_bytes, rest)
 
     def scan(self):
@@ -1008,6 +968,69 @@ cdef class Pack(_Buffer):
             return offsets, ("pack_count", 8, f"the header says {self.count} entries, "
                                               f"the pack holds {len(offsets)}")
         return offsets, None
+
+
+cdef class _Batch:
+    """A batch reader's current batch: the entries staged as jobs for the two lanes
+    (store_batch.h) and the position each belongs to; at most ``C_BATCH_ENTRIES``
+    positions and ``C_BATCH_BYTES`` of output."""
+    cdef ck_job *jobs
+    cdef int *job_of     # position -> its job, or -1 (read one by one)
+    cdef list staged     # job -> its output (bytes, or True: a raw entry hashed in place)
+    cdef Py_ssize_t count
+    cdef uint64_t held
+
+    def __cinit__(self):
+        self.jobs = <ck_job *>PyMem_Malloc(C_BATCH_ENTRIES * sizeof(ck_job))
+        self.job_of = <int *>PyMem_Malloc(C_BATCH_ENTRIES * sizeof(int))
+        if self.jobs == NULL or self.job_of == NULL:
+            raise MemoryError()
+        self.staged = [None] * C_BATCH_ENTRIES
+
+    def __dealloc__(self):
+        PyMem_Free(self.jobs)
+        PyMem_Free(self.job_of)
+
+    cdef bint add(self, Pack pack, Py_ssize_t pos, bint wanted, uint64_t at, uint64_t limit,
+                  const uint8_t *want, bint keep) except -1:
+        """Position ``pos``: its entry (at ``at``, if ``wanted``) staged as a job when it
+        can be (``Pack._staged``); False, and nothing added, when the batch holds too
+        many bytes to take it."""
+        self.job_of[pos] = -1
+        if not wanted:
+            return True
+        item = pack._staged(at, limit, want, keep, &self.jobs[self.count])
+        if item is None:
+            return True
+        if self.count and self.held + self.jobs[self.count].logical > C_BATCH_BYTES:
+            return False
+        self.held += self.jobs[self.count].logical
+        self.staged[self.count] = item
+        self.job_of[pos] = <int>self.count
+        self.count += 1
+        return True
+
+    cdef int run(self, Pack pack) except -1:
+        return pack._run_batch(self.jobs, self.count)
+
+    cdef ck_job *job(self, Py_ssize_t pos) noexcept:
+        return NULL if self.job_of[pos] < 0 else &self.jobs[self.job_of[pos]]
+
+    cdef object take(self, Pack pack, Py_ssize_t pos):
+        """Position ``pos``'s result from the batch (``Pack._batched``), or None."""
+        cdef int j = self.job_of[pos]
+        if j < 0:
+            return None
+        item = self.staged[j]
+        self.staged[j] = None
+        return pack._batched(item, &self.jobs[j])
+
+    cdef void clear(self) noexcept:
+        cdef Py_ssize_t i
+        for i in range(self.count):
+            self.staged[i] = None
+        self.count = 0
+        self.held = 0
 
 
 cdef inline int _hexval(Py_UCS4 c) noexcept:

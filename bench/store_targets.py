@@ -25,44 +25,23 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import shutil
 import subprocess
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 from blake3 import blake3
 from store_datasets import objects_1k, objects_1m, objects_half_random
+from store_git import (Contender, cat_file, git, init_bare, interleaved, random_reads,
+                       write_files)
 
 from canonkit.store import Store
-
-
-def _git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    return subprocess.run(["git", "-C", str(repo), *args], input=stdin,
-                          stdout=subprocess.PIPE, check=True).stdout
 
 
 def _linked_copy(src: Path, dst: Path) -> None:
     shutil.rmtree(dst, ignore_errors=True)
     shutil.copytree(src, dst, copy_function=os.link)
-
-
-Timed = tuple[Callable[[], object], Callable[[], None] | None]
-
-
-def _race(a: Timed, b: Timed, rounds: int) -> tuple[float, float]:
-    """Minimum times of ``a`` and ``b`` (each ``(run, fresh)``), alternated round by round."""
-    best = [float("inf"), float("inf")]
-    for _ in range(rounds):
-        for i, (run, fresh) in enumerate((a, b)):
-            if fresh is not None:
-                fresh()
-            start = time.perf_counter()
-            run()
-            best[i] = min(best[i], time.perf_counter() - start)
-    return best[0], best[1]
 
 
 def main() -> None:
@@ -76,60 +55,51 @@ def main() -> None:
     base = Path(tempfile.mkdtemp(prefix="canonkit-targets-"))
     rows: list[tuple[str, str, float, str, float]] = []
     try:
-        files = base / "files"
-        files.mkdir()
-        for i, data in enumerate(items):
-            (files / f"{i:06d}").write_bytes(data)
+        _, paths = write_files(base, items)
         loose_git, loose_store = base / "git-loose", base / "store-loose"
-        subprocess.run(["git", "init", "-q", "--bare", str(loose_git)], check=True)
-        oids = _git(loose_git, "hash-object", "-w", "--stdin-paths", stdin="".join(
-            f"{files / f'{i:06d}'}\n" for i in range(n)).encode()).split()
+        init_bare(loose_git)
+        oids = git(loose_git, "hash-object", "-w", "--stdin-paths", stdin=paths).split()
         store = Store.init(loose_store, durable=False)
         addresses = [store.put(data) for data in items]
         ids = b"".join(oid + b"\n" for oid in oids)
         git_repo, store_dir = base / "git", base / "store"
 
-        def git_pack() -> None:
-            _git(git_repo, "pack-objects", "-q", "--window=0",
-                 str(git_repo / "objects" / "pack" / "pack"), stdin=ids)
-            _git(git_repo, "prune-packed")
+        def pair(a: Contender, b: Contender) -> tuple[float, float]:
+            (ta, _), (tb, _) = interleaved([a, b], rounds)
+            return ta, tb
 
-        g, c = _race((git_pack, lambda: _linked_copy(loose_git, git_repo)),
-                     (lambda: Store(store_dir, durable=False).repack(),
-                      lambda: _linked_copy(loose_store, store_dir)), rounds)
+        def git_pack() -> None:
+            git(git_repo, "pack-objects", "-q", "--window=0",
+                str(git_repo / "objects" / "pack" / "pack"), stdin=ids)
+            git(git_repo, "prune-packed")
+
+        g, c = pair((git_pack, lambda: _linked_copy(loose_git, git_repo)),
+                    (lambda: Store(store_dir, durable=False).repack(),
+                     lambda: _linked_copy(loose_store, store_dir)))
         rows.append(("repack", "`git pack-objects --window=0` + `prune-packed`", g,
                      "`Store.repack()`", c))
         # git keeps its delta pack for fsck and reads, as `git gc` would leave it
         _linked_copy(loose_git, git_repo)
-        _git(git_repo, "pack-objects", "-q", str(git_repo / "objects" / "pack" / "pack"),
-             stdin=ids)
-        _git(git_repo, "prune-packed")
+        git(git_repo, "pack-objects", "-q", str(git_repo / "objects" / "pack" / "pack"),
+            stdin=ids)
+        git(git_repo, "prune-packed")
         packed = Store(store_dir, durable=False)
         report = packed.fsck()
         assert report.ok and report.objects == n
-        g, c = _race((lambda: _git(git_repo, "fsck", "--full", "--no-dangling"), None),
-                     (packed.fsck, None), rounds)
+        g, c = pair((lambda: git(git_repo, "fsck", "--full", "--no-dangling"), None),
+                    (packed.fsck, None))
         rows.append(("fsck", "`git fsck --full`", g, "`Store.fsck()`", c))
 
-        rng = random.Random(5)
-        picks = [rng.randrange(n) for _ in range(n)]
-        batch = b"".join(oids[i] + b"\n" for i in picks)
-        wanted = [addresses[i] for i in picks]
-
-        def cat_file() -> None:
-            with subprocess.Popen(["git", "-C", str(git_repo), "cat-file", "--batch"],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE) as proc:
-                out, _ = proc.communicate(batch)
-                assert len(out) > n * 1024
+        batch, wanted = random_reads(oids, addresses)
 
         def get_loop(store: Store) -> Callable[[], object]:
             get = store.get
             return lambda: [get(a) for a in wanted]
 
-        g, c = _race((cat_file, None), (lambda: packed.get_many(wanted), None), rounds)
+        g, c = pair((cat_file(git_repo, batch), None), (lambda: packed.get_many(wanted), None))
         rows.append(("read N random objects", "`git cat-file --batch`", g,
                      "`Store.get_many`", c))
-        g, c = _race((get_loop(packed), None), (lambda: packed.get_many(wanted), None), rounds)
+        g, c = pair((get_loop(packed), None), (lambda: packed.get_many(wanted), None))
         rows.append(("read N random objects", "loop of `Store.get`", g, "`Store.get_many`", c))
 
         raw_dir = base / "store-raw"
@@ -137,10 +107,10 @@ def main() -> None:
         raw = Store(raw_dir, durable=False)
         raw.repack(deflate="never")
         loose = Store(loose_store, durable=False)
-        g, c = _race((get_loop(raw), None), (lambda: raw.get_many(wanted), None), rounds)
+        g, c = pair((get_loop(raw), None), (lambda: raw.get_many(wanted), None))
         rows.append(("read N random objects (raw entries)", "loop of `Store.get`", g,
                      "`Store.get_many`", c))
-        g, c = _race((get_loop(loose), None), (get_loop(raw), None), rounds)
+        g, c = pair((get_loop(loose), None), (get_loop(raw), None))
         rows.append(("`get` of 1 KiB", "loose (a file each)", g, "packed (raw entries)", c))
 
         big = objects_1m(64)
@@ -149,8 +119,7 @@ def main() -> None:
             mib.put(data)
         mib.repack(deflate="never")
         assert mib.fsck().ok
-        g, c = _race((lambda: [blake3(x).digest() for x in big], None), (mib.fsck, None),
-                     rounds)
+        g, c = pair((lambda: [blake3(x).digest() for x in big], None), (mib.fsck, None))
         rows.append(("fsck of 64 MiB in objects of 1 MiB", "one `blake3` pass (floor)", g,
                      "`Store.fsck()`", c))
 

@@ -24,41 +24,16 @@ each round (read the ratios: docs/performance.md). Prints a Markdown table.
 from __future__ import annotations
 
 import argparse
-import random
 import shutil
 import subprocess
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 from store_datasets import objects_1k, objects_half_random
+from store_git import cat_file, git, init_bare, interleaved, random_reads, write_files
 
 from canonkit.store import Store
-
-
-def _git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    proc = subprocess.run(["git", "-C", str(repo), *args], input=stdin,
-                          stdout=subprocess.PIPE, check=True)
-    return proc.stdout
-
-
-Contender = tuple[Callable[[], object], Callable[[], None] | None]
-
-
-def _interleaved(contenders: list[Contender], repeat: int) -> list[tuple[float, object]]:
-    """Each contender's ``(minimum time, last result)``, the contenders called in turn
-    round by round (``fresh``, if given, runs before each call, untimed)."""
-    best = [float("inf")] * len(contenders)
-    results: list[object] = [None] * len(contenders)
-    for _ in range(repeat):
-        for i, (fn, fresh) in enumerate(contenders):
-            if fresh is not None:
-                fresh()
-            start = time.perf_counter()
-            results[i] = fn()
-            best[i] = min(best[i], time.perf_counter() - start)
-    return list(zip(best, results))
 
 
 def _size(path: Path, pattern: str) -> int:
@@ -76,17 +51,12 @@ def main() -> None:
     base = Path(tempfile.mkdtemp(prefix="canonkit-vs-git-"))
     rows: list[tuple[str, str, float, str, float]] = []
     try:
-        files = base / "files"
-        files.mkdir()
-        for i, data in enumerate(items):
-            (files / f"{i:06d}").write_bytes(data)
-        paths = "".join(f"{files / f'{i:06d}'}\n" for i in range(n)).encode()
+        files, paths = write_files(base, items)
 
         git_repo, store_dir = base / "git", base / "store"
 
         def fresh_git() -> None:
-            shutil.rmtree(git_repo, ignore_errors=True)
-            subprocess.run(["git", "init", "-q", "--bare", str(git_repo)], check=True)
+            init_bare(git_repo)
 
         def fresh_store() -> None:
             shutil.rmtree(store_dir, ignore_errors=True)
@@ -100,8 +70,8 @@ def main() -> None:
                     out.append(store.put(fh.read()))
             return out
 
-        (g, oids), (c, addresses) = _interleaved([
-            (lambda: _git(git_repo, "hash-object", "-w", "--stdin-paths", stdin=paths).split(),
+        (g, oids), (c, addresses) = interleaved([
+            (lambda: git(git_repo, "hash-object", "-w", "--stdin-paths", stdin=paths).split(),
              fresh_git), (put_all, fresh_store)], args.repeat)
         rows.append((f"write {n} loose objects", "git hash-object -w --stdin-paths", g,
                      "Store.put", c))
@@ -120,9 +90,9 @@ def main() -> None:
 
         def git_pack(*options: str) -> Callable[[], None]:
             def run() -> None:
-                _git(git_repo, "pack-objects", "-q", *options,
+                git(git_repo, "pack-objects", "-q", *options,
                      str(git_repo / "objects" / "pack" / "pack"), stdin=ids)
-                _git(git_repo, "prune-packed")
+                git(git_repo, "prune-packed")
             return run
 
         sizes: dict[str, int] = {}
@@ -133,7 +103,7 @@ def main() -> None:
                 sizes[name] = _size(git_repo / "objects" / "pack", "*.pack")
             return wrapped
 
-        (g, _), (g0, _), (c, stats) = _interleaved([
+        (g, _), (g0, _), (c, stats) = interleaved([
             (sized("deltas", git_pack()), restore(loose_git, git_repo)),
             (sized("window0", git_pack("--window=0")), restore(loose_git, git_repo)),
             (lambda: Store(store_dir, durable=False).repack(), restore(loose_store, store_dir)),
@@ -149,26 +119,16 @@ def main() -> None:
         git_pack()()
 
         store = Store(store_dir, durable=False)
-        (g, _), (c, report) = _interleaved([
-            (lambda: _git(git_repo, "fsck", "--full", "--no-dangling"), None),
+        (g, _), (c, report) = interleaved([
+            (lambda: git(git_repo, "fsck", "--full", "--no-dangling"), None),
             (store.fsck, None)], args.repeat)
         assert report.ok and report.objects == n  # type: ignore[attr-defined]
         assert not list((git_repo / "objects").glob("??"))  # git's objects are all packed
         rows.append((f"fsck {n} packed objects", "git fsck --full", g, "Store.fsck", c))
 
-        rng = random.Random(5)
-        picks = [rng.randrange(n) for _ in range(n)]
-        batch = b"".join(oids[i] + b"\n" for i in picks)
-        wanted = [addresses[i] for i in picks]
-
-        def cat_file() -> None:
-            with subprocess.Popen(["git", "-C", str(git_repo), "cat-file", "--batch"],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE) as proc:
-                out, _ = proc.communicate(batch)
-                assert len(out) > n * 1024
-
-        (g, _), (c, _), (c2, _) = _interleaved([
-            (cat_file, None), (lambda: store.get_many(wanted), None),
+        batch, wanted = random_reads(oids, addresses)
+        (g, _), (c, _), (c2, _) = interleaved([
+            (cat_file(git_repo, batch), None), (lambda: store.get_many(wanted), None),
             (lambda: [store.get(a) for a in wanted], None)], args.repeat)
         rows.append((f"read {n} random objects", "git cat-file --batch", g,
                      "Store.get_many", c))

@@ -19,6 +19,10 @@
 
 /* Larger logical lengths are hashed by the caller (the blake3 package's SIMD kernels). */
 #define CK_LANE_HASH 4096
+/* Smaller batches run on the caller's thread alone: starting a helper costs tens of
+   microseconds, and on a busy machine the caller may have to wait for a helper that was
+   preempted in the middle of a job, which only a large batch amortises. */
+#define CK_HELPER_MIN_JOBS 512
 
 typedef struct {
     const unsigned char *src;   /* the stored bytes */
@@ -117,7 +121,7 @@ static void ck_batch(ck_job *jobs, Py_ssize_t count)
     ck_shared_jobs local = {jobs, count, 0, 0, 1};
     ck_shared_jobs *b = NULL;
 #if CK_BATCH_THREADS
-    if (count >= 2)
+    if (count >= CK_HELPER_MIN_JOBS)
         b = (ck_shared_jobs *)PyMem_RawMalloc(sizeof *b);
 #endif
     if (b == NULL) {

@@ -21,7 +21,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from ..errors import CorruptObjectError, MissingObjectError, StoreError
-from .findings import CODES, Finding, FsckReport, finding
+from .findings import CODES, Finding, FsckReport, collector_paused, finding
 from .layout import address_of, loose_path
 from .mark import references, root_path
 
@@ -155,6 +155,12 @@ def reachability(store: Store, refs: list[tuple[str, str, bytes]], graph: Graph,
                  out: list[Finding], report: FsckReport) -> None:
     """The reachability findings (``missing_object``, ``ref_target_missing``,
     ``unreachable``, ``duplicate_object``, ``dangling_reference``, ``unfollowed``)."""
+    with collector_paused():
+        _reachability(store, refs, graph, out, report)
+
+
+def _reachability(store: Store, refs: list[tuple[str, str, bytes]], graph: Graph,
+                  out: list[Finding], report: FsckReport) -> None:
     where, corrupt, edges = graph.where, graph.corrupt, graph.edges
     parent: dict[bytes, bytes | str] = {}
     root_of: dict[str, bytes] = {}

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from blake3 import blake3
-from store_datasets import objects_1k, objects_1m, objects_half_random
+from store_datasets import DATA_SETS, objects_1m, objects_named
 from store_git import (Contender, cat_file, cpu_seconds, git, init_bare, interleaved,
                        random_reads, write_files)
 
@@ -51,13 +51,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--data", choices=["cbor", "half-random"], default="cbor")
+    parser.add_argument("--data", choices=sorted(DATA_SETS), default="cbor")
     parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                         help="cpu: CPU seconds of this process and of git (every thread)")
     args = parser.parse_args()
     clock = cpu_seconds if args.clock == "cpu" else time.perf_counter
     n, rounds = args.objects, args.rounds
-    items = objects_1k(n) if args.data == "cbor" else objects_half_random(n)
+    items = objects_named(args.data, n)
     base = Path(tempfile.mkdtemp(prefix="canonkit-targets-"))
     rows: list[tuple[str, str, float, str, float]] = []
     try:

@@ -30,7 +30,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from store_datasets import objects_1k, objects_half_random
+from store_datasets import DATA_SETS, objects_named
 from store_git import cat_file, git, init_bare, interleaved, random_reads, write_files
 
 from canonkit.store import Store
@@ -44,10 +44,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--data", choices=["cbor", "half-random"], default="cbor")
+    parser.add_argument("--data", choices=sorted(DATA_SETS), default="cbor")
     args = parser.parse_args()
     n = args.objects
-    items = objects_1k(n) if args.data == "cbor" else objects_half_random(n)
+    items = objects_named(args.data, n)
     base = Path(tempfile.mkdtemp(prefix="canonkit-vs-git-"))
     rows: list[tuple[str, str, float, str, float]] = []
     try:

@@ -3,7 +3,9 @@
     PYTHONPATH=src python bench/cbor_interleaved.py [ROUNDS]
 
 Every contender is called once per round, in turn, so a burst of load hits all of
-them alike; each line reports minimum times over the rounds. Columns: strict
+them alike; each line reports minimum times over the rounds, in CPU time of the calling
+thread (``time.thread_time``: time spent waiting for a core is not counted; collector
+passes and page faults are). Columns: strict
 decode against libipld's decode of its own encoding (libipld time / canonkit time) with
 the cyclic garbage collector on (as a program runs by default) and off (``gc.disable()``
 around the timed calls: the raw cost of building the objects, without the collector
@@ -38,9 +40,9 @@ def minimums(fns: list[Callable[[], object]], rounds: int, collector: bool = Tru
             for i, fn in enumerate(fns):
                 if not collector:
                     gc.disable()
-                start = time.perf_counter()
+                start = time.thread_time()
                 result = fn()
-                elapsed = time.perf_counter() - start
+                elapsed = time.thread_time() - start
                 del result  # freed outside the timed call, for every contender
                 if was_enabled:
                     gc.enable()

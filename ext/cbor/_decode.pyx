@@ -108,11 +108,18 @@ cdef extern from "cbor_dec.h":
     int cu_utf8_best() noexcept nogil
     int cu_utf8_select(int) noexcept nogil
     void cu_utf8_init() noexcept nogil
+    int cu_utf8_raw(int, const uint8_t *, Py_ssize_t) noexcept nogil
     bint cd_cid_ok(const uint8_t *, Py_ssize_t) noexcept nogil
     PyObject *cd_dict_presized(Py_ssize_t) except NULL
     Py_ssize_t cd_link_content(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t *) noexcept nogil
     bint cd_likely(bint) noexcept nogil
     bint cd_unlikely(bint) noexcept nogil
+
+cdef extern from "cbor_check.h":
+    Py_ssize_t ck_fast_check(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t,
+                             int) except? -2
+    int ck_fast_enabled
+    int (*ck_nfc_ok)(const uint8_t *, Py_ssize_t) except -1
 
 cdef extern from "cbor_link.h":
     void ck_link_setup(PyObject *, PyObject *) noexcept
@@ -355,6 +362,14 @@ cdef int nfc_check(Dec *d, Py_ssize_t start, object text) except -1:
     if not _is_normalized("NFC", text):
         derr(d, "non_nfc_text", start, "text string is not in Unicode NFC")
     return 0
+
+
+cdef int nfc_ok(const uint8_t *s, Py_ssize_t n) except -1:
+    """The first pass's NFC test of dcbor's non-ASCII text (valid UTF-8): 1 or 0."""
+    return 1 if _is_normalized("NFC", (<const char *>s)[:n].decode("utf-8")) else 0
+
+
+ck_nfc_ok = nfc_ok
 
 
 cdef int check_release(Dec *d, Py_ssize_t start) except -1:
@@ -1177,8 +1192,16 @@ cdef object read_item(object data, const uint8_t *p, Py_ssize_t n, Py_ssize_t st
 
 cdef Py_ssize_t check_item(object data, const uint8_t *p, Py_ssize_t n, Py_ssize_t start,
                            const Opts *o, bint whole) except -1:
-    """Validate the item at ``start``; returns the offset after it."""
+    """Validate the item at ``start``; returns the offset after it. The first pass
+    (cbor_check.h) accepts the common valid item; chk_loop validates from the start
+    whatever it leaves, and chk_loop alone refuses."""
     cdef Dec d
+    cdef Py_ssize_t end
+    if o.max_items < 0:
+        end = ck_fast_check(p, n if o.max_size < 0 or o.max_size >= n - start
+                            else start + o.max_size, n, start, o.max_depth, o.profile)
+        if end >= 0 and (end == n or not whole):
+            return end
     start_dec(&d, data, p, n, start, o, False)
     try:
         if o.profile == P_CORE:
@@ -1340,12 +1363,52 @@ cdef int set_opts(Opts *o, object profile, object max_depth, object max_size,
 
 cu_utf8_init()  # the widest UTF-8 kernel this CPU runs, chosen once
 
-_UTF8_KERNELS = ("scalar", "sse4.1", "avx2")
+_UTF8_KERNELS = ("scalar", "sse4.1", "avx2", "avx512")
 
 
 def _utf8_kernels():
     """The UTF-8 validation kernels this CPU runs, narrowest first (tests compare them)."""
     return _UTF8_KERNELS[:cu_utf8_best() + 1]
+
+
+def _utf8_raw(name, data):
+    """The UTF-8 kernel ``name`` itself on the bytes ``data``: 0 (invalid), 1 (valid, not
+    all ASCII) or 2 (all ASCII); None where it does not take that many bytes. A test hook
+    (``ValueError`` for a kernel this CPU does not run)."""
+    cdef bytes b = bytes(data)
+    cdef int r
+    if name not in _UTF8_KERNELS or _UTF8_KERNELS.index(name) > cu_utf8_best():
+        raise ValueError(f"UTF-8 kernel {name!r} is not one of {_utf8_kernels()}")
+    r = cu_utf8_raw(_UTF8_KERNELS.index(name), <const uint8_t *><char *>b, len(b))
+    return None if r < 0 else r
+
+
+def _first_pass(data, profile="core", max_depth=DEFAULT_MAX_DEPTH):
+    """The answer of ``check``'s first pass (cbor_check.h) alone on the item at the start
+    of the bytes ``data``: the offset after it, or None when it leaves the item to the
+    full validator. A test hook."""
+    cdef bytes b = bytes(data)
+    cdef Py_ssize_t end
+    global ck_fast_enabled
+    cdef int was = ck_fast_enabled
+    ck_fast_enabled = 1
+    try:
+        end = ck_fast_check(<const uint8_t *><char *>b, len(b), len(b), 0,
+                            min(max_depth, 0x7fffffff), profile_id(profile))
+    finally:
+        ck_fast_enabled = was
+    return None if end < 0 else end
+
+
+def _check_first_pass(enabled=None):
+    """Whether ``check`` runs its first pass (cbor_check.h) before the full validator;
+    with ``enabled``, turn it on or off from now on and return the previous setting. A
+    test hook: with and without it, ``check`` accepts and refuses the same inputs."""
+    global ck_fast_enabled
+    cdef bint previous = ck_fast_enabled
+    if enabled is not None:
+        ck_fast_enabled = 1 if enabled else 0
+    return previous
 
 
 def _utf8_kernel(name=None):

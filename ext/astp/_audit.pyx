@@ -22,6 +22,7 @@ from libc.math cimport isfinite
 from libc.string cimport memcmp
 
 import json
+import sys
 import unicodedata
 
 from canonkit.astp._py import audit as _twin
@@ -364,6 +365,46 @@ cdef object _read_string(Reader *r, Py_ssize_t *start, Py_ssize_t *end):
     return text
 
 
+cdef enum:
+    KEY_SLOTS = 1024        # the key cache: a power of two
+    KEY_LONGEST = 64
+
+#: object keys read so far, interned: a key of the canonical subset (ASCII, no escape, at
+#: most KEY_LONGEST bytes) is one shared string however often it is read — what a reader
+#: of deltas looks up by name then matches by identity — at the slot of its bytes' hash
+cdef list _KEYS = [None] * KEY_SLOTS
+cdef object _intern = sys.intern
+
+
+cdef object _read_key(Reader *r):
+    """The object key at ``r.pos`` (its opening quote), as ``_read_string`` reads it; one
+    of the canonical subset comes from the key cache."""
+    cdef Py_ssize_t i = r.pos + 1, n
+    cdef Py_ssize_t start = 0, end = 0
+    cdef unsigned char c
+    cdef unsigned int h = 2166136261u
+    cdef object cached
+    while i < r.n and i - r.pos <= KEY_LONGEST:
+        c = r.p[i]
+        if c == 34:
+            n = i - r.pos - 1
+            cached = <object>PyList_GET_ITEM(_KEYS, h & (KEY_SLOTS - 1))
+            if (cached is not None and PyUnicode_GET_LENGTH(cached) == n
+                    and memcmp(PyUnicode_DATA(cached), r.p + r.pos + 1, <size_t>n) == 0):
+                r.pos = i + 1
+                return cached
+            key = _read_string(r, &start, &end)     # ASCII without escapes: never declined
+            if key is not _NOT_READ:
+                key = _intern(key)
+                _KEYS[h & (KEY_SLOTS - 1)] = key
+            return key
+        if c < 0x20 or c == 92 or c >= 0x80:
+            break
+        h = (h ^ c) * 16777619u
+        i += 1
+    return _read_string(r, &start, &end)
+
+
 cdef object _read_number(Reader *r):
     """The number at ``r.pos``, or ``_NOT_READ`` unless the writer writes it so."""
     cdef Py_ssize_t i = r.pos, start = r.pos
@@ -451,7 +492,7 @@ cdef object _read_value(Reader *r, int depth):
         while True:
             if r.pos >= r.n or r.p[r.pos] != 34:
                 return _NOT_READ
-            key = _read_string(r, &start, &end)
+            key = _read_key(r)
             if key is _NOT_READ:
                 return _NOT_READ
             if PyUnicode_KIND(key) == 4:   # past U+FFFF: UTF-16 order differs, the general check

@@ -207,16 +207,48 @@ cdef int _field(Out *out, tuple entry, object value) except -1:
     return _value(out, l3_field(name, kind, nullable, allowed, value), 0)
 
 
+#: each layout's field names as written before their values (``{"node_id":``,
+#: ``,"node_type":``, ...), by the layout's identity (the layout is kept with them, so the
+#: identity stays its own); callers pass a few long-lived layouts
+cdef dict _HEADS = {}
+
+
+cdef tuple _heads(tuple entries):
+    cdef object cached = _HEADS.get(id(entries))
+    cdef Out out
+    cdef Py_ssize_t i
+    cdef list heads = []
+    if cached is not None and (<tuple>cached)[0] is entries:
+        return <tuple>(<tuple>cached)[1]
+    out.data = NULL
+    out.size = out.room = 0
+    try:
+        for i in range(PyTuple_GET_SIZE(entries)):
+            out.size = 0
+            _byte(&out, 44 if i else 123)
+            _text(&out, (<tuple>PyTuple_GET_ITEM(entries, i))[0])
+            _byte(&out, 58)
+            heads.append(PyBytes_FromStringAndSize(out.data, out.size))
+    finally:
+        PyMem_Free(out.data)
+    if len(_HEADS) >= 32:
+        _HEADS.clear()
+    _HEADS[id(entries)] = (entries, tuple(heads))
+    return tuple(heads)
+
+
 cdef int _write(Out *out, object layout, object fields) except -1:
     cdef tuple entries = tuple(layout)
     cdef Py_ssize_t i, n = PyTuple_GET_SIZE(entries)
-    cdef tuple entry
-    cdef object name, value
+    cdef tuple entry, heads
+    cdef object name, value, head
     cdef PyObject *ref
     cdef bint exact = type(fields) is dict
     if not exact and not isinstance(fields, Mapping):
         raise InvalidFieldError(f"Form B fields must be a mapping, got {type(fields).__name__}")
-    _byte(out, 123)
+    heads = _heads(entries)
+    if n == 0:
+        _byte(out, 123)
     for i in range(n):
         entry = <tuple>PyTuple_GET_ITEM(entries, i)
         name = <object>PyTuple_GET_ITEM(entry, 0)
@@ -231,10 +263,8 @@ cdef int _write(Out *out, object layout, object fields) except -1:
                 raise InvalidFieldError(
                     f"{name}: missing (every field takes part, null or not)", detail=name)
             value = fields[name]
-        if i:
-            _byte(out, 44)
-        _text(out, name)
-        _byte(out, 58)
+        head = <object>PyTuple_GET_ITEM(heads, i)
+        _put(out, PyBytes_AS_STRING(head), PyBytes_GET_SIZE(head))
         _field(out, entry, value)
     return _byte(out, 125)
 

@@ -38,9 +38,10 @@ cdef str _SEGMENT = "segment"
 # (and words any refusal).
 
 from libc.stdint cimport int64_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.string cimport memcmp
 from cpython.bytes cimport PyBytes_Check
+from cpython.unicode cimport PyUnicode_READ_CHAR
 
 import orjson
 
@@ -543,6 +544,40 @@ cdef class SegmentTable:
             hashes.add(None)   # no stored leaf_hash on this path
         return ids, hashes
 
+    def spine_hits(self, ids, hashes) -> tuple:
+        """``(ids found, hashes found)``: the texts of ``ids`` that are a segment's
+        ``node_id`` or ``parent_node_id``, and of ``hashes`` that are its ``content_hash``,
+        as ``spine_keys`` writes them (so only lowercase canonical text can be found), as
+        ``SegmentList.spine_hits`` gives them — without a text per segment."""
+        cdef list id_texts = [x for x in ids if _lower_uuid(x)]
+        cdef list hash_texts = [x for x in hashes if _lower_hex(x, 64)]
+        cdef Probe *id_probes = NULL
+        cdef Probe *hash_probes = NULL
+        cdef set found_ids = set(), found_hashes = set()
+        cdef Py_ssize_t k
+        cdef Seg *s
+        cdef Probe *hit
+        try:
+            id_probes = _probes(id_texts, 16)
+            hash_probes = _probes(hash_texts, 32)
+            for k in range(self.n):
+                s = &self.segs[k]
+                if s.fields & F_NODE_ID:
+                    hit = _find(id_probes, len(id_texts), s.node_id, 16)
+                    if hit != NULL:
+                        found_ids.add(id_texts[hit.at])
+                if s.fields & F_PARENT:
+                    hit = _find(id_probes, len(id_texts), s.parent, 16)
+                    if hit != NULL:
+                        found_ids.add(id_texts[hit.at])
+                hit = _find(hash_probes, len(hash_texts), s.content, 32)
+                if hit != NULL:
+                    found_hashes.add(hash_texts[hit.at])
+        finally:
+            free(id_probes)
+            free(hash_probes)
+        return found_ids, found_hashes
+
     def leaves_v2_raw(self, int sav) -> bytes:
         """The ``hash_version`` 2 leaf hashes (ASTP.md §4.1), 32 raw bytes each; the same
         InvalidFieldError as the general path for a segment without the leaf fields."""
@@ -593,6 +628,96 @@ cdef inline Py_ssize_t _put_string(const unsigned char *s, Py_ssize_t length, ui
     out[4] = <uint8_t>length
     memcpy(out + 5, s, length)
     return length + 5
+
+
+cdef struct Probe:
+    uint8_t raw[32]       # a UUID's 16 bytes or a digest's 32
+    Py_ssize_t at         # its text's index in the query
+
+
+cdef int _hex_value(unsigned int c) noexcept:
+    if 48 <= c <= 57:
+        return c - 48
+    if 97 <= c <= 102:
+        return c - 87
+    return -1
+
+
+cdef bint _lower_hex(object text, Py_ssize_t n):
+    """Exact text of ``n`` lowercase hex characters."""
+    cdef Py_ssize_t k
+    if type(text) is not str or PyUnicode_GET_LENGTH(text) != n:
+        return False
+    for k in range(n):
+        if _hex_value(PyUnicode_READ_CHAR(text, k)) < 0:
+            return False
+    return True
+
+
+cdef bint _lower_uuid(object text):
+    """Exact lowercase canonical 8-4-4-4-12 text."""
+    cdef Py_ssize_t k
+    if type(text) is not str or PyUnicode_GET_LENGTH(text) != 36:
+        return False
+    for k in range(36):
+        if k == 8 or k == 13 or k == 18 or k == 23:
+            if PyUnicode_READ_CHAR(text, k) != 45:
+                return False
+        elif _hex_value(PyUnicode_READ_CHAR(text, k)) < 0:
+            return False
+    return True
+
+
+cdef int _probe_order16(const void *a, const void *b) noexcept nogil:
+    return memcmp(a, b, 16)
+
+
+cdef int _probe_order32(const void *a, const void *b) noexcept nogil:
+    return memcmp(a, b, 32)
+
+
+cdef Probe *_probes(list texts, int width) except? NULL:
+    """The raw bytes of hex ``texts`` (already checked), sorted for ``_find``."""
+    cdef Py_ssize_t i, k, j
+    cdef Probe *probes
+    cdef object text
+    if not texts:
+        return NULL
+    probes = <Probe *>malloc(len(texts) * sizeof(Probe))
+    if probes == NULL:
+        raise MemoryError()
+    for i in range(len(texts)):
+        text = texts[i]
+        j = 0
+        k = 0
+        while j < width:
+            if PyUnicode_READ_CHAR(text, k) == 45:
+                k += 1
+                continue
+            probes[i].raw[j] = <uint8_t>(_hex_value(PyUnicode_READ_CHAR(text, k)) * 16
+                                         + _hex_value(PyUnicode_READ_CHAR(text, k + 1)))
+            j += 1
+            k += 2
+        probes[i].at = i
+    qsort(probes, <size_t>len(texts), sizeof(Probe),
+          _probe_order16 if width == 16 else _probe_order32)
+    return probes
+
+
+cdef Probe *_find(Probe *probes, Py_ssize_t n, const uint8_t *raw, int width) noexcept:
+    """The probe of ``raw`` (binary search), or NULL."""
+    cdef Py_ssize_t lo = 0, hi = n, mid
+    cdef int order
+    while lo < hi:
+        mid = (lo + hi) // 2
+        order = memcmp(probes[mid].raw, raw, <size_t>width)
+        if order == 0:
+            return &probes[mid]
+        if order < 0:
+            lo = mid + 1
+        else:
+            hi = mid
+    return NULL
 
 
 cdef str _uuid_text(const uint8_t *raw):

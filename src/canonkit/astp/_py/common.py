@@ -53,6 +53,7 @@ __all__ = [
     "l3_datetime",
     "l3_field",
     "l3_value",
+    "same_json",
     "search_space",
     "split_kind",
     "timestamp_ms",
@@ -362,6 +363,20 @@ def l3_value(value: Any, depth: int = 0) -> Any:
             out[str.__str__(key)] = l3_value(item, depth + 1)
         return out
     raise InvalidFieldError(f"Form B cannot serialize {type(value).__name__}")
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """JSON values equal in type too (``1``, ``1.0`` and ``true`` differ), objects in any
+    key order, a NaN equal to a NaN (Layer 3 compares a record with its restatement so)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b))
+    if isinstance(a, float):
+        return bool(a.hex() == b.hex()) if a == a else bool(b != b)
+    return bool(a == b)
 
 
 def l3_field(name: str, kind: int, nullable: bool, allowed: Any, value: Any) -> Any:

@@ -34,7 +34,7 @@ include "astp_json_out.pxi"
 include "astp_instant_fields.pxi"
 
 __all__ = ["audit_record_digest", "audit_record_hash", "canonical_json", "canonical_json_bytes",
-           "es_number", "parse_canonical"]
+           "es_number", "parse_canonical", "sealed_record"]
 
 
 cdef extern from "Python.h":
@@ -721,9 +721,10 @@ cdef int _field_timestamp(Out *out, object value) except -1:
     return WRITTEN
 
 
-cdef int _field_delta(Out *out, object value, Out *scratch, list keep) except -1:
+cdef int _field_delta(Out *out, object value, Out *scratch, list keep, list texts) except -1:
     """BYTES of a delta: stored text when it is canonical (its value appended to ``keep``
-    unless that is None), or an object's canonical text."""
+    unless that is None), or an object's canonical text; the text appended to ``texts``
+    unless that is None."""
     cdef const char *p
     cdef Py_ssize_t n
     if type(value) is str:
@@ -736,12 +737,16 @@ cdef int _field_delta(Out *out, object value, Out *scratch, list keep) except -1
             return DECLINED
         if keep is not None:
             keep.append(read)
+        if texts is not None:
+            texts.append(value)
     else:
         scratch.size = 0
         if _value(scratch, value, 0, False) == DECLINED:
             return DECLINED
         p = scratch.data
         n = scratch.size
+        if texts is not None:
+            texts.append(PyUnicode_DecodeUTF8(p, n, NULL))
     if n >= 0xFFFFFFFF:
         return DECLINED
     _byte(out, 0x01)
@@ -750,7 +755,8 @@ cdef int _field_delta(Out *out, object value, Out *scratch, list keep) except -1
     return WRITTEN
 
 
-cdef int _field(Out *out, int kind, object value, Out *scratch, list keep) except -1:
+cdef int _field(Out *out, int kind, object value, Out *scratch, list keep,
+                list texts) except -1:
     cdef Py_ssize_t i, n
     cdef int overflow = 0
     cdef long long v
@@ -781,7 +787,7 @@ cdef int _field(Out *out, int kind, object value, Out *scratch, list keep) excep
     if kind == K_TIMESTAMP:
         return _field_timestamp(out, value)
     if kind == K_BYTES:
-        return _field_delta(out, value, scratch, keep)
+        return _field_delta(out, value, scratch, keep, texts)
     if kind == K_BOOL:
         if value is True or value is False:
             _byte(out, 0x08)
@@ -802,9 +808,10 @@ cdef int _field(Out *out, int kind, object value, Out *scratch, list keep) excep
     return DECLINED
 
 
-cdef int _record(Out *out, object record, list keep) except -1:
+cdef int _record(Out *out, object record, list keep, list texts) except -1:
     """The record's §2.1 preimage into ``out``; DECLINED for a record the twin must judge
-    (not a dict, a field missing or refused, a field in any form but its stored one)."""
+    (not a dict, a field missing or refused, a field in any form but its stored one).
+    ``keep``: the forward delta as read; ``texts``: both deltas' canonical text."""
     cdef Out scratch
     cdef Py_ssize_t i
     cdef tuple entry
@@ -829,7 +836,8 @@ cdef int _record(Out *out, object record, list keep) except -1:
                 value = <object>ref
             if i == _CHAIN_KEY and (type(value) is not str or PyUnicode_GET_LENGTH(value) == 0):
                 return DECLINED    # chain_key: non-empty text
-            if _field(out, kind, value, &scratch, keep if i == _FORWARD else None) == DECLINED:
+            if _field(out, kind, value, &scratch, keep if i == _FORWARD else None,
+                      texts) == DECLINED:
                 return DECLINED
     finally:
         PyMem_Free(scratch.data)
@@ -851,7 +859,7 @@ def audit_record_hash(record) -> str:
     cdef Out out
     _init(&out)
     try:
-        if _record(&out, record, None) == DECLINED:
+        if _record(&out, record, None, None) == DECLINED:
             return _twin.audit_record_hash(record)
         return _record_hex(&out)
     finally:
@@ -866,8 +874,24 @@ def audit_record_digest(record) -> tuple:
     cdef list keep = []
     _init(&out)
     try:
-        if _record(&out, record, keep) == DECLINED:
+        if _record(&out, record, keep, None) == DECLINED:
             return _twin.audit_record_digest(record)
         return _record_hex(&out), keep[0] if keep else None
+    finally:
+        PyMem_Free(out.data)
+
+
+def sealed_record(record) -> tuple:
+    """``(forward, reverse, record_hash)`` of a record whose deltas are values: each delta's
+    canonical text (a delta stored as text, as it is) and ``audit_record_hash(record)``,
+    each delta canonicalized once. Refusals are those of ``canonical_json`` of a delta,
+    then of ``audit_record_hash``."""
+    cdef Out out
+    cdef list texts = []
+    _init(&out)
+    try:
+        if _record(&out, record, None, texts) == DECLINED:
+            return _twin.sealed_record(record)
+        return texts[0], texts[1], _record_hex(&out)
     finally:
         PyMem_Free(out.data)

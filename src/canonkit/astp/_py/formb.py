@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from canonkit.astp._py.common import decimal_text, l3_field, l3_value
+from canonkit._files import MAX_INTEGER_DIGITS
+from canonkit.astp._py.common import L3_MAX_DEPTH, decimal_text, l3_field, l3_value
 from canonkit.errors import InvalidFieldError
 
-__all__ = ["form_b", "form_b_hash", "json_value"]
+__all__ = ["copy_stored", "form_b", "form_b_hash", "json_value", "stored_node"]
 
 
 def form_b(layout: Sequence[tuple[str, int, bool, Any]], fields: Mapping[str, Any]) -> bytes:
@@ -61,3 +63,62 @@ def json_value(value: Any) -> Any:
     """``l3_value(value)``: the exact JSON types Form B serializes (a deep copy of
     containers)."""
     return l3_value(value)
+
+
+#: integers at or past this magnitude have more digits than the strict JSON reader reads
+_UNREADABLE = 10 ** MAX_INTEGER_DIGITS
+
+
+def _readable(name: str, value: Any) -> None:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is int:
+            if not -_UNREADABLE < item < _UNREADABLE:
+                raise InvalidFieldError(
+                    f"{name}: an integer of more than {MAX_INTEGER_DIGITS} digits; an export "
+                    "or journal holding it could not be read back", detail=name)
+        elif type(item) is dict:
+            stack.extend(item.values())
+        elif type(item) is list:
+            stack.extend(item)
+
+
+def stored_node(layout: Sequence[tuple[str, int, bool, Any]], fields: Mapping[str, Any]
+                ) -> tuple[dict[str, Any], str]:
+    """``(node, content_hash)``: the layout's fields as ``json_value`` makes them, in layout
+    order (a node as a Layer 3 writer stores it), and ``form_b_hash(layout, fields)``.
+    Refused as ``form_b`` refuses; then a field holding an integer of more than
+    ``MAX_INTEGER_DIGITS`` digits, which the strict JSON reader would not read back
+    (``InvalidFieldError`` naming the field)."""
+    digest = form_b_hash(layout, fields)
+    node = {name: l3_value(fields[name]) for name, _, _, _ in layout}
+    for name, value in node.items():
+        _readable(name, value)
+    return node, digest
+
+
+class _Other(Exception):
+    """A value ``copy_stored`` leaves to pickle."""
+
+
+def _copy(value: Any, depth: int) -> Any:
+    kind = type(value)
+    if kind in (str, int, float, bool) or value is None:
+        return value
+    if depth >= L3_MAX_DEPTH or kind not in (list, dict):
+        raise _Other
+    if kind is list:
+        return [_copy(item, depth + 1) for item in value]
+    return {key: _copy(item, depth + 1) for key, item in value.items()}
+
+
+def copy_stored(value: Any) -> Any:
+    """A deep copy of stored values: exact dicts, lists, text, integers of any size, floats,
+    booleans and None; anything else (or nested deeper than ``L3_MAX_DEPTH``) by a pickle
+    round trip."""
+    try:
+        return _copy(value, 0)
+    except _Other:
+        copied = pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        return copied

@@ -145,11 +145,11 @@ def check_edge_properties(name: str, properties: Any, node_id: str | None = None
     records for that edge: for PRECEDES ``edge_type`` (one of SEQUENTIAL, CONDITIONAL,
     PARALLEL) and ``sequence_gap`` (an integer above 0); for the other six edges nothing
     (``{}``). ``node_id`` names the node a refusal is reported on."""
-    if not isinstance(properties, Mapping):
+    if type(properties) is not dict and not isinstance(properties, Mapping):
         raise _fail("L3-008", f"{name} properties must be an object, got "
                               f"{short_repr(properties)}", node_id, "properties")
     wanted = EDGE_PROPERTIES[name]
-    if len(properties) != len(wanted) or any(key not in properties for key in wanted):
+    if len(properties) != len(wanted) or wanted and any(key not in properties for key in wanted):
         keys = ", ".join(short_repr(k) for k in properties) or "none"
         expected = ", ".join(wanted) if wanted else "none (an empty object)"
         raise _fail("L3-008", f"{name} properties are exactly {expected}; got {keys}",

@@ -228,3 +228,27 @@ def test_spine_keys_of_the_table_equal_the_general_readers() -> None:
         assert fast.segments.spine_keys() == general.segments.spine_keys()
         compared += 1
     assert compared > len(CORPUS) // 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32))
+def test_spine_hits_of_the_table_equal_the_general_readers(seed: int) -> None:
+    """L3-001 asks which Layer 3 ids and hashes a spine holds: the compiled table answers
+    without a text per segment what the general reader's ``spine_keys`` answers, for the
+    spine's own keys, their upper-case and non-canonical spellings, other texts and junk."""
+    import random
+
+    rng = random.Random(seed)
+    data = rng.choice(CORPUS)
+    fast = read_episode_bytes(data)
+    if fast is None:
+        return
+    general = read_episode(loads_json(data)).segments
+    ids, hashes = general.spine_keys()
+    known = [x for x in ids | hashes if isinstance(x, str)]
+    pool = known + [x.upper() for x in known] + [x.replace("-", "") for x in known] + [
+        x[:-1] + "g" for x in known] + ["", "x", "0" * 64, "0" * 36, None, 7, b"0" * 32]
+    asked_ids = rng.sample(pool, min(len(pool), rng.randrange(0, 40)))
+    asked_hashes = rng.sample(pool, min(len(pool), rng.randrange(0, 40)))
+    strs = [x for x in asked_hashes if isinstance(x, str)]
+    assert fast.segments.spine_hits(asked_ids, strs) == general.spine_hits(asked_ids, strs)

@@ -91,12 +91,12 @@ class SegmentList(list[Segment]):
 
     def spine_hits(self, ids: Iterable[Any], hashes: Iterable[Any]
                    ) -> tuple[set[Any], set[Any]]:
-        """``(ids found, hashes found)``: those of ``ids`` among the segments' ``node_id``
-        and ``parent_node_id``, and of ``hashes`` among their ``content_hash`` and
-        ``leaf_hash`` (``spine_keys``) — what Layer 3 asks of an Episode (L3-001)."""
+        """``(ids found, hashes found)``: the texts of ``ids`` among the segments'
+        ``node_id`` and ``parent_node_id``, and of ``hashes`` among their ``content_hash``
+        and ``leaf_hash`` (``spine_keys``) — what Layer 3 asks of an Episode (L3-001)."""
         spine_ids, spine_hashes = self.spine_keys()
-        return ({x for x in ids if x in spine_ids},
-                {x for x in hashes if x in spine_hashes})
+        return ({x for x in ids if type(x) is str and x in spine_ids},
+                {x for x in hashes if type(x) is str and x in spine_hashes})
 
     def leaves_v2_raw(self, sav: int) -> bytes:
         """The ``hash_version`` 2 leaf hashes (ASTP.md §4.1), 32 raw bytes each."""

@@ -41,7 +41,6 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.string cimport memcmp
 from cpython.bytes cimport PyBytes_Check
-from cpython.unicode cimport PyUnicode_READ_CHAR
 
 import orjson
 
@@ -549,30 +548,35 @@ cdef class SegmentTable:
         ``node_id`` or ``parent_node_id``, and of ``hashes`` that are its ``content_hash``,
         as ``spine_keys`` writes them (so only lowercase canonical text can be found), as
         ``SegmentList.spine_hits`` gives them — without a text per segment."""
-        cdef list id_texts = [x for x in ids if _lower_uuid(x)]
+        cdef list id_texts = [x for x in ids if _lower_hex(x, 36)]
         cdef list hash_texts = [x for x in hashes if _lower_hex(x, 64)]
         cdef Probe *id_probes = NULL
         cdef Probe *hash_probes = NULL
         cdef set found_ids = set(), found_hashes = set()
-        cdef Py_ssize_t k
+        cdef Py_ssize_t k, n_ids = len(id_texts), n_hashes = len(hash_texts)
         cdef Seg *s
         cdef Probe *hit
+        cdef uint64_t id_firsts[4]
+        cdef uint64_t hash_firsts[4]
+        if not n_ids and not n_hashes:
+            return found_ids, found_hashes
         try:
-            id_probes = _probes(id_texts, 16)
-            hash_probes = _probes(hash_texts, 32)
+            id_probes = _probes(id_texts, 16, id_firsts)
+            hash_probes = _probes(hash_texts, 32, hash_firsts)
             for k in range(self.n):
                 s = &self.segs[k]
-                if s.fields & F_NODE_ID:
-                    hit = _find(id_probes, len(id_texts), s.node_id, 16)
+                if s.fields & F_NODE_ID and _maybe(id_firsts, s.node_id[0]):
+                    hit = _find(id_probes, n_ids, s.node_id, 16)
                     if hit != NULL:
                         found_ids.add(id_texts[hit.at])
-                if s.fields & F_PARENT:
-                    hit = _find(id_probes, len(id_texts), s.parent, 16)
+                if s.fields & F_PARENT and _maybe(id_firsts, s.parent[0]):
+                    hit = _find(id_probes, n_ids, s.parent, 16)
                     if hit != NULL:
                         found_ids.add(id_texts[hit.at])
-                hit = _find(hash_probes, len(hash_texts), s.content, 32)
-                if hit != NULL:
-                    found_hashes.add(hash_texts[hit.at])
+                if _maybe(hash_firsts, s.content[0]):
+                    hit = _find(hash_probes, n_hashes, s.content, 32)
+                    if hit != NULL:
+                        found_hashes.add(hash_texts[hit.at])
         finally:
             free(id_probes)
             free(hash_probes)
@@ -644,28 +648,25 @@ cdef int _hex_value(unsigned int c) noexcept:
 
 
 cdef bint _lower_hex(object text, Py_ssize_t n):
-    """Exact text of ``n`` lowercase hex characters."""
+    """Exact ASCII text of ``n`` lowercase hex characters (``n`` 64: a digest) or, ``n``
+    36, lowercase canonical 8-4-4-4-12 UUID text."""
     cdef Py_ssize_t k
-    if type(text) is not str or PyUnicode_GET_LENGTH(text) != n:
+    cdef const unsigned char *p
+    if type(text) is not str or not PyUnicode_IS_ASCII(text) or PyUnicode_GET_LENGTH(text) != n:
         return False
+    p = <const unsigned char *>PyUnicode_DATA(text)
     for k in range(n):
-        if _hex_value(PyUnicode_READ_CHAR(text, k)) < 0:
-            return False
-    return True
-
-
-cdef bint _lower_uuid(object text):
-    """Exact lowercase canonical 8-4-4-4-12 text."""
-    cdef Py_ssize_t k
-    if type(text) is not str or PyUnicode_GET_LENGTH(text) != 36:
-        return False
-    for k in range(36):
-        if k == 8 or k == 13 or k == 18 or k == 23:
-            if PyUnicode_READ_CHAR(text, k) != 45:
+        if n == 36 and (k == 8 or k == 13 or k == 18 or k == 23):
+            if p[k] != 45:
                 return False
-        elif _hex_value(PyUnicode_READ_CHAR(text, k)) < 0:
+        elif _hex_value(p[k]) < 0:
             return False
     return True
+
+
+cdef inline bint _maybe(const uint64_t *firsts, uint8_t first) noexcept:
+    """Whether a probe starts with byte ``first`` (a bitmap of the probes' first bytes)."""
+    return (firsts[first >> 6] >> (first & 63)) & 1
 
 
 cdef int _probe_order16(const void *a, const void *b) noexcept nogil:
@@ -676,11 +677,14 @@ cdef int _probe_order32(const void *a, const void *b) noexcept nogil:
     return memcmp(a, b, 32)
 
 
-cdef Probe *_probes(list texts, int width) except? NULL:
-    """The raw bytes of hex ``texts`` (already checked), sorted for ``_find``."""
+cdef Probe *_probes(list texts, int width, uint64_t *firsts) except? NULL:
+    """The raw bytes of hex ``texts`` (already checked), sorted for ``_find``; ``firsts``
+    (4 words) gets the bitmap of their first bytes."""
     cdef Py_ssize_t i, k, j
     cdef Probe *probes
     cdef object text
+    cdef const unsigned char *p
+    firsts[0] = firsts[1] = firsts[2] = firsts[3] = 0
     if not texts:
         return NULL
     probes = <Probe *>malloc(len(texts) * sizeof(Probe))
@@ -688,17 +692,18 @@ cdef Probe *_probes(list texts, int width) except? NULL:
         raise MemoryError()
     for i in range(len(texts)):
         text = texts[i]
+        p = <const unsigned char *>PyUnicode_DATA(text)
         j = 0
         k = 0
         while j < width:
-            if PyUnicode_READ_CHAR(text, k) == 45:
+            if p[k] == 45:
                 k += 1
                 continue
-            probes[i].raw[j] = <uint8_t>(_hex_value(PyUnicode_READ_CHAR(text, k)) * 16
-                                         + _hex_value(PyUnicode_READ_CHAR(text, k + 1)))
+            probes[i].raw[j] = <uint8_t>(_hex_value(p[k]) * 16 + _hex_value(p[k + 1]))
             j += 1
             k += 2
         probes[i].at = i
+        firsts[probes[i].raw[0] >> 6] |= (<uint64_t>1) << (probes[i].raw[0] & 63)
     qsort(probes, <size_t>len(texts), sizeof(Probe),
           _probe_order16 if width == 16 else _probe_order32)
     return probes

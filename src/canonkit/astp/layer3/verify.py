@@ -19,6 +19,7 @@ from canonkit.astp._live import auditor, checker
 from canonkit.astp._py.common import same_json, short_repr
 from canonkit.astp.audit import verify_audit_chain
 from canonkit.astp.canonical_json import parse_canonical
+from canonkit.astp.documents import SegmentList, read_episode
 from canonkit.astp.layer3.events import delta_value
 from canonkit.astp.layer3.hashing import content_hash
 from canonkit.astp.layer3.rules import (
@@ -616,8 +617,6 @@ class _Verification:
     # --- spine isolation -----------------------------------------------------------------------
 
     def check_isolation(self, episode: Any) -> None:
-        from canonkit.astp.documents import SegmentList, read_episode
-
         read = read_episode(episode)
         segments: Any = read.segments
         if not hasattr(segments, "spine_hits"):   # a SegmentList or the compiled segment table

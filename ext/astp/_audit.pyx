@@ -854,31 +854,34 @@ cdef str _record_hex(Out *out):
     return _hex_of(digest)
 
 
-def audit_record_hash(record) -> str:
-    """``AUDIT_RECORD:v2:`` hash of a record's stored fields (hex)."""
+cdef str _hashed(object record, list keep, list texts):
+    """The record's hash as ``_record`` writes it (filling ``keep`` and ``texts``), or None
+    when it declines the record to the twin."""
     cdef Out out
     _init(&out)
     try:
-        if _record(&out, record, None, None) == DECLINED:
-            return _twin.audit_record_hash(record)
+        if _record(&out, record, keep, texts) == DECLINED:
+            return None
         return _record_hex(&out)
     finally:
         PyMem_Free(out.data)
+
+
+def audit_record_hash(record) -> str:
+    """``AUDIT_RECORD:v2:`` hash of a record's stored fields (hex)."""
+    digest = _hashed(record, None, None)
+    return _twin.audit_record_hash(record) if digest is None else digest
 
 
 def audit_record_digest(record) -> tuple:
     """``(audit_record_hash(record), forward)``: ``forward`` is the forward delta as
     ``parse_canonical`` reads it when it is stored text, else None. Refusals are those of
     ``audit_record_hash``."""
-    cdef Out out
     cdef list keep = []
-    _init(&out)
-    try:
-        if _record(&out, record, keep, None) == DECLINED:
-            return _twin.audit_record_digest(record)
-        return _record_hex(&out), keep[0] if keep else None
-    finally:
-        PyMem_Free(out.data)
+    digest = _hashed(record, keep, None)
+    if digest is None:
+        return _twin.audit_record_digest(record)
+    return digest, keep[0] if keep else None
 
 
 def sealed_record(record) -> tuple:
@@ -886,12 +889,8 @@ def sealed_record(record) -> tuple:
     canonical text (a delta stored as text, as it is) and ``audit_record_hash(record)``,
     each delta canonicalized once. Refusals are those of ``canonical_json`` of a delta,
     then of ``audit_record_hash``."""
-    cdef Out out
     cdef list texts = []
-    _init(&out)
-    try:
-        if _record(&out, record, None, texts) == DECLINED:
-            return _twin.sealed_record(record)
-        return texts[0], texts[1], _record_hex(&out)
-    finally:
-        PyMem_Free(out.data)
+    digest = _hashed(record, None, texts)
+    if digest is None:
+        return _twin.sealed_record(record)
+    return texts[0], texts[1], digest

@@ -34,6 +34,7 @@ import pickle
 
 include "astp_kernel.pxi"
 include "astp_json_out.pxi"
+include "astp_hex_text.pxi"
 
 __all__ = ["copy_stored", "form_b", "form_b_hash", "json_value", "stored_node"]
 
@@ -229,22 +230,6 @@ cdef bint _datetime_text(object value):
     return 1 <= day <= days
 
 
-cdef bint _uuid_text(object value):
-    """Exact canonical lowercase 8-4-4-4-12 text."""
-    cdef const unsigned char *p
-    cdef int k
-    if type(value) is not str or not PyUnicode_IS_ASCII(value) or PyUnicode_GET_LENGTH(value) != 36:
-        return False
-    p = <const unsigned char *>PyUnicode_DATA(value)
-    for k in range(36):
-        if k == 8 or k == 13 or k == 18 or k == 23:
-            if p[k] != 45:
-                return False
-        elif not ((p[k] >= 48 and p[k] <= 57) or (p[k] >= 97 and p[k] <= 102)):
-            return False
-    return True
-
-
 cdef int _field(Out *out, tuple entry, object value) except -1:
     """One top-level field: the common shapes in C, the rest through ``l3_field``."""
     cdef object name = <object>PyTuple_GET_ITEM(entry, 0)
@@ -256,7 +241,7 @@ cdef int _field(Out *out, tuple entry, object value) except -1:
         return _put(out, b"null", 4)
     if kind == L3_TEXT and t is str:
         return _text(out, value)
-    if kind == L3_UUID and _uuid_text(value):
+    if kind == L3_UUID and _lower_hex(value, 36):
         return _text(out, value)
     if kind == L3_DATETIME and _datetime_text(value):
         return _text(out, value)

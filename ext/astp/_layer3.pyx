@@ -27,6 +27,7 @@ from canonkit.astp._formb import form_b_hash as _form_b_hash
 from canonkit.astp._py.common import same_json as _same_json
 
 include "astp_kernel.pxi"
+include "astp_hex_text.pxi"
 
 
 cdef extern from "Python.h":
@@ -157,19 +158,6 @@ cdef inline bint _word(object value):
     cdef int overflow = 0
     PyLong_AsLongLongAndOverflow(value, &overflow)
     return overflow == 0
-
-
-cdef bint _hex64(object text):
-    """Exact text of 64 lowercase hex characters."""
-    cdef const unsigned char *p
-    cdef Py_ssize_t k
-    if type(text) is not str or not PyUnicode_IS_ASCII(text) or PyUnicode_GET_LENGTH(text) != 64:
-        return False
-    p = <const unsigned char *>PyUnicode_DATA(text)
-    for k in range(64):
-        if not ((48 <= p[k] <= 57) or (97 <= p[k] <= 102)):
-            return False
-    return True
 
 
 cdef bint _same(object a, object b) except -1:
@@ -419,7 +407,7 @@ def clean_records(records, episode_id, workspace_id, ledger) -> tuple:
         sequence, stored = _get(record, "delta_sequence"), _get(record, "record_hash")
         prior, key = _get(record, "prior_audit_hash"), _get(record, "chain_key")
         session = _get(record, "session_id")
-        if (type(sequence) is not int or sequence != i + 1 or not _hex64(stored)
+        if (type(sequence) is not int or sequence != i + 1 or not _lower_hex(stored, 64)
                 or type(key) is not str or not _eq(key, episode_id)
                 or type(session) is not str or not _eq(session, workspace_id)
                 or prior is not previous and (type(prior) is not str or previous is None

@@ -16,6 +16,7 @@ from canonkit.errors import InvalidFieldError
 
 include "astp_kernel.pxi"
 include "astp_instants.pxi"
+include "astp_hex_text.pxi"
 
 __all__ = ["plain_json", "scan_episode"]
 
@@ -637,31 +638,6 @@ cdef inline Py_ssize_t _put_string(const unsigned char *s, Py_ssize_t length, ui
 cdef struct Probe:
     uint8_t raw[32]       # a UUID's 16 bytes or a digest's 32
     Py_ssize_t at         # its text's index in the query
-
-
-cdef int _hex_value(unsigned int c) noexcept:
-    if 48 <= c <= 57:
-        return c - 48
-    if 97 <= c <= 102:
-        return c - 87
-    return -1
-
-
-cdef bint _lower_hex(object text, Py_ssize_t n):
-    """Exact ASCII text of ``n`` lowercase hex characters (``n`` 64: a digest) or, ``n``
-    36, lowercase canonical 8-4-4-4-12 UUID text."""
-    cdef Py_ssize_t k
-    cdef const unsigned char *p
-    if type(text) is not str or not PyUnicode_IS_ASCII(text) or PyUnicode_GET_LENGTH(text) != n:
-        return False
-    p = <const unsigned char *>PyUnicode_DATA(text)
-    for k in range(n):
-        if n == 36 and (k == 8 or k == 13 or k == 18 or k == 23):
-            if p[k] != 45:
-                return False
-        elif _hex_value(p[k]) < 0:
-            return False
-    return True
 
 
 cdef inline bint _maybe(const uint64_t *firsts, uint8_t first) noexcept:

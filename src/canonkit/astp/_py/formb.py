@@ -14,8 +14,7 @@ import pickle
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from canonkit._files import MAX_INTEGER_DIGITS
-from canonkit.astp._py.common import L3_MAX_DEPTH, decimal_text, l3_field, l3_value
+from canonkit.astp._py.common import L3_MAX_DEPTH, decimal_text, l3_field, l3_value, readable
 from canonkit.errors import InvalidFieldError
 
 __all__ = ["copy_stored", "form_b", "form_b_hash", "json_value", "stored_node"]
@@ -65,25 +64,6 @@ def json_value(value: Any) -> Any:
     return l3_value(value)
 
 
-#: integers at or past this magnitude have more digits than the strict JSON reader reads
-_UNREADABLE = 10 ** MAX_INTEGER_DIGITS
-
-
-def _readable(name: str, value: Any) -> None:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if type(item) is int:
-            if not -_UNREADABLE < item < _UNREADABLE:
-                raise InvalidFieldError(
-                    f"{name}: an integer of more than {MAX_INTEGER_DIGITS} digits; an export "
-                    "or journal holding it could not be read back", detail=name)
-        elif type(item) is dict:
-            stack.extend(item.values())
-        elif type(item) is list:
-            stack.extend(item)
-
-
 def stored_node(layout: Sequence[tuple[str, int, bool, Any]], fields: Mapping[str, Any]
                 ) -> tuple[dict[str, Any], str]:
     """``(node, content_hash)``: the layout's fields as ``json_value`` makes them, in layout
@@ -94,7 +74,7 @@ def stored_node(layout: Sequence[tuple[str, int, bool, Any]], fields: Mapping[st
     digest = form_b_hash(layout, fields)
     node = {name: l3_value(fields[name]) for name, _, _, _ in layout}
     for name, value in node.items():
-        _readable(name, value)
+        readable(name, value)
     return node, digest
 
 

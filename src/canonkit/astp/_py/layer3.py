@@ -226,6 +226,17 @@ def _event(i: int, record: Any, forward: Any, ledger: Any, rules: Any, schema: A
     return True
 
 
+_ENDS = ("name", "from", "to")
+
+
+def _texts(edge: dict[str, Any]) -> tuple[str, str, str] | None:
+    """An edge's (name, from, to) when all three are exact text."""
+    name, source, target = edge.get("name"), edge.get("from"), edge.get("to")
+    if type(name) is str and type(source) is str and type(target) is str:
+        return name, source, target
+    return None
+
+
 def _recorded_edges(forward: dict[str, Any]) -> list[tuple[str, str, str, dict[str, Any]]] | None:
     """The edges a creation event recorded, as (name, from, to, edge); None when one is of a
     shape left to the verifier."""
@@ -236,10 +247,10 @@ def _recorded_edges(forward: dict[str, Any]) -> list[tuple[str, str, str, dict[s
             if isinstance(edge, Mapping):
                 return None
             continue
-        key = (edge.get("name"), edge.get("from"), edge.get("to"))
-        if all(type(k) is str for k in key):
+        key = _texts(edge)
+        if key is not None:
             out.append((*key, edge))
-        elif any(isinstance(k, str) for k in key):
+        elif any(isinstance(edge.get(k), str) for k in _ENDS):
             return None
     return out
 
@@ -322,9 +333,9 @@ def clean_edges(items: Sequence[Any], start: int,
         edge = items[i]
         if type(edge) is not dict:
             return i
-        key = (edge.get("name"), edge.get("from"), edge.get("to"))
-        if (not all(type(k) is str for k in key) or key[0] not in schema.EDGES
-                or not edge.keys() <= schema.EDGE_MEMBERS or key in exported):
+        key = _texts(edge)
+        if (key is None or key[0] not in schema.EDGES or not edge.keys() <= schema.EDGE_MEMBERS
+                or key in exported):
             return i
         name, source, target = key
         properties = edge.get("properties")

@@ -2,7 +2,12 @@
 ``code`` (and ``vector``) names the conformance vector broken. This is the one place a rule
 is decided: the writer (``Workspace``) calls these checks and refuses a write before
 anything is written; the verifier (``verify``) runs the same checks over a recorded export
-and reports each refusal as a finding (``_Verification.guard``).
+and reports each refusal as a finding (``_Verification.guard``). The verifier's fast path
+(the kernel ``canonkit.astp._layer3``) reads only what these checks admit: its twin
+(``canonkit.astp._py.layer3``) calls them, and the compiled side, which writes
+``check_execution_errors``, ``check_edge_properties``, ``check_precedes``,
+``check_sequence_gap`` and ``check_transition`` in C for values of the exact JSON types, is
+held to the twin by tests/test_layer3_kernel.py — a change here is a change there.
 
 | vector | rule | checks |
 |---|---|---|

@@ -7,6 +7,11 @@ the recorded events (WF-004, WF-005), checks error consistency (EX-003), immutab
 (L3-004, L3-005), retry by new node (L3-006), the seven edges (L3-007, L3-008) and, given the
 Episode document, spine isolation (L3-001). Each finding names its vector, the node and the
 field. The two INTERRUPTED states of WF-006 are reported as notes, never as findings.
+
+The nodes, audit records and edges in which nothing is found are read by a kernel
+(``checker``: compiled ``canonkit.astp._layer3``, twin ``canonkit.astp._py.layer3``), one
+pass over each; the methods here judge everything else and word every finding, so a report
+is the same whatever the kernel reads (docs/astp-kernel-api.md).
 """
 from __future__ import annotations
 

@@ -28,8 +28,15 @@ from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
 from canonkit.astp._live import former
-from canonkit.astp._py.common import L3_DATETIME, L3_OBJECT, l3_field, l3_value, short_repr
-from canonkit._files import MAX_INTEGER_DIGITS, JSONLines, loads_json, open_regular
+from canonkit.astp._py.common import (
+    L3_DATETIME,
+    L3_OBJECT,
+    l3_field,
+    l3_value,
+    readable,
+    short_repr,
+)
+from canonkit._files import JSONLines, loads_json, open_regular
 from canonkit.astp.layer3.events import make_record
 from canonkit.astp.layer3.rules import (
     check_closing_status,
@@ -85,8 +92,6 @@ _INSTANT = {WORKFLOW: "declared_at", EXECUTION: "executed_at", SKILL: "invoked_a
 _LATEST: Any = object()
 #: the longest journal line read (one write's nodes and edges); longer lines are refused
 MAX_JOURNAL_LINE = 256 * 1024 * 1024
-#: integers at or past this magnitude have more digits than the strict JSON reader reads
-_UNREADABLE_INTEGER = 10 ** MAX_INTEGER_DIGITS
 
 
 def _copy(value: _Stored) -> _Stored:
@@ -94,23 +99,6 @@ def _copy(value: _Stored) -> _Stored:
     booleans, None), in the Form B kernel."""
     copied: _Stored = former.copy_stored(value)
     return copied
-
-
-def _check_readable(name: str, value: Any) -> None:
-    """Refuse a Form B value holding an integer the strict JSON reader would refuse when the
-    export or journal is read back."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if type(item) is int:
-            if not -_UNREADABLE_INTEGER < item < _UNREADABLE_INTEGER:
-                raise InvalidFieldError(
-                    f"{name}: an integer of more than {MAX_INTEGER_DIGITS} digits; an export "
-                    "or journal holding it could not be read back", detail=name)
-        elif type(item) is dict:
-            stack.extend(item.values())
-        elif type(item) is list:
-            stack.extend(item)
 
 
 def _refused(path: Path, number: int | None, offset: int, reason: str,
@@ -407,7 +395,7 @@ class Workspace:
         check_transition(workflow["status"], final_status)
         updated_at = l3_field("status_updated_at", L3_DATETIME, False, None, status_updated_at)
         detail = l3_field("error_detail", L3_OBJECT, True, None, error_detail)
-        _check_readable("error_detail", detail)
+        readable("error_detail", detail)
         forward = {"workflow_id": workflow["node_id"], "final_status": final_status,
                    "status_updated_at": updated_at, "error_detail": detail,
                    "cia_identifier": principal}

@@ -13,9 +13,9 @@
   (default: the system's temporary directory).
 
 Each contender runs once per round, in turn; each keeps its minimum over the rounds, in
-wall time and in CPU time of this process (the CPU figure is the steadier one when the
-machine is shared: a round that waits for a core costs wall time only). Prints Markdown;
---json writes the numbers.
+wall time and in CPU time of this process (the CPU figure is the steadier one when other
+work competes for the cores: a round that waits for a core costs wall time only). Prints
+Markdown; --json writes the numbers.
 """
 from __future__ import annotations
 

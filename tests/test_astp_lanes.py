@@ -99,3 +99,73 @@ def test_tie_search(data: st.DataObject) -> None:
     assert got == py.search_orders(inputs, groups, target, spine_algorithm_version=sav,
                                    episode_id="ep", cap=2000)
     assert got[0] is not None
+
+
+def _shuffled(rng: random.Random, inputs: list[bytes], groups: list[tuple[int, int]]) -> list[int]:
+    order = list(range(len(inputs)))
+    for s, length in groups:
+        part = order[s : s + length]
+        rng.shuffle(part)
+        order[s : s + length] = part
+    return order
+
+
+@settings(max_examples=60)
+@given(data=st.data())
+def test_tie_search_over_lanes_finds_and_counts_as_the_twin(data: st.DataObject) -> None:
+    """The compiled search holds several candidates at once (ext/astp/astp_tie_lanes.h):
+    groups in any order (the enumeration follows the order given), of length 1 to 5, far
+    apart or adjacent, duplicate inputs (the first match of the enumeration wins), a root
+    no order gives (every order tried) — at every width, the twin's (order, tried, cap_hit),
+    and the tree is left fit for ``root_of``."""
+    c, py = backend_pair("astp")
+    widest = c._keccak_lanes()[1]
+    width = data.draw(st.sampled_from([w for w in WIDTHS if w <= widest]))
+    n = data.draw(st.integers(1, 80))
+    rng = random.Random(data.draw(st.integers(0, 2**32)))
+    inputs = [rng.randbytes(32) for _ in range(n)]
+    for _ in range(data.draw(st.integers(0, 3))):  # repeated inputs: several orders match
+        inputs[rng.randrange(n)] = inputs[rng.randrange(n)]
+    groups, pos, space = [], 0, 1
+    while pos < n:
+        length = data.draw(st.integers(1, 5))
+        if pos + length <= n and space * math.factorial(length) <= 3000 and data.draw(st.booleans()):
+            groups.append((pos, length))
+            space *= math.factorial(length)
+        pos += length + data.draw(st.integers(0, 20))
+    rng.shuffle(groups)
+    sav = data.draw(st.sampled_from([0, 1, 2, 3]))
+    planted = _shuffled(rng, inputs, groups)
+    target = (py.spine_root([inputs[i] for i in planted], spine_algorithm_version=sav,
+                            episode_id="ep")
+              if data.draw(st.booleans()) else rng.randbytes(32).hex())
+    c._set_keccak_lanes(width)
+    try:
+        search = c.TieSearch(inputs, groups, spine_algorithm_version=sav, episode_id="ep")
+        twin = py.TieSearch(inputs, groups, spine_algorithm_version=sav, episode_id="ep")
+        assert search.search(target, cap=space) == twin.search(target, cap=space)
+        probe = _shuffled(rng, inputs, groups)
+        assert search.root_of(probe) == twin.root_of(probe)
+        assert search.search(target, cap=space) == twin.search(target, cap=space)
+    finally:
+        c._set_keccak_lanes(0)
+
+
+@pytest.mark.parametrize("sav", [1, 2])
+def test_tie_search_with_groups_too_far_apart_for_the_lanes(sav: int) -> None:
+    """Groups whose window of the tree exceeds what a lane holds (CK_TIE_MAX_WINDOW nodes)
+    are searched one candidate at a time, with the same results."""
+    c, py = backend_pair("astp")
+    rng = random.Random(sav)
+    inputs = [rng.randbytes(32) for _ in range(9000)]
+    groups = [(8996, 4), (0, 3)]
+    planted = _shuffled(rng, inputs, groups)
+    target = py.spine_root([inputs[i] for i in planted], spine_algorithm_version=sav,
+                           episode_id="ep")
+    got = c.search_orders(inputs, groups, target, spine_algorithm_version=sav,
+                          episode_id="ep", cap=144)
+    assert got == py.search_orders(inputs, groups, target, spine_algorithm_version=sav,
+                                   episode_id="ep", cap=144)
+    assert got[0] == planted or py.spine_root([inputs[i] for i in got[0]],
+                                              spine_algorithm_version=sav,
+                                              episode_id="ep") == target

@@ -216,6 +216,50 @@ def test_v2_leaves_of_the_table_equal_the_leaf_kernel(sav: int) -> None:
         assert table.leaves_v2_raw(sav) == expected
 
 
+_TEXT = st.text(st.characters(min_codepoint=32, max_codepoint=126, exclude_characters='"\\'),
+                max_size=256)
+
+
+@settings(max_examples=150, deadline=None)
+@given(segments=st.lists(st.tuples(st.one_of(st.none(), _TEXT), _TEXT, st.booleans(),
+                                   st.integers(0, 2**64 - 1)), min_size=1, max_size=20),
+       width=st.sampled_from([1, 2, 4, 8]), sav=st.sampled_from([2, 3]))
+def test_v2_leaves_of_any_length_equal_the_leaf_kernel(
+        segments: list[tuple[str | None, str, bool, int]], width: int, sav: int) -> None:
+    """Leaf preimages shorter and longer than one SHA3-256 block (node_type and
+    schema_version of 0 to 256 characters), with and without a parent, in batches of every
+    fill, at every Keccak width: the table's leaves are the leaf kernel's."""
+    compiled = backend_module("astp", "c")
+    scanner = backend_module("astp", "c", "scanner")
+    leaves = backend_module("astp", "py", "reader")
+    rows, expected = [], []
+    index = 0
+    for k, (node_type, schema, parent, step) in enumerate(segments):
+        index = min(index + 1 + step % 1000, 2**64 - 1) if k else step % 2**40
+        row = {"node_id": f"00000000-0000-4000-8000-{k:012x}", "schema_version": schema,
+               "sequence_index": index, "content_hash": f"{k:064x}"}
+        if node_type is not None:
+            row["node_type"] = node_type
+        if parent:
+            row["parent_node_id"] = f"11111111-0000-4000-8000-{k:012x}"
+        rows.append(row)
+        expected.append(bytes.fromhex(leaves.leaf_hash_v2(
+            row["node_id"], "segment" if node_type is None else node_type, schema, index,
+            row["content_hash"], row.get("parent_node_id"))))
+    if len({r["sequence_index"] for r in rows}) < len(rows):
+        return
+    doc = orjson.dumps({"format": "canonkit-episode/1", "episode_id": "e", "segments": rows,
+                        "seal": None})
+    scanned = scanner.scan_episode(doc, Segment, Signal)
+    assert scanned is not None
+    widest = compiled._keccak_lanes()[1]
+    compiled._set_keccak_lanes(min(width, widest))
+    try:
+        assert scanned[1].leaves_v2_raw(sav) == b"".join(expected)
+    finally:
+        compiled._set_keccak_lanes(0)
+
+
 def test_spine_keys_of_the_table_equal_the_general_readers() -> None:
     """The segment ids and hashes Layer 3 nodes must not reuse (L3-001), read from the
     compiled table, are the ones the general reader's ``Segment`` values hold."""

@@ -17,6 +17,21 @@ from canonkit.errors import InUseError, InvalidFieldError
 include "astp_kernel.pxi"
 include "astp_digests.pxi"
 
+
+cdef extern from "astp_tie_lanes.h" nogil:
+    enum:
+        CK_TIE_LANES
+        CK_TIE_MAX_WINDOW
+    ctypedef struct ck_tie_lanes:
+        pass
+    size_t ck_tie_window(const size_t *pos, size_t npos, int depth)
+    int ck_tie_init(ck_tie_lanes *t, ck_tree_hasher *h, const uint8_t *store,
+                    const size_t *counts, const size_t *offsets, int depth,
+                    const uint8_t *leaves0, const size_t *pos, size_t npos)
+    void ck_tie_free(ck_tie_lanes *t)
+    void ck_tie_load(ck_tie_lanes *t, int lane, const size_t *src)
+    int ck_tie_eval(ck_tie_lanes *t, int lanes, const uint8_t *target)
+
 __all__ = [
     "TieSearch", "inclusion_proof_v1", "inclusion_proof_v2", "search_orders",
     "verify_inclusion_proof_v1", "verify_inclusion_proof_v2",
@@ -301,16 +316,10 @@ cdef class TieSearch:
         cdef uint8_t raw[32]
         cdef uint8_t target[64]
         cdef _Tree t = self.tree
-        cdef ck_tree_hasher *h = &t.h
-        cdef size_t size = h.size
-        cdef Py_ssize_t ngroups = len(self._groups)
-        cdef Py_ssize_t *starts
-        cdef Py_ssize_t *lengths
-        cdef Py_ssize_t *perm          # all groups' current permutations, back to back
-        cdef Py_ssize_t *base          # index of each group's first entry in perm
-        cdef Py_ssize_t g, i, k, m, total = 0, pos
+        cdef size_t size = t.h.size
+        cdef _Odometer odo
         cdef unsigned long long tried = 0
-        cdef bint found = False, wrapped
+        cdef bint found
         _parse_digest(target_root, raw)
         if isinstance(cap, bool) or not isinstance(cap, int) or cap < 0:
             raise InvalidFieldError(f"cap must be a non-negative integer, got {cap!r}")
@@ -318,7 +327,6 @@ cdef class TieSearch:
             return None, 0, True
         self._check_idle()
         self.busy = True                   # the tree is ours until the search returns
-        starts = base = NULL
         try:
             if size == 64:
                 ck_hex32(raw, target)
@@ -326,66 +334,182 @@ cdef class TieSearch:
                 memcpy(target, raw, 32)
             if self.modified:
                 self._restore()
-            for s, n in self._groups:
-                total += n
-            starts = <Py_ssize_t *>PyMem_Malloc(sizeof(Py_ssize_t) * (2 * ngroups + total + 1))
-            base = <Py_ssize_t *>PyMem_Malloc(sizeof(Py_ssize_t) * (ngroups + 1))
-            if starts == NULL or base == NULL:
-                raise MemoryError()
-            lengths = starts + ngroups
-            perm = lengths + ngroups
-            m = 0
-            for g in range(ngroups):
-                s, n = self._groups[g]
-                starts[g] = s
-                lengths[g] = n
-                base[g] = m
-                for i in range(n):
-                    perm[m + i] = s + i
-                m += n
-            self.modified = True           # until the search ends back at the stored order
-            with nogil:
-                while True:
-                    tried += 1
-                    if (tried & 0xFFFF) == 0:  # a long search stays interruptible (Ctrl-C)
-                        with gil:
-                            PyErr_CheckSignals()
-                    if memcmp(t.node(t.depth - 1, 0), target, size) == 0:
-                        found = True
-                        break
-                    # odometer: advance the last group; a group that wraps carries leftwards
-                    g = ngroups - 1
-                    while g >= 0:
-                        k = ck_next_permutation(perm + base[g], lengths[g])
-                        wrapped = k < 0
-                        if wrapped:
-                            k = 0
-                        for i in range(k, lengths[g]):
-                            pos = starts[g] + i + self.offset
-                            memcpy(t.node(0, pos), self.leaves0 + size * (perm[base[g] + i]
-                                                                           + self.offset), size)
-                        ck_tree_refresh_range(h, t.store, t.counts, t.offsets, t.depth,
-                                              starts[g] + k + self.offset,
-                                              starts[g] + lengths[g] - 1 + self.offset)
-                        if wrapped:
-                            g -= 1             # wrapped back to the stored order: carry
-                        else:
-                            break
-                    if g < 0:
-                        break                  # every group wrapped: the space is exhausted
+            odo = _Odometer(self._groups, self.offset)
+            if (ck_keccak_lanes() > 1 and odo.npos > 0
+                    and ck_tie_window(odo.pos, odo.npos, t.depth) <= CK_TIE_MAX_WINDOW):
+                found = self._search_lanes(odo, target, &tried)
+            else:
+                found = self._search_serial(odo, target, &tried)
             if found:
                 order = list(range(self.count))
-                for g in range(ngroups):
-                    for i in range(lengths[g]):
-                        order[starts[g] + i] = perm[base[g] + i]
-                self.modified = tried > 1
+                for g in range(odo.ngroups):
+                    for i in range(odo.lengths[g]):
+                        order[odo.starts[g] + i] = odo.perm[odo.base[g] + i]
                 return order, tried, False
-            self.modified = False         # every group is back at the stored order
             return None, tried, False
         finally:
             self.busy = False
-            PyMem_Free(starts)
-            PyMem_Free(base)
+
+    cdef bint _search_serial(self, _Odometer odo, const uint8_t *target,
+                             unsigned long long *tried) except -1:
+        """One candidate at a time in the shared tree: only the level-0 nodes from the first
+        changed position of each changed group are rewritten and their ancestors rehashed.
+        Leaves the tree at the order found (at the stored order when none is)."""
+        cdef _Tree t = self.tree
+        cdef ck_tree_hasher *h = &t.h
+        cdef size_t size = h.size
+        cdef Py_ssize_t g, i, k, pos
+        cdef bint found = False, wrapped
+        self.modified = True               # until the search ends back at the stored order
+        with nogil:
+            while True:
+                tried[0] += 1
+                if (tried[0] & 0xFFFF) == 0:   # a long search stays interruptible (Ctrl-C)
+                    with gil:
+                        PyErr_CheckSignals()
+                if memcmp(t.node(t.depth - 1, 0), target, size) == 0:
+                    found = True
+                    break
+                # odometer: advance the last group; a group that wraps carries leftwards
+                g = odo.ngroups - 1
+                while g >= 0:
+                    k = ck_next_permutation(odo.perm + odo.base[g], odo.lengths[g])
+                    wrapped = k < 0
+                    if wrapped:
+                        k = 0
+                    for i in range(k, odo.lengths[g]):
+                        pos = odo.starts[g] + i + self.offset
+                        memcpy(t.node(0, pos), self.leaves0 + size * (odo.perm[odo.base[g] + i]
+                                                                       + self.offset), size)
+                    ck_tree_refresh_range(h, t.store, t.counts, t.offsets, t.depth,
+                                          odo.starts[g] + k + self.offset,
+                                          odo.starts[g] + odo.lengths[g] - 1 + self.offset)
+                    if wrapped:
+                        g -= 1             # wrapped back to the stored order: carry
+                    else:
+                        break
+                if g < 0:
+                    break                  # every group wrapped: the space is exhausted
+        self.modified = found and tried[0] > 1
+        return found
+
+    cdef bint _search_lanes(self, _Odometer odo, const uint8_t *target,
+                            unsigned long long *tried) except -1:
+        """CK_TIE_LANES candidates at a time (ext/astp/astp_tie_lanes.h), each in its own
+        copy of the groups' window of the tree; the shared tree stays at the stored order.
+        On a match ``odo`` is left at the order found."""
+        cdef _Tree t = self.tree
+        cdef ck_tie_lanes lanes
+        cdef size_t *held = NULL       # the source of each lane's candidate, pos-aligned
+        cdef Py_ssize_t npos = odo.npos, g, i, k
+        cdef int filled, hit, lane
+        cdef bint exhausted = False, wrapped, found = False
+        cdef unsigned long long checked = 0
+        if ck_tie_init(&lanes, &t.h, t.store, t.counts, t.offsets, t.depth, self.leaves0,
+                       odo.pos, <size_t>npos) != 0:
+            ck_tie_free(&lanes)
+            raise MemoryError()
+        try:
+            held = <size_t *>PyMem_Malloc(CK_TIE_LANES * npos * sizeof(size_t))
+            if held == NULL:
+                raise MemoryError()
+            with nogil:
+                while not exhausted:
+                    filled = 0
+                    while filled < CK_TIE_LANES and not exhausted:
+                        ck_tie_load(&lanes, filled, odo.src)
+                        memcpy(held + filled * npos, odo.src, npos * sizeof(size_t))
+                        filled += 1
+                        # odometer: advance the last group; a group that wraps carries leftwards
+                        g = odo.ngroups - 1
+                        while g >= 0:
+                            k = ck_next_permutation(odo.perm + odo.base[g], odo.lengths[g])
+                            wrapped = k < 0
+                            if wrapped:
+                                k = 0
+                            for i in range(k, odo.lengths[g]):
+                                odo.src[odo.slot[odo.base[g] + i]] = (
+                                    <size_t>(odo.perm[odo.base[g] + i] + self.offset))
+                            if not wrapped:
+                                break
+                            g -= 1
+                        exhausted = g < 0
+                    hit = ck_tie_eval(&lanes, filled, target)
+                    if hit >= 0:
+                        tried[0] += <unsigned long long>(hit + 1)
+                        memcpy(odo.src, held + hit * npos, npos * sizeof(size_t))
+                        found = True
+                        break
+                    tried[0] += <unsigned long long>filled
+                    if tried[0] - checked >= 0x10000:  # a long search stays interruptible
+                        checked = tried[0]
+                        with gil:
+                            PyErr_CheckSignals()
+            if found:
+                odo.take_src(self.offset)
+            return found
+        finally:
+            PyMem_Free(held)
+            ck_tie_free(&lanes)
+
+
+cdef class _Odometer:
+    """The canonical enumeration's state: every group's current permutation back to back
+    (``perm``, from ``base[g]``), advanced last group first; and for the lanes, the group
+    positions in tree coordinates ascending (``pos``), the source each holds (``src``) and
+    where each group entry sits among them (``slot``)."""
+    cdef Py_ssize_t ngroups
+    cdef Py_ssize_t *starts
+    cdef Py_ssize_t *lengths
+    cdef Py_ssize_t *perm
+    cdef Py_ssize_t *base
+    cdef Py_ssize_t *slot
+    cdef size_t *pos
+    cdef size_t *src
+    cdef Py_ssize_t npos
+
+    def __cinit__(self, list groups, Py_ssize_t offset):
+        cdef Py_ssize_t g, i, m = 0, total = 0
+        self.ngroups = len(groups)
+        for s, n in groups:
+            total += n
+        self.npos = total
+        self.starts = <Py_ssize_t *>PyMem_Malloc(sizeof(Py_ssize_t) * (3 * self.ngroups + 2 * total + 1))
+        self.pos = <size_t *>PyMem_Malloc(sizeof(size_t) * (2 * total + 1))
+        if self.starts == NULL or self.pos == NULL:
+            raise MemoryError()
+        self.lengths = self.starts + self.ngroups
+        self.base = self.lengths + self.ngroups
+        self.perm = self.base + self.ngroups
+        self.slot = self.perm + total
+        self.src = self.pos + total
+        for g in range(self.ngroups):
+            s, n = groups[g]
+            self.starts[g] = s
+            self.lengths[g] = n
+            self.base[g] = m
+            for i in range(n):
+                self.perm[m + i] = s + i
+            m += n
+        # the positions ascending, and each group entry's place among them
+        positions = [self.perm[e] for e in range(total)]
+        order = sorted(range(total), key=positions.__getitem__)
+        for i in range(total):
+            e = order[i]
+            self.slot[e] = i
+            self.pos[i] = <size_t>(positions[e] + offset)
+            self.src[i] = self.pos[i]
+
+    cdef void take_src(self, Py_ssize_t offset) noexcept:
+        """Set ``perm`` to the candidate ``src`` describes."""
+        cdef Py_ssize_t g, i
+        for g in range(self.ngroups):
+            for i in range(self.lengths[g]):
+                self.perm[self.base[g] + i] = <Py_ssize_t>self.src[self.slot[self.base[g] + i]] - offset
+
+    def __dealloc__(self):
+        PyMem_Free(self.starts)
+        PyMem_Free(self.pos)
 
 
 def search_orders(inputs, groups, target_root, *, spine_algorithm_version, episode_id=None,

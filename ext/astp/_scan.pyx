@@ -39,7 +39,7 @@ cdef str _SEGMENT = "segment"
 
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memcmp, memset
+from libc.string cimport memchr, memcmp, memset
 from cpython.bytes cimport PyBytes_Check
 
 import orjson
@@ -228,20 +228,16 @@ cdef Py_ssize_t _plain_string(const unsigned char *p, Py_ssize_t i, Py_ssize_t n
     """p[i] is '"': a string of printable ASCII without escapes. Its length (the text is
     p[i+1 : i+1+length]) and *end after the quote, or -1 for anything else."""
     cdef Py_ssize_t j = i + 1
-    while j < n and p[j] != 34:
-        if p[j] < 32 or p[j] > 126 or p[j] == 92:
+    cdef unsigned char c
+    while j < n:
+        c = p[j]
+        if c == 34:
+            end[0] = j + 1
+            return j - i - 1
+        if <unsigned char>(c - 32) > 94 or c == 92:
             return -1
         j += 1
-    if j >= n:
-        return -1
-    end[0] = j + 1
-    return j - i - 1
-
-
-cdef int _hex_digest(const unsigned char *s, Py_ssize_t length, uint8_t *out) noexcept:
-    if length != 64:
-        return -1
-    return ck_unhex32(s, out)
+    return -1
 
 
 cdef extern from "astp_tree.h" nogil:
@@ -250,24 +246,20 @@ cdef extern from "astp_tree.h" nogil:
         CK_MAX_LANES
         CK_SHA3_256_RATE
     void ck_sha3_256_padded_many(const uint8_t *const *blocks, uint8_t *const *out, int count)
-
-
-cdef int _UUID_AT[16]
-for _k, _at in enumerate((0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34)):
-    _UUID_AT[_k] = _at
+    int ck_unhex(const uint8_t *hex, uint8_t *raw, int n)
 
 
 cdef int _uuid16(const unsigned char *s, Py_ssize_t length, uint8_t *out) noexcept:
     """8-4-4-4-12 hex text (either case) into out[16]; -1 for anything else."""
-    cdef int k, hi, lo, bad = 0
+    cdef uint8_t digits[32]
     if length != 36 or s[8] != 45 or s[13] != 45 or s[18] != 45 or s[23] != 45:
         return -1
-    for k in range(16):
-        hi = ck_hex_values[s[_UUID_AT[k]]]
-        lo = ck_hex_values[s[_UUID_AT[k] + 1]]
-        bad |= hi | lo
-        out[k] = <uint8_t>((hi << 4) | (lo & 15))
-    return -1 if bad < 0 else 0
+    memcpy(digits, s, 8)
+    memcpy(digits + 8, s + 9, 4)
+    memcpy(digits + 12, s + 14, 4)
+    memcpy(digits + 16, s + 19, 4)
+    memcpy(digits + 20, s + 24, 12)
+    return ck_unhex(digits, out, 16)
 
 
 cdef inline int _fixed(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, Py_ssize_t length
@@ -334,38 +326,60 @@ cdef int _instant_us(const unsigned char *p, Py_ssize_t n, int64_t *out) noexcep
     return 0
 
 
-cdef int _field(const unsigned char *k, Py_ssize_t length, bint por) noexcept:
-    """The F_* bit of a segment key, or 0 for a key outside the canonical shape."""
-    if length == 14 and memcmp(k, b"sequence_index", 14) == 0:
-        return F_INDEX
-    if length == 12 and memcmp(k, b"content_hash", 12) == 0:
-        return F_CONTENT
-    if length == 7 and memcmp(k, b"node_id", 7) == 0:
-        return F_NODE_ID
-    if length == 9 and memcmp(k, b"node_type", 9) == 0:
-        return F_NODE_TYPE
-    if length == 14 and memcmp(k, b"schema_version", 14) == 0:
-        return F_SCHEMA
-    if length == 14 and memcmp(k, b"parent_node_id", 14) == 0:
-        return F_PARENT
-    if por:
-        if length == 10 and memcmp(k, b"leaf_index", 10) == 0:
-            return F_LEAF_INDEX
+cdef inline bint _literal(const unsigned char *k, Py_ssize_t room, const char *key,
+                          Py_ssize_t length) noexcept:
+    """Whether the text at k (``room`` bytes readable) is ``key`` and its closing quote."""
+    return room > length and memcmp(k, key, length) == 0 and k[length] == 34
+
+
+cdef int _key(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, bint por,
+              Py_ssize_t *end) noexcept:
+    """p[i] is the '"' opening a segment key: its F_* bit and *end after its closing
+    quote, or 0 for a key outside the canonical shape. A key is compared with the one
+    literal its first character allows, closing quote included, so no other key (and no
+    escape or control character) can match."""
+    cdef const unsigned char *k = p + i + 1
+    cdef Py_ssize_t room = n - i - 1
+    cdef int f = 0
+    cdef Py_ssize_t length = 0
+    if room < 8:
         return 0
-    if length == 14 and memcmp(k, b"retention_tier", 14) == 0:
-        return F_TIER
-    if length == 10 and memcmp(k, b"created_at", 10) == 0:
-        return F_CREATED
-    return 0
+    if k[0] == 115:    # s
+        if _literal(k, room, b"sequence_index", 14):
+            f, length = F_INDEX, 14
+        elif _literal(k, room, b"schema_version", 14):
+            f, length = F_SCHEMA, 14
+    elif k[0] == 99:   # c
+        if _literal(k, room, b"content_hash", 12):
+            f, length = F_CONTENT, 12
+        elif not por and _literal(k, room, b"created_at", 10):
+            f, length = F_CREATED, 10
+    elif k[0] == 110:  # n
+        if _literal(k, room, b"node_id", 7):
+            f, length = F_NODE_ID, 7
+        elif _literal(k, room, b"node_type", 9):
+            f, length = F_NODE_TYPE, 9
+    elif k[0] == 112:  # p
+        if _literal(k, room, b"parent_node_id", 14):
+            f, length = F_PARENT, 14
+    elif k[0] == 114:  # r
+        if not por and _literal(k, room, b"retention_tier", 14):
+            f, length = F_TIER, 14
+    elif k[0] == 108:  # l
+        if por and _literal(k, room, b"leaf_index", 10):
+            f, length = F_LEAF_INDEX, 10
+    end[0] = i + length + 2
+    return f
 
 
 cdef Py_ssize_t _segment(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, bint por,
                          Seg *s) noexcept:
     """The object at p[i] as one canonical segment into *s: the index after it, or -1."""
-    cdef Py_ssize_t klen, vlen, kat, end = 0
+    cdef Py_ssize_t vlen, end = 0
     cdef int f, seen = 0
     cdef bint closed = False
     cdef uint64_t leaf_index = 0
+    cdef const unsigned char *q
     s.fields = 0
     s.tier = TIER_NONE
     s.type_len = -1
@@ -379,19 +393,21 @@ cdef Py_ssize_t _segment(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, bin
     while True:
         if i >= n or p[i] != 34:
             return -1
-        kat = i + 1
-        klen = _plain_string(p, i, n, &end)
-        if klen < 0:
-            return -1
-        f = _field(p + kat, klen, por)
+        f = _key(p, i, n, por, &end)
         if f == 0 or seen & f:
             return -1  # a key the fast path does not read, or a repeated key
         seen |= f
         s.fields |= f
-        i = _ws(p, end, n)
-        if i >= n or p[i] != 58:
-            return -1
-        i = _ws(p, i + 1, n)
+        i = end
+        if i < n and p[i] == 58:
+            i += 1
+        else:
+            i = _ws(p, i, n)
+            if i >= n or p[i] != 58:
+                return -1
+            i += 1
+        if i < n and p[i] <= 32:
+            i = _ws(p, i, n)
         if i >= n:
             return -1
         if f == F_INDEX:
@@ -411,7 +427,7 @@ cdef Py_ssize_t _segment(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, bin
                 return -1
             i += 4
         elif f == F_CONTENT:
-            if not _fixed(p, i, n, 64) or ck_unhex32(p + i + 1, s.content) != 0:
+            if not _fixed(p, i, n, 64) or ck_unhex(p + i + 1, s.content, 32) != 0:
                 return -1
             i += 66
         elif f == F_NODE_ID:
@@ -422,39 +438,47 @@ cdef Py_ssize_t _segment(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, bin
             if not _fixed(p, i, n, 36) or _uuid16(p + i + 1, 36, s.parent) != 0:
                 return -1
             i += 38
-        else:
-            if p[i] != 34:
+        elif p[i] != 34:
+            return -1
+        elif f == F_CREATED:
+            # an instant is at most 32 characters, all of them digits and separators: the
+            # first quote ends it, and _instant_us accepts no other character
+            q = <const unsigned char *>memchr(p + i + 1, 34, min(n - i - 1, 40))
+            if q == NULL:
                 return -1
+            vlen = q - (p + i + 1)
+            if _instant_us(p + i + 1, vlen, &s.created_us) != 0:
+                return -1
+            s.created_at, s.created_len = i + 1, vlen
+            i += vlen + 2
+        elif f == F_TIER and _fixed(p, i, n, 8) and memcmp(p + i + 1, b"STANDARD", 8) == 0:
+            s.tier_at, s.tier_len, s.tier = i + 1, 8, TIER_OTHER
+            i += 10
+        elif f == F_TIER and _fixed(p, i, n, 9) and memcmp(p + i + 1, b"EPHEMERAL", 9) == 0:
+            s.tier_at, s.tier_len, s.tier = i + 1, 9, TIER_EPHEMERAL
+            i += 11
+        else:
             vlen = _plain_string(p, i, n, &end)
             if vlen < 0:
                 return -1
-            kat = i + 1
-            i = end
-            if f == F_CONTENT:
-                if _hex_digest(p + kat, vlen, s.content) != 0:
-                    return -1
-            elif f == F_NODE_ID:
-                if _uuid16(p + kat, vlen, s.node_id) != 0:
-                    return -1
-            elif f == F_PARENT:
-                if _uuid16(p + kat, vlen, s.parent) != 0:
-                    return -1
-            elif f == F_NODE_TYPE:
+            if f == F_NODE_TYPE:
                 if vlen > SCAN_MAX_TEXT:
                     return -1
-                s.type_at, s.type_len = kat, vlen
+                s.type_at, s.type_len = i + 1, vlen
             elif f == F_SCHEMA:
                 if vlen > SCAN_MAX_TEXT:
                     return -1
-                s.schema_at, s.schema_len = kat, vlen
-            elif f == F_TIER:
-                s.tier_at, s.tier_len = kat, vlen
-                s.tier = TIER_EPHEMERAL if (vlen == 9 and memcmp(p + kat, b"EPHEMERAL", 9) == 0) \
+                s.schema_at, s.schema_len = i + 1, vlen
+            else:  # F_TIER: another tier
+                s.tier_at, s.tier_len = i + 1, vlen
+                s.tier = TIER_EPHEMERAL if (vlen == 9 and memcmp(p + i + 1, b"EPHEMERAL", 9) == 0) \
                     else TIER_OTHER
-            elif f == F_CREATED:
-                if _instant_us(p + kat, vlen, &s.created_us) != 0:
-                    return -1
-                s.created_at, s.created_len = kat, vlen
+            i = end
+        if i < n and p[i] == 44:  # the common separator, then the next key's quote
+            i += 1
+            if i < n and p[i] <= 32:
+                i = _ws(p, i, n)
+            continue
         i = _after(p, i, n, 125, &closed)
         if i < 0:
             return -1

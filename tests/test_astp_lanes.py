@@ -9,7 +9,7 @@ import random
 
 import numpy as np
 import pytest
-from conftest import backend_pair
+from conftest import backend_module, backend_pair
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -169,3 +169,47 @@ def test_tie_search_with_groups_too_far_apart_for_the_lanes(sav: int) -> None:
     assert got[0] == planted or py.spine_root([inputs[i] for i in got[0]],
                                               spine_algorithm_version=sav,
                                               episode_id="ep") == target
+
+
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_hex_decoding_of_the_scanner_refuses_exactly_the_non_hex_bytes(width: int) -> None:
+    """The scanner decodes content hashes (64 characters) and UUIDs (32 digits and four
+    dashes) with the vectorised decoder at 4 and 8 lanes and the table at 1 and 2: every
+    byte value at every position is read as Python's ``bytes.fromhex`` reads it, or (not
+    a hex digit) makes the scanner decline the document."""
+    from canonkit.astp.documents import Segment, Signal
+
+    c = backend_module("astp", "c")
+    scanner = backend_module("astp", "c", "scanner")
+    if width > c._keccak_lanes()[1]:
+        pytest.skip(f"{width}-lane Keccak not available on this CPU")
+    digest = bytes(range(0x10, 0x30)).hex().upper().encode()
+    uuid = b"0123abcd-4567-89ef-ABCD-0123456789ab"
+
+    def scan(content: bytes, node_id: bytes) -> tuple[bytes, str] | None:
+        doc = (b'{"format":"canonkit-episode/1","episode_id":"e","seal":null,"segments":'
+               b'[{"sequence_index":0,"content_hash":"' + content + b'","node_id":"'
+               + node_id + b'"}]}')
+        got = scanner.scan_episode(doc, Segment, Signal)
+        return None if got is None else (got[1].content_raw(), got[1][0].node_id)
+
+    c._set_keccak_lanes(width)
+    try:
+        assert scan(digest, uuid) == (bytes.fromhex(digest.decode()), uuid.decode().lower())
+        for at in range(64):
+            for byte in range(256):
+                text = digest[:at] + bytes([byte]) + digest[at + 1:]
+                want = (bytes.fromhex(text.decode("latin-1")), uuid.decode().lower()) \
+                    if byte in _HEX else None
+                assert scan(text, uuid) == want, (at, byte)
+        for at in (k for k in range(36) if k not in (8, 13, 18, 23)):
+            for byte in range(256):
+                text = uuid[:at] + bytes([byte]) + uuid[at + 1:]
+                want = ((bytes.fromhex(digest.decode()), text.decode("latin-1").lower())
+                        if byte in _HEX else None)
+                assert scan(digest, text) == want, (at, byte)
+    finally:
+        c._set_keccak_lanes(0)

@@ -272,3 +272,36 @@ def test_spine_keys_of_the_table_equal_the_general_readers() -> None:
         assert fast.segments.spine_keys() == general.segments.spine_keys()
         compared += 1
     assert compared > len(CORPUS) // 2
+
+
+def _instant_or_error(read: Any, text: Any) -> Any:
+    try:
+        value = read(text)
+    except ValueError as exc:
+        return ("ValueError", str(exc))
+    return (value, value.tzinfo, value.utcoffset())
+
+
+_INSTANT_PIECES = st.lists(st.sampled_from(
+    ["2024", "0001", "9999", "-", "02", "29", "30", "13", "00", "T", "t", ":", "23", "24",
+     "59", "60", ".", "5", "123", "123456", "1234567", "Z", "z", "+", "-", "05:30", "23:59",
+     "24:00", " ", "\u0661", "\x00"]), max_size=16).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.one_of(_INSTANT_PIECES, _INSTANTS.map(lambda t: _iso(t, 2)),
+                      st.tuples(_INSTANTS, st.integers(0, 5)).map(lambda p: _iso(*p)),
+                      st.text(max_size=40)))
+@example(text="2024-02-29T23:59:59.999999+23:59")
+@example(text="2023-02-29T00:00:00Z")
+@example(text="2024-01-01T00:00:00.123-00:00")
+@example(text="2024-01-01T00:00:00")
+def test_read_instant_reads_as_instant_from_text(text: str) -> None:
+    """The compiled instant reader gives ``instant_from_text``'s datetime (offset
+    included) or its ValueError, for canonical shapes and everything around them."""
+    compiled, twin = backend_pair("astp", "scanner")
+    from canonkit._instant import instant_from_text
+
+    want = _instant_or_error(instant_from_text, text)
+    assert _instant_or_error(compiled.read_instant, text) == want
+    assert _instant_or_error(twin.read_instant, text) == want

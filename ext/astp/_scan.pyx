@@ -17,7 +17,7 @@ from canonkit.errors import InvalidFieldError
 include "astp_kernel.pxi"
 include "astp_instants.pxi"
 
-__all__ = ["plain_json", "scan_episode"]
+__all__ = ["plain_json", "read_instant", "scan_episode"]
 
 import_datetime()
 
@@ -966,3 +966,15 @@ def plain_json(data):
     n = PyBytes_GET_SIZE(data)
     end = _plain_value(p, _ws(p, 0, n), n)
     return end >= 0 and _ws(p, end, n) == n
+
+
+def read_instant(text):
+    """``canonkit._instant.instant_from_text(text)``: the same datetime, or the same
+    ValueError. The shapes of canonical documents (``_instant_fields``) are read in C;
+    any other text is left to ``instant_from_text``. docs/astp-kernel-api.md."""
+    cdef object value
+    if type(text) is str:
+        value = _fast_instant(<str>text)
+        if value is not None:
+            return value
+    return instant_from_text(text)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from canonkit._instant import INSTANT_FORM, instant_from_text
+from canonkit._instant import INSTANT_FORM
 from canonkit.astp._live import reader, scanner
 from canonkit.astp.encoding import hash_hex, is_uuid_text, uuid_text
 from canonkit.astp.structural import member_hash
@@ -227,7 +227,7 @@ def parse_instant(value: Any, path: Path) -> datetime | None:
     if not isinstance(value, str):
         raise _fail(path, f"expected ISO 8601 text, got {type(value).__name__}")
     try:
-        instant = instant_from_text(value)
+        instant = scanner.read_instant(value)
     except ValueError:
         raise _fail(path, f"not an ISO 8601 instant ({INSTANT_FORM}): {value[:80]!r}") from None
     if instant.tzinfo is None:

@@ -1,7 +1,8 @@
 """ASTP Episode document scanner, pure-Python twin (the reference oracle of
 ``canonkit.astp._scan``): ``scan_episode``, an Episode document's JSON text as its members,
-its stored segments and its SPINE signals when all are in the canonical shape, and
-``plain_json``, whether orjson may read a text for the strict reader.
+its stored segments and its SPINE signals when all are in the canonical shape,
+``plain_json``, whether orjson may read a text for the strict reader, and
+``read_instant``, the instants of Episode documents.
 See docs/astp-kernel-api.md; the differential tests hold the two to it.
 """
 from __future__ import annotations
@@ -10,11 +11,12 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from canonkit._files.strict_json import loads_json
+from canonkit._instant import instant_from_text
 from canonkit.astp._py.segments import NOT_CANONICAL as _NO
 from canonkit.astp._py.segments import read_segments, segment_hex, segment_instant
 from canonkit.errors import JSONInputError
 
-__all__ = ["plain_json", "scan_episode"]
+__all__ = ["plain_json", "read_instant", "scan_episode"]
 
 # --- Episode documents: the scanner ------------------------------------------------------
 
@@ -129,3 +131,9 @@ def plain_json(data: Any) -> bool:
     except (JSONInputError, RecursionError):
         return False
     return _same(strict, fast)
+
+
+def read_instant(text: Any) -> datetime:
+    """``canonkit._instant.instant_from_text(text)`` (the compiled kernel reads the shapes
+    of canonical documents itself, with the same result)."""
+    return instant_from_text(text)

@@ -17,7 +17,7 @@ from canonkit.errors import InvalidFieldError
 include "astp_kernel.pxi"
 include "astp_instants.pxi"
 
-__all__ = ["plain_json", "read_instant", "scan_episode"]
+__all__ = ["plain_json", "read_instant", "scan_episode", "scan_verdict"]
 
 import_datetime()
 
@@ -38,7 +38,7 @@ cdef str _SEGMENT = "segment"
 # (and words any refusal).
 
 from libc.stdint cimport int64_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.string cimport memchr, memcmp, memset
 from cpython.bytes cimport PyBytes_Check
 
@@ -505,6 +505,9 @@ cdef class SegmentTable:
     cdef bytes text
     cdef object segment_type
     cdef list made
+    #: ``{(sav, ov): spine root hex}`` of the stored order, as the verdict found them (the
+    #: general path then need not fold them again); None until then
+    cdef public dict spine_roots
 
     def __dealloc__(self):
         free(self.segs)
@@ -573,7 +576,18 @@ cdef class SegmentTable:
 
     def leaves_v2_raw(self, int sav) -> bytes:
         """The ``hash_version`` 2 leaf hashes (ASTP.md §4.1), 32 raw bytes each; the same
-        InvalidFieldError as the general path for a segment without the leaf fields. A
+        InvalidFieldError as the general path for a segment without the leaf fields."""
+        cdef Py_ssize_t k
+        out = self._leaves_v2()
+        if out is None:
+            for k in range(self.n):
+                if not self.segs[k].fields & F_NODE_ID or self.segs[k].schema_len < 0:
+                    raise InvalidFieldError(f"segment {self.segs[k].index} lacks the leaf-hash "
+                                            f"fields sav {sav} needs")
+        return out
+
+    cdef object _leaves_v2(self):
+        """The v2 leaf hashes as bytes, or None when a segment lacks the leaf fields. A
         preimage that fits one SHA3-256 block (every canonical one does) is written
         straight into a pre-padded block, and CK_MAX_LANES of them are hashed side by side."""
         cdef bytes out = PyBytes_FromStringAndSize(NULL, 32 * self.n)
@@ -590,8 +604,7 @@ cdef class SegmentTable:
         for k in range(self.n):
             s = &self.segs[k]
             if not s.fields & F_NODE_ID or s.schema_len < 0:
-                raise InvalidFieldError(
-                    f"segment {s.index} lacks the leaf-hash fields sav {sav} needs")
+                return None
             type_len = 7 if s.type_len < 0 else s.type_len
             m = 30 + 5 + type_len + 5 + s.schema_len + 9 + 33 + (17 if s.fields & F_PARENT else 1)
             if m >= CK_SHA3_256_RATE:
@@ -948,6 +961,27 @@ def scan_episode(data, segment_type, signal_type):
         return None
     table, excluded, latest = scanned
     return members, table, excluded, latest, (found[2] if fmt == "canonkit-episode/1" else None)
+
+
+def scan_verdict(data, segment_type, signal_type):
+    """``(verdict, scanned)`` of an Episode document's JSON text: ``verdict`` is
+    ``(episode_id, components, construction, flags)`` when ``reproduce`` of the document is
+    ``reproduced`` under its seal's own construction, from the stored order, with no note,
+    and it carries no Layer 3 (``astp_verdict.pxi``), with ``scanned`` None; otherwise
+    ``verdict`` is None and ``scanned`` what ``scan_episode`` gives, for the general path to
+    go on from. docs/astp-kernel-api.md."""
+    scanned = scan_episode(data, segment_type, signal_type)
+    if scanned is None:
+        return None, None
+    members, table, excluded, latest, signals = scanned
+    verdict = _verdict(members, table, excluded, latest, signals,
+                       members.get("format") == "astp-proof-of-record/1")
+    if verdict is not None:
+        return verdict, None
+    return None, scanned
+
+
+include "astp_verdict.pxi"
 
 
 def plain_json(data):

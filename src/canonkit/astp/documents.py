@@ -30,6 +30,7 @@ __all__ = [
     "Segment",
     "SegmentList",
     "Signal",
+    "episode_from_scan",
     "parse_instant",
     "read_episode",
     "read_episode_bytes",
@@ -467,7 +468,12 @@ def read_episode_bytes(data: bytes) -> Episode | None:
     no Python object per stored segment); None when the text is outside that path — then
     ``read_episode(canonkit._files.loads_json(data))`` (the strict reader) reads it, with
     the same result for every document this one reads. Raises ``InvalidRecordError`` exactly as ``read_episode`` would."""
-    scanned = scanner.scan_episode(data, Segment, Signal)
+    return episode_from_scan(scanner.scan_episode(data, Segment, Signal))
+
+
+def episode_from_scan(scanned: Any) -> Episode | None:
+    """The Episode of a document as the scanner kernel read it (what ``scan_episode`` gives:
+    ``read_episode_bytes`` without the scan); None for None."""
     if scanned is None:
         return None
     doc, segments, excluded, latest, signals = scanned

@@ -1,8 +1,9 @@
 """ASTP Episode document scanner, pure-Python twin (the reference oracle of
 ``canonkit.astp._scan``): ``scan_episode``, an Episode document's JSON text as its members,
 its stored segments and its SPINE signals when all are in the canonical shape,
-``plain_json``, whether orjson may read a text for the strict reader, and
-``read_instant``, the instants of Episode documents.
+``scan_verdict``, the same with the verdict of the common Episode, ``plain_json``, whether
+orjson may read a text for the strict reader, and ``read_instant``, the instants of Episode
+documents.
 See docs/astp-kernel-api.md; the differential tests hold the two to it.
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ from canonkit.astp._py.segments import NOT_CANONICAL as _NO
 from canonkit.astp._py.segments import read_segments, segment_hex, segment_instant
 from canonkit.errors import JSONInputError
 
-__all__ = ["plain_json", "read_instant", "scan_episode"]
+__all__ = ["plain_json", "read_instant", "scan_episode", "scan_verdict"]
 
 # --- Episode documents: the scanner ------------------------------------------------------
 
@@ -99,6 +100,15 @@ def scan_episode(data: Any, segment_type: Any, signal_type: Any) -> Any:
         if signals is not None:
             del members["signals"]
     return members, segments, excluded, None if por else _latest_created(items), signals
+
+
+def scan_verdict(data: Any, segment_type: Any, signal_type: Any) -> tuple[Any, Any]:
+    """``(verdict, scanned)``: the compiled kernel gives the verdict of a common Episode
+    (``(episode_id, components, construction, flags)``) straight from the text where
+    ``reproduce`` is certain to agree; its reference is ``reproduce`` itself, so this twin
+    gives none and hands every document on as ``scan_episode`` reads it:
+    ``(None, scan_episode(data, ...))`` (docs/astp-kernel-api.md)."""
+    return None, scan_episode(data, segment_type, signal_type)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -806,23 +806,73 @@ cdef int _signal(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, Sig *g, Py_
     return 0
 
 
-cdef object _signals(bytes text, const unsigned char *p, Py_ssize_t i, Py_ssize_t n,
-                     object signal_type, Py_ssize_t *end):
-    """The signals array at p[i] as (SPINE ``Signal`` values in stored order, latest
-    received_at of any signal in UTC microseconds or None, whether a SPINE content hash
-    repeats); None outside the canonical shape."""
-    cdef list spine = []
-    cdef list keys = []
+cdef struct SpineSig:
+    uint8_t content[32]
+    int64_t received_us
+    Py_ssize_t received_at, received_len      # received_at text; received_len -1: absent
+    Py_ssize_t position                       # among all the signals of the document
+
+
+cdef int _arrival(const void *a, const void *b) noexcept nogil:
+    """Stored (arrival) order: received_at, then document order."""
+    cdef const SpineSig *x = <const SpineSig *>a
+    cdef const SpineSig *y = <const SpineSig *>b
+    if x.received_us != y.received_us:
+        return -1 if x.received_us < y.received_us else 1
+    return -1 if x.position < y.position else (1 if x.position > y.position else 0)
+
+
+cdef int _digest_order(const void *a, const void *b) noexcept nogil:
+    return memcmp(a, b, 32)
+
+
+cdef class _Signals:
+    """A document's SPINE signals as the scanner read them, in stored order, held in C:
+    ``signals()`` makes the ``Signal`` values only when the general path needs them."""
+    cdef SpineSig *sigs
+    cdef Py_ssize_t n
+    cdef object latest              # latest received_at of any signal (UTC us), or None
+    cdef bint repeated              # whether a SPINE content hash repeats
+    cdef bytes text
+
+    def __dealloc__(self):
+        free(self.sigs)
+
+    cdef tuple signals(self, object signal_type):
+        """``(SPINE Signal values in stored order, latest_received_us, repeated)``."""
+        cdef list spine = []
+        cdef Py_ssize_t k
+        cdef SpineSig *g
+        cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(self.text)
+        for k in range(self.n):
+            g = &self.sigs[k]
+            received = None
+            if g.received_len >= 0:
+                received = _fast_instant(
+                    (<bytes>p[g.received_at:g.received_at + g.received_len]).decode("ascii"))
+            spine.append(signal_type(_hex_of(g.content), received))
+        return spine, self.latest, self.repeated
+
+
+cdef _Signals _signals(bytes text, const unsigned char *p, Py_ssize_t i, Py_ssize_t n,
+                       Py_ssize_t *end):
+    """The signals array at p[i] (SPINE signals in stored order, the latest received_at of
+    any signal, whether a SPINE content hash repeats); None outside the canonical shape."""
+    cdef _Signals out = _Signals.__new__(_Signals)
     cdef Sig g
-    cdef Py_ssize_t position = 0
+    cdef Py_ssize_t position = 0, cap = 0, k
     cdef bint timed = True, any_received = False, closed = False
     cdef int64_t latest = 0
+    cdef SpineSig *grown
+    cdef uint8_t *digests
+    out.text = text
+    out.latest = None
     if i >= n or p[i] != 91:
         return None
     i = _ws(p, i + 1, n)
     if i < n and p[i] == 93:
         end[0] = i + 1
-        return [], None, False
+        return out
     while True:
         if _signal(p, i, n, &g, &i) != 0:
             return None
@@ -831,14 +881,19 @@ cdef object _signals(bytes text, const unsigned char *p, Py_ssize_t i, Py_ssize_
                 latest = g.received_us
             any_received = True
         if g.spine:
-            received = None
-            if g.received_len >= 0:
-                received = _fast_instant((<bytes>p[g.received_at:g.received_at + g.received_len]).decode("ascii"))
-            else:
-                timed = False
-            content = _hex_of(g.content)
-            spine.append(signal_type(content, received))
-            keys.append((g.received_us, position))
+            if out.n == cap:
+                cap = 16 if cap == 0 else 2 * cap
+                grown = <SpineSig *>realloc(out.sigs, cap * sizeof(SpineSig))
+                if grown == NULL:
+                    raise MemoryError()
+                out.sigs = grown
+            memcpy(out.sigs[out.n].content, g.content, 32)
+            out.sigs[out.n].received_at = g.received_at
+            out.sigs[out.n].received_len = g.received_len
+            out.sigs[out.n].received_us = g.received_us if g.received_len >= 0 else 0
+            out.sigs[out.n].position = position
+            timed = timed and g.received_len >= 0
+            out.n += 1
         position += 1
         i = _after(p, i, n, 93, &closed)
         if i < 0:
@@ -846,11 +901,23 @@ cdef object _signals(bytes text, const unsigned char *p, Py_ssize_t i, Py_ssize_
         if closed:
             break
     end[0] = i + 1
-    if spine and timed:  # stored (arrival) order: received_at, then document order
-        order = sorted(range(len(spine)), key=keys.__getitem__)
-        spine = [spine[k] for k in order]
-    repeated = len({sig.content_hash for sig in spine}) < len(spine)
-    return spine, (latest if any_received else None), repeated
+    if out.n and timed:
+        qsort(out.sigs, <size_t>out.n, sizeof(SpineSig), _arrival)
+    if out.n > 1:
+        digests = <uint8_t *>malloc(32 * out.n)
+        if digests == NULL:
+            raise MemoryError()
+        for k in range(out.n):
+            memcpy(digests + 32 * k, out.sigs[k].content, 32)
+        qsort(digests, <size_t>out.n, 32, _digest_order)
+        for k in range(1, out.n):
+            if memcmp(digests + 32 * (k - 1), digests + 32 * k, 32) == 0:
+                out.repeated = True
+                break
+        free(digests)
+    if any_received:
+        out.latest = latest
+    return out
 
 
 cdef bint _members(bytes text, const unsigned char *p, Py_ssize_t i, Py_ssize_t n,
@@ -893,7 +960,7 @@ cdef bint _members(bytes text, const unsigned char *p, Py_ssize_t i, Py_ssize_t 
             out[key] = None  # marks the key as seen; removed below
             i = vend
         elif key == "signals" and not stored and i < n and p[i] == 91:
-            scanned = _signals(text, p, i, n, signal_type, &vend)
+            scanned = _signals(text, p, i, n, &vend)
             if scanned is None:
                 return False
             found[2] = scanned
@@ -926,15 +993,8 @@ cdef bint _members(bytes text, const unsigned char *p, Py_ssize_t i, Py_ssize_t 
     return True
 
 
-def scan_episode(data, segment_type, signal_type):
-    """Read an Episode document's JSON text (``bytes``) on the fast path: ``(members,
-    table, excluded, latest_created_us, signals)`` — ``members`` the top-level members as
-    ``orjson.loads`` gives them, without the stored segments (``segments``, or
-    ``stored["segments"]`` for ``astp-proof-of-record/1``), which are ``table`` and
-    ``excluded`` instead, and (``canonkit-episode/1``) without ``signals`` when that array
-    was read here: ``signals`` is then ``(SPINE Signal values in stored order,
-    latest_received_us, repeated)``, else None — or None when the general reader must
-    decide. docs/astp-kernel-api.md."""
+cdef tuple _scan(object data, object segment_type, object signal_type):
+    """``scan_episode`` with the signals still in C (a ``_Signals``, or None)."""
     cdef bytes text
     cdef const unsigned char *p
     cdef Py_ssize_t n, end = 0
@@ -963,6 +1023,27 @@ def scan_episode(data, segment_type, signal_type):
     return members, table, excluded, latest, (found[2] if fmt == "canonkit-episode/1" else None)
 
 
+cdef tuple _with_signals(tuple scanned, object signal_type):
+    """A scan as ``scan_episode`` gives it: the signals as ``Signal`` values."""
+    members, table, excluded, latest, signals = scanned
+    if signals is not None:
+        signals = (<_Signals>signals).signals(signal_type)
+    return members, table, excluded, latest, signals
+
+
+def scan_episode(data, segment_type, signal_type):
+    """Read an Episode document's JSON text (``bytes``) on the fast path: ``(members,
+    table, excluded, latest_created_us, signals)`` — ``members`` the top-level members as
+    ``orjson.loads`` gives them, without the stored segments (``segments``, or
+    ``stored["segments"]`` for ``astp-proof-of-record/1``), which are ``table`` and
+    ``excluded`` instead, and (``canonkit-episode/1``) without ``signals`` when that array
+    was read here: ``signals`` is then ``(SPINE Signal values in stored order,
+    latest_received_us, repeated)``, else None — or None when the general reader must
+    decide. docs/astp-kernel-api.md."""
+    cdef tuple scanned = _scan(data, segment_type, signal_type)
+    return None if scanned is None else _with_signals(scanned, signal_type)
+
+
 def scan_verdict(data, segment_type, signal_type):
     """``(verdict, scanned)`` of an Episode document's JSON text: ``verdict`` is
     ``(episode_id, components, construction, flags)`` when ``reproduce`` of the document is
@@ -970,7 +1051,7 @@ def scan_verdict(data, segment_type, signal_type):
     and it carries no Layer 3 (``astp_verdict.pxi``), with ``scanned`` None; otherwise
     ``verdict`` is None and ``scanned`` what ``scan_episode`` gives, for the general path to
     go on from. docs/astp-kernel-api.md."""
-    scanned = scan_episode(data, segment_type, signal_type)
+    cdef tuple scanned = _scan(data, segment_type, signal_type)
     if scanned is None:
         return None, None
     members, table, excluded, latest, signals = scanned
@@ -978,7 +1059,7 @@ def scan_verdict(data, segment_type, signal_type):
                        members.get("format") == "astp-proof-of-record/1")
     if verdict is not None:
         return verdict, None
-    return None, scanned
+    return None, _with_signals(scanned, signal_type)
 
 
 include "astp_verdict.pxi"

@@ -250,7 +250,8 @@ cdef object _verdict(dict members, SegmentTable table, list excluded, object lat
     cdef uint8_t first[32]
     cdef uint8_t uuid[16]
     cdef bytes leaves, id_text
-    cdef list spine, components
+    cdef _Signals spine
+    cdef list components
     if members.get("layer3") is not None or "seal" not in members:
         return None
     raw_seal = members["seal"]
@@ -298,14 +299,14 @@ cdef object _verdict(dict members, SegmentTable table, list excluded, object lat
             if state == INSTANT_OTHER:
                 return None
             closed = state == INSTANT_READ
-        spine, latest_received, repeated = signals
+        spine = <_Signals>signals
+        repeated = spine.repeated
         if closed and ((latest_created is not None and <int64_t>latest_created > closed_us)
-                       or (latest_received is not None
-                           and <int64_t>latest_received > closed_us)):
+                       or (spine.latest is not None and <int64_t>spine.latest > closed_us)):
             late = True
-        signal_raw = _buffer(len(spine))
-        for j in range(len(spine)):
-            ck_unhex(<const uint8_t *>PyUnicode_DATA(spine[j].content_hash), signal_raw.p + 32 * j, 32)
+        signal_raw = _buffer(spine.n)
+        for j in range(spine.n):
+            memcpy(signal_raw.p + 32 * j, spine.sigs[j].content, 32)
         excluded_raw = _hex_list(excluded)
         value = members.get("structural_members")
         if value is not None and type(value) is not list:

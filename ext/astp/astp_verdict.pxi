@@ -28,6 +28,7 @@ cdef tuple _VERDICT_SEAL_KEYS = ("spine_root", "signal_manifest_hash", "exclusio
                                  "episode_root_hash")
 cdef tuple _CONSTRUCTIONS = ("sav0", "sav1", "sav2", "sav3")
 cdef frozenset _POSTURES = frozenset({"all_external", "declared_only", "none"})
+cdef object _entry_hashes = None    # canonkit.astp.context.entry_hashes
 
 cdef enum:
     SEAL_SPINE = 0
@@ -179,11 +180,13 @@ cdef int _context_manifest(object posture, list entries, uint8_t *out) except -1
     cdef uint8_t root[32]
     cdef bytes text, preimage
     cdef Py_ssize_t k, count
+    global _entry_hashes
     if type(posture) is not str or posture not in _POSTURES:
         return -1
+    if _entry_hashes is None:   # context.py imports the kernels: bound on first use
+        from canonkit.astp.context import entry_hashes as _entry_hashes
     try:
-        from canonkit.astp.context import entry_hashes
-        hashes = entry_hashes(entries)
+        hashes = _entry_hashes(entries)
     except Exception:
         return -1
     count = len(hashes)

@@ -134,11 +134,10 @@ def assess(kind: str, payload: bytes, options: Options, origin: str | None) -> P
     """What the report line of a document (``kind`` "json" or "cbor") says, apart from
     its source; ``origin`` is the file it was read from (a named Layer 3 export is found
     beside it)."""
-    from .. import cbor
-    from ..astp import reproduce
-
     doc: Any = _UNREAD
     if kind == "cbor":  # decoded once; then as JSON text when JSON holds it exactly
+        from .. import cbor
+
         try:
             doc = plain(cbor.decode(payload))
         except CanonkitError as exc:
@@ -149,6 +148,8 @@ def assess(kind: str, payload: bytes, options: Options, origin: str | None) -> P
         parts = _fast(payload, options, origin) if FAST_PATH else None
     if parts is not None:
         return parts
+    from ..astp import reproduce
+
     if doc is _UNREAD:  # strict JSON, as every reader of canonkit (the input door)
         try:
             doc = _strict_json(payload)

@@ -1046,11 +1046,12 @@ def scan_episode(data, segment_type, signal_type):
 
 def scan_verdict(data, segment_type, signal_type):
     """``(verdict, scanned)`` of an Episode document's JSON text: ``verdict`` is
-    ``(episode_id, components, construction, flags)`` when ``reproduce`` of the document is
-    ``reproduced`` under its seal's own construction, from the stored order, with no note,
-    and it carries no Layer 3 (``astp_verdict.pxi``), with ``scanned`` None; otherwise
-    ``verdict`` is None and ``scanned`` what ``scan_episode`` gives, for the general path to
-    go on from. docs/astp-kernel-api.md."""
+    ``(outcome, episode_id, components, construction, flags, reason)``, what ``reproduce``
+    says of the document, when that is ``reproduced`` under its seal's own construction
+    from the stored order with no note, or ``reproduced_under_other_construction`` with no
+    tie search, and the document carries no Layer 3 (``astp_verdict.pxi``); ``scanned`` is
+    then None. Otherwise ``verdict`` is None and ``scanned`` what ``scan_episode`` gives,
+    for the general path to go on from. docs/astp-kernel-api.md."""
     cdef tuple scanned = _scan(data, segment_type, signal_type)
     if scanned is None:
         return None, None

@@ -1,18 +1,20 @@
 # The verdict of the common Episode in C (``scan_verdict``), included by _scan.pyx: it
-# reads the scanner's segment table and members directly.
+# reads the scanner's segment table, signals and members directly.
 #
 # Most Episodes of a corpus reproduce under the construction their seal names, from the
-# stored order, with no note. For such a document ``scan_verdict`` gives exactly what
-# ``reproduce(read_episode_bytes(data))`` says of it — episode id, components,
-# construction, flags — without an Episode, a Segment or a Signal object: the reader's and
-# the seal's checks are the ones of documents.py and reproduce.py (``_read_episode_doc``,
-# ``_read_proof_of_record``, ``check_identifiers``, ``_refusal``, ``_attempt``), the roots
-# those of seal.py's ``compute_roots``, each over raw digest buffers. Whatever departs from
-# that common case in any way — a value of an unexpected type or shape, a default or a note,
-# an annotation, a mismatch, structural members given as nodes, a Layer 3 member — is
-# declined (None), and the general path, which is the oracle, decides and words it. Declining
-# is always correct; a verdict is given only where the general path is certain to agree
-# (tests/test_episode_readers.py holds the two to it on mutated and hostile documents).
+# stored order, with no note, or else under one of the other constructions tried without
+# any tie search. For such a document ``scan_verdict`` gives exactly what
+# ``reproduce(read_episode_bytes(data))`` says of it — outcome, episode id, components,
+# construction, flags, reason — without an Episode, a Segment or a Signal object: the
+# reader's and the seal's checks are the ones of documents.py and reproduce.py
+# (``_read_episode_doc``, ``_read_proof_of_record``, ``check_identifiers``, ``_refusal``,
+# ``_attempt``, ``_alternatives``), the roots those of seal.py's ``compute_roots``, each over
+# raw digest buffers. Whatever departs from that in any way — a value of an unexpected type
+# or shape, a default or a note, an annotation, an attempt that would search tied signals,
+# structural members given as nodes, a Layer 3 member, no construction reproducing — is
+# declined (None), and the general path, which is the oracle, decides and words it.
+# Declining is always correct; a verdict is given only where the general path is certain to
+# agree (tests/test_episode_readers.py holds the two to it on mutated and hostile documents).
 
 cdef extern from "astp_sets.h" nogil:
     size_t ck_sorted_distinct(uint8_t *buf, size_t n)
@@ -26,9 +28,9 @@ cdef tuple _VERDICT_COMPONENTS = ("spine_root", "signal_manifest", "exclusion",
 cdef tuple _VERDICT_SEAL_KEYS = ("spine_root", "signal_manifest_hash", "exclusion_hash",
                                  "structural_manifest_hash", "context_manifest_hash",
                                  "episode_root_hash")
-cdef tuple _CONSTRUCTIONS = ("sav0", "sav1", "sav2", "sav3")
 cdef frozenset _POSTURES = frozenset({"all_external", "declared_only", "none"})
 cdef object _entry_hashes = None    # canonkit.astp.context.entry_hashes
+cdef object _ASTPError = None       # canonkit.errors.ASTPError
 
 cdef enum:
     SEAL_SPINE = 0
@@ -41,12 +43,10 @@ cdef enum:
     INSTANT_ABSENT = 0
     INSTANT_READ = 1
     INSTANT_OTHER = 2
-
-
-cdef struct Roots:
-    uint8_t value[6][32]       # computed, in _VERDICT_SEAL_KEYS order
-    uint8_t sealed[6][32]      # the seal's own, parsed
-    bint recorded[6]           # whether the seal records it (not null)
+    # what an attempt under one construction comes to
+    ATTEMPT_DECLINE = -1    # the general path must decide (it would search, or raise)
+    ATTEMPT_FAILS = 0
+    ATTEMPT_OK = 1
 
 
 cdef class _Buffer:
@@ -65,6 +65,14 @@ cdef _Buffer _buffer(Py_ssize_t n):
         raise MemoryError()
     b.n = n
     return b
+
+
+cdef _Buffer _sorted_set(_Buffer members):
+    """A sorted distinct copy of ``members`` (a set's members, ASTP.md §2.2 / §6)."""
+    cdef _Buffer out = _buffer(members.n)
+    memcpy(out.p, members.p, 32 * members.n)
+    out.n = <Py_ssize_t>ck_sorted_distinct(out.p, <size_t>members.n)
+    return out
 
 
 cdef inline int _hex64(object value, uint8_t *out) noexcept:
@@ -155,136 +163,254 @@ cdef int _root(int sav, const uint8_t *first, const uint8_t *inputs, Py_ssize_t 
     return 0
 
 
-cdef void _set(int version, const char *kind, _Buffer members, uint8_t *out) noexcept:
-    """``sets.py``: the signal manifest or exclusion set (``kind`` "SIGNAL_MANIFEST" or
-    "EXCLUSION"), or with ``version`` 0 the structural manifest; sorts ``members``."""
-    cdef bytes prefix
-    cdef size_t m = ck_sorted_distinct(members.p, <size_t>members.n)
-    if version == 0:
-        ck_set_v2(<const uint8_t *>b"STRUCTURAL_MANIFEST:v1:", 23, members.p, m, out)
-        return
-    prefix = b"%s:v%d:" % (<bytes>kind, version)
-    if version == 1:
-        ck_set_v1(<const uint8_t *>PyBytes_AS_STRING(prefix), <size_t>PyBytes_GET_SIZE(prefix),
-                  members.p, m, out)
-    else:
-        ck_set_v2(<const uint8_t *>PyBytes_AS_STRING(prefix), <size_t>PyBytes_GET_SIZE(prefix),
-                  members.p, m, out)
-
-
-cdef int _context_manifest(object posture, list entries, uint8_t *out) except -1:
-    """``context.py``: the manifest of the entries under ``posture``; -1 with no exception
-    where the general path would refuse (an unknown posture, an entry it cannot hash)."""
-    cdef list hashes
-    cdef _Buffer raw
-    cdef uint8_t root[32]
-    cdef bytes text, preimage
-    cdef Py_ssize_t k, count
-    global _entry_hashes
-    if type(posture) is not str or posture not in _POSTURES:
-        return -1
-    if _entry_hashes is None:   # context.py imports the kernels: bound on first use
-        from canonkit.astp.context import entry_hashes as _entry_hashes
-    try:
-        hashes = _entry_hashes(entries)
-    except Exception:
-        return -1
-    count = len(hashes)
-    raw = _buffer(count)
-    for k in range(count):
-        if _hex64(hashes[k], raw.p + 32 * k) != 0:
-            return -1
-    text = (<str>posture).encode("ascii")
-    preimage = (b"CONTEXT_MANIFEST:v1:\x02" + _u32be(len(text)) + text + b"\x03"
-                + _u64be(<unsigned long long>count))
-    if count:
-        qsort(raw.p, <size_t>count, 32, _cmp_digest)
-        _root(2, NULL, raw.p, count, root)
-        preimage += b"\x06" + PyBytes_FromStringAndSize(<char *>root, 32)
-    else:
-        preimage += b"\x00"
-    ck_sha3_256(<const uint8_t *>PyBytes_AS_STRING(preimage), <size_t>PyBytes_GET_SIZE(preimage),
-                out)
-    return 0
-
-
 cdef int _cmp_digest(const void *a, const void *b) noexcept nogil:
     return memcmp(a, b, 32)
 
 
-cdef void _episode_root(int sav, const uint8_t *uuid, Roots *r, uint8_t *out) noexcept:
-    """``roots.episode_root_v1/v2/v3`` of the computed roots."""
-    cdef uint8_t buf[16 + 1 + 16 + 5 * 33]
-    cdef Py_ssize_t m, k
-    cdef int order[5]
-    if sav <= 1:
-        memcpy(buf, b"NODE:", 5)
-        ck_hex32(r.value[SEAL_SPINE], buf + 5)
-        ck_hex32(r.value[SEAL_MANIFEST], buf + 69)
-        ck_hex32(r.value[SEAL_EXCLUSION], buf + 133)
-        ck_sha3_256(buf, 197, out)
-        return
-    memcpy(buf, b"EPISODE_ROOT:v2:" if sav == 2 else b"EPISODE_ROOT:v3:", 16)
-    buf[16] = 0x04
-    memcpy(buf + 17, uuid, 16)
-    m = 33
-    order[0], order[1], order[2], order[3], order[4] = (
-        SEAL_SPINE, SEAL_MANIFEST, SEAL_STRUCTURAL, SEAL_EXCLUSION, SEAL_CONTEXT)
-    for k in range(4 if sav == 2 else 5):
-        buf[m] = 0x06
-        memcpy(buf + m + 1, r.value[order[k]], 32)
-        m += 33
-    ck_sha3_256(buf, <size_t>m, out)
-
-
-cdef object _verdict(dict members, SegmentTable table, list excluded, object latest_created,
-                     object signals, bint por):
-    """``(episode_id, components, construction, flags)`` when the general path reproduces
-    the document under its seal's own construction from the stored order with no note and it
-    carries no Layer 3; None for every other document."""
-    cdef object episode_id, raw_seal, value, stored = None
+cdef class _Episode:
+    """What the verdict reads of one Episode document (the general reader's Episode, as raw
+    buffers) and the roots it has computed so far, each once."""
+    cdef SegmentTable table
+    cdef object episode_id              # canonical: a UUID lowercased
     cdef dict seal
-    cdef int64_t closed_us = 0, sealed_us = 0, us = 0, latest = 0
-    cdef bint closed = False, sealed = False, late = False, repeated
-    cdef int state, sav, ov, k
-    cdef _Buffer signal_raw, excluded_raw, structural_raw, inputs
-    cdef Py_ssize_t count, j
-    cdef Roots r
-    cdef uint8_t first[32]
-    cdef uint8_t uuid[16]
-    cdef bytes leaves, id_text
+    cdef object annotation              # resolved_signal_order
+    cdef object entries                 # context entries: a list or None
+    cdef _Buffer signals                # SPINE signal content hashes, stored order
+    cdef _Buffer excluded
+    cdef _Buffer structural
+    cdef object leaves                  # v2 leaf hashes: bytes, False (no leaf fields), None
+    cdef uint8_t first[32]              # H(utf8(episode id)): the sav 1 Episode input
+    cdef uint8_t sealed[6][32]          # the seal's digests, parsed
+    cdef bint recorded[6]               # whether the seal records each (not null)
+    cdef uint8_t sets[2][2][32]         # [version - 1][manifest, exclusion]
+    cdef bint sets_done[2]
+    cdef uint8_t structural_root[32]
+    cdef bint structural_done
+    cdef uint8_t context_root[32]
+    cdef int context_state              # 0 not yet, ATTEMPT_OK, ATTEMPT_FAILS, ATTEMPT_DECLINE
+    cdef dict roots                     # {(sav, ov): spine root hex}, stored order
+
+    cdef int stored_root(self, int sav, int ov, uint8_t *root) except -2:
+        """The spine root of the stored order under (sav, ov): 0, or ATTEMPT_FAILS when the
+        construction cannot be applied (no leaf fields, no input)."""
+        cdef Py_ssize_t count, j
+        cdef _Buffer inputs
+        if sav >= 2:
+            if self.leaves is None:
+                self.leaves = self.table._leaves_v2()
+                if self.leaves is None:
+                    self.leaves = False
+            if self.leaves is False:
+                return ATTEMPT_FAILS    # a segment without the leaf fields
+            count = self.table.n
+            inputs = _buffer(count)
+            memcpy(inputs.p, PyBytes_AS_STRING(self.leaves), 32 * count)
+        else:
+            count = self.table.n + (self.signals.n if ov == 1 else 0)
+            inputs = _buffer(count)
+            for j in range(self.table.n):
+                memcpy(inputs.p + 32 * j, self.table.segs[j].content, 32)
+            if ov == 1:
+                memcpy(inputs.p + 32 * self.table.n, self.signals.p, 32 * self.signals.n)
+        if count == 0:
+            return ATTEMPT_FAILS        # no spine input: refused
+        _root(sav, self.first if sav == 1 else NULL, inputs.p, count, root)
+        self.roots[sav, ov] = _hex_of(root)
+        return 0
+
+    cdef void set_roots(self, int version) noexcept:
+        """The signal manifest and exclusion set of a set version (1: sav 0/1, 2: sav 2/3)."""
+        cdef _Buffer members
+        cdef int k
+        cdef bytes prefix
+        if self.sets_done[version - 1]:
+            return
+        for k in range(2):
+            members = _sorted_set(self.signals if k == 0 else self.excluded)
+            prefix = (b"SIGNAL_MANIFEST" if k == 0 else b"EXCLUSION") + (b":v1:" if version == 1
+                                                                        else b":v2:")
+            if version == 1:
+                ck_set_v1(<const uint8_t *>PyBytes_AS_STRING(prefix),
+                          <size_t>PyBytes_GET_SIZE(prefix), members.p, <size_t>members.n,
+                          self.sets[0][k])
+            else:
+                ck_set_v2(<const uint8_t *>PyBytes_AS_STRING(prefix),
+                          <size_t>PyBytes_GET_SIZE(prefix), members.p, <size_t>members.n,
+                          self.sets[1][k])
+        self.sets_done[version - 1] = True
+
+    cdef int context(self) except -2:
+        """The context manifest (``context.py``) under the seal's capture posture:
+        ATTEMPT_OK, ATTEMPT_FAILS where the general path refuses the construction (an
+        unknown posture, an entry it cannot hash), ATTEMPT_DECLINE where it would raise
+        another error."""
+        global _entry_hashes, _ASTPError
+        cdef list hashes
+        cdef _Buffer raw
+        cdef uint8_t root[32]
+        cdef bytes text, preimage
+        cdef Py_ssize_t k, count
+        if self.context_state:
+            return self.context_state
+        posture = self.seal.get("capture_posture")
+        self.context_state = ATTEMPT_FAILS
+        if posture is None or type(posture) is not str or posture not in _POSTURES:
+            return self.context_state   # no or an unknown capture posture: refused
+        if _entry_hashes is None:       # context.py imports the kernels: bound on first use
+            from canonkit.astp.context import entry_hashes as _entry_hashes
+            from canonkit.errors import ASTPError as _ASTPError
+        try:
+            hashes = _entry_hashes([] if self.entries is None else self.entries)
+        except Exception as exc:
+            if not isinstance(exc, _ASTPError):
+                self.context_state = ATTEMPT_DECLINE
+            return self.context_state
+        count = len(hashes)
+        raw = _buffer(count)
+        for k in range(count):
+            if _hex64(hashes[k], raw.p + 32 * k) != 0:
+                self.context_state = ATTEMPT_DECLINE
+                return self.context_state
+        text = (<str>posture).encode("ascii")
+        preimage = (b"CONTEXT_MANIFEST:v1:\x02" + _u32be(len(text)) + text + b"\x03"
+                    + _u64be(<unsigned long long>count))
+        if count:
+            qsort(raw.p, <size_t>count, 32, _cmp_digest)
+            _root(2, NULL, raw.p, count, root)
+            preimage += b"\x06" + PyBytes_FromStringAndSize(<char *>root, 32)
+        else:
+            preimage += b"\x00"
+        ck_sha3_256(<const uint8_t *>PyBytes_AS_STRING(preimage),
+                    <size_t>PyBytes_GET_SIZE(preimage), self.context_root)
+        self.context_state = ATTEMPT_OK
+        return self.context_state
+
+    cdef int attempt(self, int sav, int ov, list components) except -2:
+        """``reproduce._attempt`` under (sav, ov): ATTEMPT_OK with ``components`` (in
+        _VERDICT_COMPONENTS order) filled, ATTEMPT_FAILS, or ATTEMPT_DECLINE where the
+        general path would check an annotation or search tied signals."""
+        cdef uint8_t value[6][32]
+        cdef uint8_t uuid[16]
+        cdef uint8_t buf[16 + 17 + 5 * 33]
+        cdef int version = 1 if sav <= 1 else 2, k, state
+        cdef Py_ssize_t m
+        cdef _Buffer members
+        if ov == 1 and self.annotation is not None:
+            return ATTEMPT_DECLINE      # an annotation to check
+        if self.stored_root(sav, ov, value[SEAL_SPINE]) != 0:
+            return ATTEMPT_FAILS
+        if memcmp(value[SEAL_SPINE], self.sealed[SEAL_SPINE], 32) != 0:
+            if ov == 1 and sav <= 1 and self.signals.n:
+                return ATTEMPT_DECLINE  # the general path searches the tied signals
+            return ATTEMPT_FAILS
+        self.set_roots(version)
+        memcpy(value[SEAL_MANIFEST], self.sets[version - 1][0], 32)
+        memcpy(value[SEAL_EXCLUSION], self.sets[version - 1][1], 32)
+        if sav <= 1:                    # roots.episode_root_v1
+            memcpy(buf, b"NODE:", 5)
+            ck_hex32(value[SEAL_SPINE], buf + 5)
+            ck_hex32(value[SEAL_MANIFEST], buf + 69)
+            ck_hex32(value[SEAL_EXCLUSION], buf + 133)
+            ck_sha3_256(buf, 197, value[SEAL_EPISODE])
+        else:                           # roots.episode_root_v2 / v3
+            if sav == 3:
+                state = self.context()
+                if state != ATTEMPT_OK:
+                    return state
+                memcpy(value[SEAL_CONTEXT], self.context_root, 32)
+            if not _is_uuid(self.episode_id):
+                return ATTEMPT_FAILS    # the Episode root needs a UUID: not applicable
+            _uuid16(<const unsigned char *>PyUnicode_DATA(self.episode_id), 36, uuid)
+            if not self.structural_done:    # sets.structural_manifest_hash
+                members = _sorted_set(self.structural)
+                ck_set_v2(<const uint8_t *>b"STRUCTURAL_MANIFEST:v1:", 23, members.p,
+                          <size_t>members.n, self.structural_root)
+                self.structural_done = True
+            memcpy(value[SEAL_STRUCTURAL], self.structural_root, 32)
+            memcpy(buf, b"EPISODE_ROOT:v2:" if sav == 2 else b"EPISODE_ROOT:v3:", 16)
+            buf[16] = 0x04
+            memcpy(buf + 17, uuid, 16)
+            m = 33
+            for k in (SEAL_SPINE, SEAL_MANIFEST, SEAL_STRUCTURAL, SEAL_EXCLUSION, SEAL_CONTEXT):
+                if k == SEAL_CONTEXT and sav == 2:
+                    break
+                buf[m] = 0x06
+                memcpy(buf + m + 1, value[k], 32)
+                m += 33
+            ck_sha3_256(buf, <size_t>m, value[SEAL_EPISODE])
+        components[SEAL_SPINE] = "ok"
+        for k in range(1, 6):
+            if (k == SEAL_STRUCTURAL and sav < 2) or (k == SEAL_CONTEXT and sav < 3):
+                components[k] = "not_checked"
+            elif not self.recorded[k]:
+                components[k] = "absent"    # a pre-4.3.0 seal never recorded it
+            elif memcmp(value[k], self.sealed[k], 32) != 0:
+                return ATTEMPT_FAILS
+            else:
+                components[k] = "ok"
+        if sav == 3 and self.recorded[SEAL_CONTEXT] and self.seal.get("context_entry_count") != (
+                0 if self.entries is None else len(self.entries)):
+            return ATTEMPT_FAILS
+        count = self.seal.get("leaf_count")
+        if count is not None and count != self.table.n:
+            return ATTEMPT_FAILS
+        return ATTEMPT_OK
+
+
+# reproduce._alternatives: the other constructions, nearest first (same family and
+# ordering, then the other ordering, then the other family), for each sealed (sav, ov)
+cdef dict _ALTERNATIVES = {}
+for _sav in range(4):
+    for _ov in (1, 2):
+        if _sav >= 2 and _ov != 2:
+            continue
+        _ALTERNATIVES[_sav, _ov] = tuple(sorted(
+            [(s, o) for s in range(4) for o in (1, 2)
+             if not (s >= 2 and o != 2) and (s, o) != (_sav, _ov)],
+            key=lambda pair, sav=_sav, ov=_ov: (pair[0] // 2 != sav // 2, pair[1] != ov,
+                                                abs(pair[0] - sav), pair[0])))
+
+
+cdef _Episode _read(dict members, SegmentTable table, list excluded, object latest_created,
+                    object signals, bint por, list flags):
+    """The Episode as documents.py reads it (``flags`` gets its reading flags), or None for
+    a document it would refuse or read in a way the verdict does not follow."""
+    cdef _Episode e = _Episode.__new__(_Episode)
+    cdef object value, stored
+    cdef dict seal
+    cdef int64_t closed_us = 0, us = 0
+    cdef int state
+    cdef bint closed = False, repeated
+    cdef Py_ssize_t j
     cdef _Signals spine
-    cdef list components
     if members.get("layer3") is not None or "seal" not in members:
         return None
-    raw_seal = members["seal"]
-    if type(raw_seal) is not dict:
+    value = members["seal"]
+    if type(value) is not dict:
         return None                     # no seal record (or not an object): general path
-    seal = <dict>raw_seal
-    episode_id = members.get("episode_id")
-    if type(episode_id) is not str or not episode_id:
+    seal = e.seal = <dict>value
+    value = members.get("episode_id")
+    if type(value) is not str or not value:
         return None
-    if _is_uuid(episode_id):
-        episode_id = (<str>episode_id).lower()
-    # --- the reader: documents.py ---
+    e.episode_id = (<str>value).lower() if _is_uuid(value) else value
+    e.table = table
+    e.roots = {}
     if por:
         stored = members.get("stored")
         if type(stored) is not dict or not _entries((<dict>stored).get("context_entries")):
             return None
-        signal_raw = _digest_list((<dict>stored).get("signal_content_hashes"), None)
-        excluded_raw = _digest_list((<dict>stored).get("excluded_content_hashes"),
-                                    _hex_list(excluded))
-        structural_raw = _digest_list((<dict>stored).get("structural_member_hashes"), None)
-        if signal_raw is None or excluded_raw is None or structural_raw is None:
+        e.signals = _digest_list((<dict>stored).get("signal_content_hashes"), None)
+        e.excluded = _digest_list((<dict>stored).get("excluded_content_hashes"),
+                                  _hex_list(excluded))
+        e.structural = _digest_list((<dict>stored).get("structural_member_hashes"), None)
+        if e.signals is None or e.excluded is None or e.structural is None:
             return None
-        entries = (<dict>stored).get("context_entries")
-        annotation = (<dict>stored).get("resolved_signal_order")
+        e.entries = (<dict>stored).get("context_entries")
+        e.annotation = (<dict>stored).get("resolved_signal_order")
         for key in ("closed_at", "sealed_at"):
             if _instant_of(seal.get(key), &us) == INSTANT_OTHER:
                 return None
-        repeated = ck_sorted_distinct(signal_raw.p, <size_t>signal_raw.n) < <size_t>signal_raw.n
-        # the fold order is the stored one: read the digests again in document order
-        signal_raw = _digest_list((<dict>stored).get("signal_content_hashes"), None)
+        repeated = _sorted_set(e.signals).n < e.signals.n
     else:
         if signals is None:
             return None                 # the signals were not read by the scanner
@@ -306,124 +432,112 @@ cdef object _verdict(dict members, SegmentTable table, list excluded, object lat
         repeated = spine.repeated
         if closed and ((latest_created is not None and <int64_t>latest_created > closed_us)
                        or (spine.latest is not None and <int64_t>spine.latest > closed_us)):
-            late = True
-        signal_raw = _buffer(spine.n)
+            flags.append("post_closure_append")
+        e.signals = _buffer(spine.n)
         for j in range(spine.n):
-            memcpy(signal_raw.p + 32 * j, spine.sigs[j].content, 32)
-        excluded_raw = _hex_list(excluded)
+            memcpy(e.signals.p + 32 * j, spine.sigs[j].content, 32)
+        e.excluded = _hex_list(excluded)
         value = members.get("structural_members")
         if value is not None and type(value) is not list:
             return None
-        structural_raw = _buffer(0 if value is None else len(<list>value))
-        for j in range(structural_raw.n):
+        e.structural = _buffer(0 if value is None else len(<list>value))
+        for j in range(e.structural.n):
             item = (<list>value)[j]
             if type(item) is not dict or "type" in <dict>item:
                 return None             # a member given as a node: hashed by structural.py
-            if _hex64((<dict>item).get("hash"), structural_raw.p + 32 * j) != 0:
+            if _hex64((<dict>item).get("hash"), e.structural.p + 32 * j) != 0:
                 return None
-        entries = members.get("context_entries")
-        if not _entries(entries):
+        e.entries = members.get("context_entries")
+        if not _entries(e.entries):
             return None
-        annotation = seal.get("resolved_signal_order")
-    # --- the seal: reproduce.py's check_identifiers and _refusal ---
-    value = seal.get("spine_algorithm_version")
-    if type(value) is not int or not 0 <= <object>value <= 3:
-        return None
-    sav = <int>value
-    value = seal.get("ordering_version")
-    if type(value) is not int or (value != 1 and value != 2) or (sav >= 2 and value != 2):
-        return None
-    ov = <int>value
+        e.annotation = seal.get("resolved_signal_order")
+    if repeated:
+        flags.insert(0, "duplicate_signal")
+    return e
+
+
+cdef bint _refused(_Episode e, bint por, dict members) except -1:
+    """``reproduce._refusal`` and ``check_identifiers``: whether the seal is refused (or
+    read with a default) before any hashing, which the general path words; else the seal's
+    digests are parsed into ``e``."""
+    cdef dict seal = e.seal
+    cdef int64_t sealed_us = 0, closed_us = 0
+    cdef int state, k
+    cdef bint sealed, closed
+    cdef object value
+    sav = seal.get("spine_algorithm_version")
+    ov = seal.get("ordering_version")
+    if type(sav) is not int or not 0 <= sav <= 3:
+        return True                     # absent (a default and its note) or unknown
+    if type(ov) is not int or (ov != 1 and ov != 2) or (sav >= 2 and ov != 2):
+        return True
     for k in range(6):
         value = seal.get(_VERDICT_SEAL_KEYS[k])
-        r.recorded[k] = value is not None
-        if r.recorded[k] and _hex64(value, r.sealed[k]) != 0:
-            return None
-    if not r.recorded[SEAL_SPINE]:
-        return None
-    if sav >= 2 and not (r.recorded[SEAL_MANIFEST] and r.recorded[SEAL_EXCLUSION]
-                         and r.recorded[SEAL_STRUCTURAL] and r.recorded[SEAL_EPISODE]):
-        return None
-    if sav == 3 and (not r.recorded[SEAL_CONTEXT] or seal.get("capture_posture") is None
+        e.recorded[k] = value is not None
+        if e.recorded[k] and _hex64(value, e.sealed[k]) != 0:
+            return True
+    if not e.recorded[SEAL_SPINE]:
+        return True
+    if sav >= 2 and not (e.recorded[SEAL_MANIFEST] and e.recorded[SEAL_EXCLUSION]
+                         and e.recorded[SEAL_STRUCTURAL] and e.recorded[SEAL_EPISODE]):
+        return True
+    if sav == 3 and (not e.recorded[SEAL_CONTEXT] or seal.get("capture_posture") is None
                      or seal.get("context_entry_count") is None):
-        return None
+        return True
     value = seal.get("leaf_count")
     if value is not None and type(value) is not int:
-        return None
+        return True
+    # sealed_at and closed_at: the seal's, else the Episode's
     state = _instant_of(seal.get("sealed_at"), &sealed_us)
     if state == INSTANT_OTHER:
-        return None
+        return True
     sealed = state == INSTANT_READ
     if not sealed and not por:
-        state = _instant_of(members.get("sealed_at"), &sealed_us)
-        sealed = state == INSTANT_READ
-    state = _instant_of(seal.get("closed_at"), &us)
+        sealed = _instant_of(members.get("sealed_at"), &sealed_us) == INSTANT_READ
+    state = _instant_of(seal.get("closed_at"), &closed_us)
     if state == INSTANT_OTHER:
+        return True
+    closed = state == INSTANT_READ
+    if not closed and not por:
+        closed = _instant_of(members.get("closed_at"), &closed_us) == INSTANT_READ
+    return sealed and closed and sealed_us < closed_us
+
+
+cdef object _verdict(dict members, SegmentTable table, list excluded, object latest_created,
+                     object signals, bint por):
+    """``(outcome, episode_id, components, construction, flags, reason)`` when the general
+    path reproduces the document under its seal's own construction from the stored order
+    with no note (``reproduced``), or else under another construction with no tie search
+    (``reproduced_under_other_construction``), and it carries no Layer 3; None for every
+    other document."""
+    cdef list flags = [], components = [None] * 6
+    cdef _Episode e = _read(members, table, excluded, latest_created, signals, por, flags)
+    cdef int sav, ov, state
+    cdef bytes text
+    if e is None or _refused(e, por, members):
         return None
-    if state == INSTANT_READ:
-        closed_us, closed = us, True
-    elif por:
-        closed = False
-    if sealed and closed and sealed_us < closed_us:
-        return None                     # refused: sealed before it closed
-    if ov == 1 and annotation is not None:
-        return None                     # an annotation to check: the general path
-    # --- the claimed construction: reproduce.py's _attempt over seal.py's compute_roots ---
-    if sav >= 2:
-        leaves = table._leaves_v2()
-        if leaves is None:
-            return None                 # a segment without the leaf fields
-        count = table.n
-        inputs = _buffer(count)
-        memcpy(inputs.p, PyBytes_AS_STRING(leaves), 32 * count)
-    else:
-        count = table.n + (signal_raw.n if ov == 1 else 0)
-        inputs = _buffer(count)
-        for j in range(table.n):
-            memcpy(inputs.p + 32 * j, table.segs[j].content, 32)
-        if ov == 1:
-            memcpy(inputs.p + 32 * table.n, signal_raw.p, 32 * signal_raw.n)
-    if count == 0:
-        return None                     # no spine input: refused
+    sav, ov = e.seal["spine_algorithm_version"], e.seal["ordering_version"]
     if sav == 1:
-        id_text = (<str>episode_id).encode("utf-8")
-        ck_sha3_256(<const uint8_t *>PyBytes_AS_STRING(id_text), <size_t>PyBytes_GET_SIZE(id_text),
-                    first)
-    _root(sav, first if sav == 1 else NULL, inputs.p, count, r.value[SEAL_SPINE])
-    if memcmp(r.value[SEAL_SPINE], r.sealed[SEAL_SPINE], 32) != 0:
-        table.spine_roots = {(sav, ov): _hex_of(r.value[SEAL_SPINE])}
-        return None                     # not the stored order: search, other constructions
-    _set(1 if sav <= 1 else 2, b"SIGNAL_MANIFEST", signal_raw, r.value[SEAL_MANIFEST])
-    _set(1 if sav <= 1 else 2, b"EXCLUSION", excluded_raw, r.value[SEAL_EXCLUSION])
-    if sav >= 2:
-        if not _is_uuid(episode_id):
-            return None                 # no UUID for the Episode root: not applicable
-        _uuid16(<const unsigned char *>PyUnicode_DATA(episode_id), 36, uuid)
-        _set(0, b"", structural_raw, r.value[SEAL_STRUCTURAL])
-    if sav == 3:
-        if _context_manifest(seal.get("capture_posture"), [] if entries is None else entries,
-                             r.value[SEAL_CONTEXT]) != 0:
+        text = (<str>e.episode_id).encode("utf-8")
+        ck_sha3_256(<const uint8_t *>PyBytes_AS_STRING(text), <size_t>PyBytes_GET_SIZE(text),
+                    e.first)
+    try:
+        state = e.attempt(sav, ov, components)
+        if state == ATTEMPT_OK:
+            return ("reproduced", e.episode_id, dict(zip(_VERDICT_COMPONENTS, components)),
+                    f"sav{sav}", flags, None)
+        if state == ATTEMPT_DECLINE:
             return None
-        count = len(entries) if entries is not None else 0
-        if seal.get("context_entry_count") != count:
-            return None
-    _episode_root(sav, uuid, &r, r.value[SEAL_EPISODE])
-    components = ["ok", "not_checked", "not_checked", "not_checked", "not_checked", "not_checked"]
-    for k in range(1, 6):
-        if (k == SEAL_STRUCTURAL and sav < 2) or (k == SEAL_CONTEXT and sav < 3):
-            continue
-        if not r.recorded[k]:
-            components[k] = "absent"    # a pre-4.3.0 seal never recorded it
-        elif memcmp(r.value[k], r.sealed[k], 32) != 0:
-            return None
-        else:
-            components[k] = "ok"
-    value = seal.get("leaf_count")
-    if value is not None and value != table.n:
-        return None
-    flags = []
-    if repeated:
-        flags.append("duplicate_signal")
-    if late:
-        flags.append("post_closure_append")
-    return (episode_id, dict(zip(_VERDICT_COMPONENTS, components)), _CONSTRUCTIONS[sav], flags)
+        for alt_sav, alt_ov in _ALTERNATIVES[sav, ov]:
+            state = e.attempt(alt_sav, alt_ov, components)
+            if state == ATTEMPT_DECLINE:
+                return None
+            if state == ATTEMPT_OK:
+                name = f"sav{alt_sav}" if alt_ov == ov else f"sav{alt_sav}/ov{alt_ov}"
+                return ("reproduced_under_other_construction", e.episode_id,
+                        dict(zip(_VERDICT_COMPONENTS, components)), name, flags,
+                        f"seal names sav{sav}/ov{ov}; rebuilt only under {name}")
+        return None                     # not reproducible: the general path words why
+    finally:
+        table.spine_roots = e.roots     # the general path need not fold them again
+

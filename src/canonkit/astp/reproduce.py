@@ -342,8 +342,9 @@ def reproduce_bytes(data: bytes, *, search_cap: int = 40320
     _check_cap(search_cap)
     verdict, scanned = scanner.scan_verdict(data, Segment, Signal)
     if verdict is not None:
-        episode_id, components, construction, flags = verdict
-        return Reproduction("reproduced", episode_id, components, construction, None, flags), None
+        outcome, episode_id, components, construction, flags, reason = verdict
+        return Reproduction(outcome, episode_id, components, construction, None, flags,
+                            reason), None
     episode = episode_from_scan(scanned)
     if episode is None:
         return None

@@ -104,9 +104,9 @@ def scan_episode(data: Any, segment_type: Any, signal_type: Any) -> Any:
 
 def scan_verdict(data: Any, segment_type: Any, signal_type: Any) -> tuple[Any, Any]:
     """``(verdict, scanned)``: the compiled kernel gives the verdict of a common Episode
-    (``(episode_id, components, construction, flags)``) straight from the text where
-    ``reproduce`` is certain to agree; its reference is ``reproduce`` itself, so this twin
-    gives none and hands every document on as ``scan_episode`` reads it:
+    (``(outcome, episode_id, components, construction, flags, reason)``) straight from the
+    text where ``reproduce`` is certain to agree; its reference is ``reproduce`` itself, so
+    this twin gives none and hands every document on as ``scan_episode`` reads it:
     ``(None, scan_episode(data, ...))`` (docs/astp-kernel-api.md)."""
     return None, scan_episode(data, segment_type, signal_type)
 

@@ -180,6 +180,7 @@ cdef class _Episode:
     cdef _Buffer structural
     cdef object leaves                  # v2 leaf hashes: bytes, False (no leaf fields), None
     cdef uint8_t first[32]              # H(utf8(episode id)): the sav 1 Episode input
+    cdef bint first_done
     cdef uint8_t sealed[6][32]          # the seal's digests, parsed
     cdef bint recorded[6]               # whether the seal records each (not null)
     cdef uint8_t sets[2][2][32]         # [version - 1][manifest, exclusion]
@@ -195,6 +196,12 @@ cdef class _Episode:
         construction cannot be applied (no leaf fields, no input)."""
         cdef Py_ssize_t count, j
         cdef _Buffer inputs
+        cdef bytes text
+        if sav == 1 and not self.first_done:    # common.episode_leaf_input
+            text = (<str>self.episode_id).encode("utf-8")
+            ck_sha3_256(<const uint8_t *>PyBytes_AS_STRING(text), <size_t>PyBytes_GET_SIZE(text),
+                        self.first)
+            self.first_done = True
         if sav >= 2:
             if self.leaves is None:
                 self.leaves = self.table._leaves_v2()
@@ -513,14 +520,9 @@ cdef object _verdict(dict members, SegmentTable table, list excluded, object lat
     cdef list flags = [], components = [None] * 6
     cdef _Episode e = _read(members, table, excluded, latest_created, signals, por, flags)
     cdef int sav, ov, state
-    cdef bytes text
     if e is None or _refused(e, por, members):
         return None
     sav, ov = e.seal["spine_algorithm_version"], e.seal["ordering_version"]
-    if sav == 1:
-        text = (<str>e.episode_id).encode("utf-8")
-        ck_sha3_256(<const uint8_t *>PyBytes_AS_STRING(text), <size_t>PyBytes_GET_SIZE(text),
-                    e.first)
     try:
         state = e.attempt(sav, ov, components)
         if state == ATTEMPT_OK:

@@ -20,7 +20,13 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
-from services import dask_cluster, http_server, s3, s3_endpoint  # noqa: F401  (fixtures)
+from services import (  # noqa: F401  (fixtures)
+    dask_cluster,
+    http_server,
+    proxied,
+    s3,
+    s3_endpoint,
+)
 
 from canonkit._capabilities import KERNELS
 

@@ -15,8 +15,9 @@
 - ``http_server`` (session): nginx (Debian package ``nginx``) serving a directory on a
   free port, with range requests and ETags, for reads over plain HTTP and throughput.
 - :class:`FaultProxy`: an in-process HTTP proxy in front of a service that answers a
-  chosen status (429, 503, ...) or drops the connection on chosen requests, to test
-  retries and lost responses.
+  chosen status (429, 503, ...), drops the connection or loses the answer on chosen
+  requests, to test retries and lost responses; ``proxied`` (per test): the ``s3``
+  endpoint behind one.
 
 Every process started here is stopped by its PID: at the end of its fixture, at exit,
 and on SIGINT/SIGTERM of the test run (the handler stops them, then lets the signal do
@@ -464,13 +465,15 @@ class FaultProxy:
     """An HTTP/1.1 proxy on 127.0.0.1 in front of ``upstream`` (``host:port``) that
     forwards every request, except those a fault is queued for: ``fail(status, n)``
     answers the next ``n`` matching requests with that status, ``drop(n)`` closes the
-    connection on them without an answer. ``match`` (method, path) selects requests.
-    ``requests`` counts what came in, ``faults`` what was answered with a fault."""
+    connection on them without an answer, ``lose(n)`` forwards them and then closes the
+    connection without passing the answer on (the request was applied; its client
+    cannot know). ``match`` (method, path) selects requests. ``requests`` counts what
+    came in, ``faults`` what was answered with a fault."""
 
     def __init__(self, upstream: str) -> None:
         host, _, port = upstream.rpartition(":")
         self._upstream = (host, int(port))
-        self._queue: list[tuple[Callable[[str, str], bool], int | None]] = []
+        self._queue: list[tuple[Callable[[str, str], bool], int | str]] = []
         self._lock = threading.Lock()
         self.requests = 0
         self.faults = 0
@@ -492,9 +495,14 @@ class FaultProxy:
     def drop(self, n: int = 1,
              match: Callable[[str, str], bool] = lambda method, path: True) -> None:
         with self._lock:
-            self._queue += [(match, None)] * n
+            self._queue += [(match, "drop")] * n
 
-    def _fault_for(self, method: str, path: str) -> tuple[bool, int | None]:
+    def lose(self, n: int = 1,
+             match: Callable[[str, str], bool] = lambda method, path: True) -> None:
+        with self._lock:
+            self._queue += [(match, "lose")] * n
+
+    def _fault_for(self, method: str, path: str) -> tuple[bool, int | str | None]:
         with self._lock:
             self.requests += 1
             for i, (match, status) in enumerate(self._queue):
@@ -532,8 +540,11 @@ class FaultProxy:
                         length = int(value.strip())
                 body = reader.read(length) if length else b""
                 faulted, status = self._fault_for(method, path)
-                if faulted and status is None:
+                if status == "drop":
                     return  # dropped: no answer
+                if status == "lose":
+                    self._forward(head, headers, body, method)
+                    return  # applied upstream; the answer lost
                 if faulted:
                     payload = f"<Error><Code>Injected</Code><Status>{status}</Status></Error>"
                     conn.sendall((f"HTTP/1.1 {status} Injected\r\nContent-Length: "
@@ -567,6 +578,20 @@ class FaultProxy:
     def close(self) -> None:
         self._closing = True
         self._server.close()
+
+
+@pytest.fixture
+def proxied(s3: S3Prefix, monkeypatch: pytest.MonkeyPatch) -> Iterator[FaultProxy]:
+    """The S3 endpoint behind a :class:`FaultProxy` (the environment pointed at it), with
+    short backoff pauses between retries."""
+    from canonkit._files import remote
+
+    proxy = FaultProxy(s3.endpoint.url.removeprefix("http://"))
+    use_endpoint(monkeypatch, dict(s3.endpoint.env, AWS_ENDPOINT_URL=proxy.url,
+                                   AWS_ALLOW_HTTP="true"))
+    monkeypatch.setattr(remote, "RETRY", remote.RetryPolicy(attempts=4, first=0.01, cap=0.05))
+    yield proxy
+    proxy.close()
 
 
 def random_secret() -> str:

@@ -1,8 +1,13 @@
-"""Building stores with every kind of object for the store tests."""
+"""Building stores with every kind of object for the store tests, and running a store
+operation in a child process that ends at a chosen mutation (the crash sweeps)."""
 from __future__ import annotations
 
+import json
 import random
+import subprocess
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from canonkit import objects
 from canonkit.store import Store
@@ -93,3 +98,32 @@ def assert_resolvable(store: Store, addresses: set[str], data: dict[str, bytes])
     assert store.get_many(ordered) == [data[a] for a in ordered]
     for address in ordered:
         assert store.get(address) == data[address]
+
+
+class ForkServer:
+    """``store_crash_worker.py`` in a process of its own: ``run`` has it fork a child
+    that runs one operation on a store, ended right before mutation ``crash_at``; the
+    child's exit status is returned (137: ended there; 0: the operation finished first,
+    its mutation count written to ``report``). ``env`` reaches the children (the
+    endpoint of a store in object storage: the server itself never makes a request, so
+    each child makes its own client)."""
+
+    WORKER = Path(__file__).parent / "store_crash_worker.py"
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen([sys.executable, str(self.WORKER)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, env=env)
+
+    def run(self, store: Path | str, op: str, crash_at: int, report: Path,
+            arg: dict[str, object] | None = None) -> int:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps({"store": str(store), "op": op, "crash_at": crash_at,
+                                          "report": str(report), "arg": arg or {}}) + "\n")
+        self.proc.stdin.flush()
+        return int(json.loads(self.proc.stdout.readline())["exit"])
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+        self.proc.stdout.close()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -214,17 +213,6 @@ def test_writes_to_http_and_file_urls_are_refused() -> None:
 
 
 # --- retries ------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def proxied(s3: S3Prefix, monkeypatch: pytest.MonkeyPatch) -> Iterator[FaultProxy]:
-    """The S3 endpoint behind a FaultProxy; short backoff pauses."""
-    proxy = FaultProxy(s3.endpoint.url.removeprefix("http://"))
-    use_endpoint(monkeypatch, dict(s3.endpoint.env, AWS_ENDPOINT_URL=proxy.url,
-                                   AWS_ALLOW_HTTP="true"))
-    monkeypatch.setattr(remote, "RETRY", remote.RetryPolicy(attempts=4, first=0.01, cap=0.05))
-    yield proxy
-    proxy.close()
 
 
 @pytest.mark.parametrize("status", [429, 500, 503])

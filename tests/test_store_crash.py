@@ -10,7 +10,6 @@ SIGKILL at random moments of a large repack, a writer racing gc, the lock.
 """
 from __future__ import annotations
 
-import json
 import os
 import random
 import shutil
@@ -24,36 +23,15 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
-from store_helpers import Populated, assert_resolvable, populate
+from store_helpers import ForkServer, Populated, assert_resolvable, populate
 
 from canonkit import errors, objects
 from canonkit.store import Store
 from canonkit.store.inventory import leftovers
 from canonkit.store.lock import StoreLock
 
-WORKER = Path(__file__).parent / "store_crash_worker.py"
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
     [str(REPO / "src"), str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
-
-
-class ForkServer:
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, str(WORKER)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, env=ENV)
-
-    def run(self, store: Path, op: str, crash_at: int, report: Path,
-            arg: dict[str, object] | None = None) -> int:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps({"store": str(store), "op": op, "crash_at": crash_at,
-                                          "report": str(report), "arg": arg or {}}) + "\n")
-        self.proc.stdin.flush()
-        return int(json.loads(self.proc.stdout.readline())["exit"])
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.close()
-        self.proc.wait(timeout=30)
-        self.proc.stdout.close()
 
 
 @pytest.fixture
@@ -73,7 +51,7 @@ def fast_tmp(tmp_path: Path) -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ForkServer]:
-    srv = ForkServer()
+    srv = ForkServer(ENV)
     yield srv
     srv.close()
 

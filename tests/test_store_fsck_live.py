@@ -24,7 +24,7 @@ def _between(monkeypatch: pytest.MonkeyPatch, before: Callable[[], Any] | None =
              after: Callable[[], Any] | None = None) -> None:
     """Run ``before`` once the plan is made (before any unit reads a file), ``after``
     once every unit has run (before the refs and reachability are judged)."""
-    real = fsck_module._execute
+    real = fsck_module.execute
 
     def execute(*args: Any, **kwargs: Any) -> Iterator[Any]:
         if before is not None:
@@ -33,7 +33,7 @@ def _between(monkeypatch: pytest.MonkeyPatch, before: Callable[[], Any] | None =
         if after is not None:
             after()
 
-    monkeypatch.setattr(fsck_module, "_execute", execute)
+    monkeypatch.setattr(fsck_module, "execute", execute)
 
 
 def _errors(store: Store) -> list[tuple[str, str]]:

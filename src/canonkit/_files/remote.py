@@ -16,6 +16,7 @@ API (``url`` is a URL string or an :class:`~canonkit._files.urls.ObjectURL`)::
     read_object(info, *, max_bytes=None)      # the whole object, bounded
     put(url, data, *, if_none_match=False, if_match=None) -> str   # the new ETag
     delete(url, *, if_match=None) -> None
+    delete_many(urls) -> None                 # in as few requests as the service allows
     redact(text) -> str                       # text with every credential elided
 
 Rules:
@@ -83,8 +84,8 @@ from ..errors import (
 )
 from .urls import ObjectURL, parse_url
 
-__all__ = ["BLOCK", "RETRY", "ObjectInfo", "RetryPolicy", "delete", "head", "list_prefix",
-           "open_range", "put", "read_object", "read_range", "redact"]
+__all__ = ["BLOCK", "RETRY", "ObjectInfo", "RetryPolicy", "delete", "delete_many", "head",
+           "list_prefix", "open_range", "put", "read_object", "read_range", "redact"]
 
 BLOCK = 8 << 20  # bytes per GET of a sequential reader
 T = TypeVar("T")
@@ -567,6 +568,26 @@ def delete(url: str | ObjectURL, *, if_match: str | None = None) -> None:
         _with_retries(lambda: _signed_delete(obstore, client, parsed, if_match))
     except _Failure as failure:
         raise _error(failure, parsed, "DELETE If-Match") from None
+
+
+def delete_many(urls: list[str | ObjectURL]) -> None:
+    """Delete the objects at ``urls`` (all in one bucket), as few requests as the service
+    allows: S3's DeleteObjects takes up to 1000 keys, Azure's batch 256; elsewhere one
+    request each. A missing object is no error. Each request is retried as a whole (a
+    deletion is the same when repeated)."""
+    if not urls:
+        return
+    parsed = [_writable(url) for url in urls]
+    if len({(u.scheme, u.container) for u in parsed}) != 1:
+        raise ValueError("delete_many: the objects must be in one bucket")
+    client = _client(parsed[0])
+    obstore = _obstore()
+    keys = [u.key for u in parsed]
+    try:
+        _run(parsed[0], f"DELETE of {len(keys)} objects", lambda: obstore.delete(client, keys))
+    except ObjectNotFoundError:  # a service that says so for a missing one: one by one
+        for url in parsed:
+            delete(url)
 
 
 def _signed_delete(obstore: Any, client: Any, url: ObjectURL, etag: str) -> None:

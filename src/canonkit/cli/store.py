@@ -1,6 +1,7 @@
 """``canonkit store init|put|get|ref|repack|gc|fsck|unlock|import`` (STORE.md).
 
-Every action takes the store directory first. Data goes to stdout (``--json`` where it
+Every action takes the store first: a directory, or a prefix of object storage
+(``s3://bucket/prefix``: STORE.md §7). Data goes to stdout (``--json`` where it
 is data: addresses, refs, statistics, the fsck report); messages and progress bars go to
 stderr (bars only on a terminal). Exit status as every command: 0 done and clean, 1 fsck
 found errors (or an object read back corrupt, or an imported vector's address differs),
@@ -42,7 +43,8 @@ def register(subparsers: Any) -> None:
                ) -> argparse.ArgumentParser:
         p: argparse.ArgumentParser = sub.add_parser(name, help=help_text,
                                                     description=help_text)
-        p.add_argument("store", metavar="STORE", help="the store directory")
+        p.add_argument("store", metavar="STORE",
+                       help="the store: a directory, or an s3://, gs:// or az:// prefix")
         p.set_defaults(func=func)
         return p
 
@@ -146,6 +148,14 @@ def _open(args: argparse.Namespace) -> Store:
     return Store(args.store)
 
 
+def _store_dirs(args: argparse.Namespace) -> list[str]:
+    """The store as a directory an output must stay out of (none for a URL: a store in
+    object storage is never a local path)."""
+    from .._files.urls import is_url
+
+    return [] if is_url(args.store) else [args.store]
+
+
 def _print_json(doc: Any) -> None:
     sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
     sys.stdout.flush()
@@ -186,11 +196,11 @@ def _get(args: argparse.Namespace) -> int:
         from .._files import validate_output_path, write_atomic
 
         if args.output:  # before the read: a device, a directory or the store is refused
-            validate_output_path(args.output, input_dirs=[args.store])
+            validate_output_path(args.output, input_dirs=_store_dirs(args))
         store = _open(args)
         data = store.get(args.address, verify=not args.no_verify, copy=False)
         if args.output:  # the output door: complete or not at all, links written through
-            write_atomic(args.output, data, input_dirs=[args.store])
+            write_atomic(args.output, data, input_dirs=_store_dirs(args))
         else:
             sys.stdout.buffer.write(data)
             sys.stdout.buffer.flush()
@@ -279,13 +289,13 @@ def _fsck(args: argparse.Namespace) -> int:
         if args.html is not None:  # before the work: a device or a path in the store is refused
             from ..htmlreport import check_output
 
-            check_output(args.html, input_dirs=[args.store])
+            check_output(args.html, input_dirs=_store_dirs(args))
         report = _open(args).fsck(jobs=args.jobs, engine=args.engine,
                                   scheduler=args.scheduler, progress=_progress(args))
         if args.html is not None:  # found errors or not: the page says which
             from ..htmlreport import render_fsck, write_html
 
-            write_html(args.html, render_fsck(report, args.store), input_dirs=[args.store])
+            write_html(args.html, render_fsck(report, args.store), input_dirs=_store_dirs(args))
         if args.json:
             _print_json(report.to_dict())
             return report.exit_status

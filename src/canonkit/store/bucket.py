@@ -7,7 +7,10 @@ object wins); a ref is a compare-and-swap on its ETag; a pack is published by it
 ``.idx``, PUT with ``If-None-Match: *`` after the ``.pack``. Reads: a loose object is one
 GET; a packed one a ranged GET of its entry (``bucket_packs``); every read is checked
 against the ETag its listing saw and every object against its BLAKE3 address, as on a
-local store. Ages for the grace period are ``LastModified``.
+local store. Ages for the grace period are ``LastModified``. repack and gc are the local
+store's decisions (``repack``, ``gc``) on a ``bucket_site.BucketSite``, under the lease;
+fsck runs on the engines, each worker reading its own packs and loose objects
+(``bucket_fsck``).
 
 ``durable`` has no effect here: a request that succeeded is durable.
 """
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -24,13 +27,14 @@ from blake3 import blake3
 from ..errors import (
     CorruptObjectError,
     CorruptRefError,
+    FileChangedError,
     FileTooLargeError,
     InvalidRefNameError,
     MissingObjectError,
+    ObjectNotFoundError,
     PreconditionFailedError,
     RefConflictError,
     StoreInitError,
-    UnsupportedURLError,
 )
 from . import loose, refs
 from .bucket_io import Bucket, ObjectInfo, modified
@@ -53,8 +57,8 @@ from .packs import located
 from .store import FORMS, MARKER_LIMIT, Store, check_marker, format_kernel, not_found
 
 if TYPE_CHECKING:
+    from .bucket_site import BucketSite
     from .findings import FsckReport
-    from .stats import GCStats, RepackStats
 
 __all__ = ["FRESHEN_AFTER", "BucketStore"]
 
@@ -158,6 +162,8 @@ class BucketStore(Store):
                     return self._packs.read(bp, offset, want, address)
                 except CorruptObjectError as exc:
                     problem = problem or exc
+                except (ObjectNotFoundError, FileChangedError):
+                    pass  # removed (or written again) by a repack since listed: look again
             try:
                 data = self._read_loose(digest, address, want)
             except CorruptObjectError as exc:
@@ -197,7 +203,10 @@ class BucketStore(Store):
                         (offset, i, digest if verify else None))
                     break
         for hex_name, wanted in by_pack.items():
-            self._packs.read_many(packs[hex_name], wanted, out)
+            try:
+                self._packs.read_many(packs[hex_name], wanted, out)
+            except (ObjectNotFoundError, FileChangedError):
+                pass  # removed by a repack since listed: get() below looks again
         for i, value in enumerate(out):
             if value is None:
                 out[i] = self.get(addresses[i], verify=verify, copy=copy)
@@ -352,25 +361,19 @@ class BucketStore(Store):
 
     # -- maintenance -----------------------------------------------------------------
 
-    def repack(self, *, deflate: str = "auto", merge: bool = True,
-               grace_seconds: float = 3600.0, progress: bool | None = False) -> RepackStats:
-        raise self._not_yet("repack")
+    def _site(self) -> BucketSite:
+        """Where repack and gc do their steps (``bucket_site``): requests under the lease."""
+        from .bucket_site import BucketSite
 
-    def gc(self, *, roots: Iterable[str] = (), grace_seconds: float = 3600.0,
-           progress: bool | None = False) -> GCStats:
-        raise self._not_yet("gc")
+        return BucketSite(self)
 
     def fsck(self, *, jobs: int = 1, engine: str = "local", scheduler: str | None = None,
              progress: bool | None = False) -> FsckReport:
-        raise self._not_yet("fsck")
+        """Check everything (STORE.md §4) as ``Store.fsck`` does, each worker reading its
+        own packs and loose objects from object storage (``bucket_fsck``)."""
+        from .bucket_fsck import fsck
 
-    def _not_yet(self, operation: str) -> UnsupportedURLError:
-        """repack, gc and fsck of a store in object storage are not built yet: refused
-        before any request, never run halfway (docs/store.md "In object storage")."""
-        return UnsupportedURLError(
-            f"{self.root}: {operation} of a store in object storage is not available in "
-            f"this version (put, get, refs and the lock are); nothing was changed",
-            detail=self.root)
+        return fsck(self, jobs=jobs, engine=engine, scheduler=scheduler, progress=progress)
 
     def lock_info(self) -> LockInfo | None:
         found = read_lease(self.bucket)

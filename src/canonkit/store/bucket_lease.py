@@ -3,8 +3,9 @@
 ``lock`` holds JSON ``{"holder", "host", "started", "expires"}`` and is created with
 ``If-None-Match: *`` (exactly one of two racing creators wins). While held, a thread
 refreshes ``expires`` every ``TTL / 4`` seconds with ``If-Match`` on the ETag it wrote
-last; a holder whose refresh lost its condition (someone broke the lock) has lost the
-lease, and ``check()`` raises before the next destructive step. Past ``expires`` the
+last; a holder whose refresh lost its condition (someone broke the lock), or whose last
+successful refresh is older than ``TTL``, has lost the lease, and ``check()`` raises
+before the next destructive step. Past ``expires`` the
 lease is stale: a second repack or gc is refused with ``StaleLockError`` and the lock is
 broken only explicitly (``Store.break_lock()``: DELETE with ``If-Match`` on the ETag read,
 so a lease renewed meanwhile is never removed). Clocks: ``expires`` is the holder's wall
@@ -185,7 +186,12 @@ class Lease:
                 self.lost = f"the lease could not be refreshed: {exc}"
 
     def check(self) -> None:
-        """Raise ``LockHeldError`` if the lease was lost (before a destructive step)."""
+        """Raise ``LockHeldError`` if the lease was lost, or may have run out: its last
+        successful write is older than the lease lasts (the holder was held up and its
+        refreshes failed or did not run), so another may have broken it meanwhile.
+        Called before each destructive step."""
+        if self.lost is None and time.time() > self.renewed + self.ttl:
+            self.lost = f"the lease was last renewed {time.time() - self.renewed:.0f} s ago"
         if self.lost is not None:
             raise LockHeldError(f"{self.bucket.shown(LOCK)}: {self.lost}; stopping before "
                                 f"anything more is deleted", path=LOCK)

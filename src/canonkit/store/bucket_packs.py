@@ -2,26 +2,32 @@
 
 An index is read once per open (and again when a listing shows it is new): refused
 unless its size equals what its count implies, then checked by the kernel's ``Index``
-(header, exact size) and kept in memory. A packed object is one ranged GET of its entry,
-whose extent is known without reading the pack: entries are contiguous, so an entry
-ends where the next offset of the index begins (the last one at the trailer). An entry
-whose stored length disagrees with that extent is corrupt — the pack was not written by
-a canonkit store, or the index lies — and the object is looked for in its other forms.
+(header, exact size) and kept in memory, with the pack's header and trailer checked
+against it — what a local store checks when it maps a pack, with the same errors. A
+packed object is one ranged GET of its entry, whose extent is known without reading the
+pack: entries are contiguous, so an entry ends where the next offset of the index begins
+(the last one at the trailer). Its header is checked as the format readers check it
+(``frame``); one whose stored length disagrees with that extent (a damaged pack, or one
+canonkit did not write) is read again by its stored length, as the local readers read
+it, so that a damaged pack gives the same answers on both kinds of store.
 """
 from __future__ import annotations
 
 import bisect
+import threading
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from ..errors import CorruptObjectError
+from ..errors import CorruptObjectError, FileChangedError, ObjectNotFoundError
 from ._format_py import (
     DIGEST,
     ENTRY_HEADER,
     FANOUT,
+    FORM_DEFLATE,
+    FORM_RAW,
     INDEX_HEADER,
     LOOSE_HEADER,
     LOOSE_MAGIC,
@@ -37,6 +43,7 @@ __all__ = ["COALESCE_GAP", "BucketPack", "BucketPacks", "index_size"]
 
 COALESCE_GAP = 64 << 10  # bytes: neighbouring entries closer than this share one GET
 MAX_RANGE = 16 << 20     # bytes: a coalesced GET never asks for more
+SMALL_PACK = 64 << 10    # bytes: a pack this small is read whole to check its ends
 
 
 def index_size(count: int) -> int:
@@ -73,23 +80,43 @@ class BucketPack:
         return self.starts[i] if i < len(self.starts) else self.pack.size - TRAILER
 
 
-def decode_entry(kernel: ModuleType, bp: BucketPack, offset: int, raw: Any,
-                 want: bytes | None, address: str | None) -> bytes:
-    """The logical bytes of the entry at ``offset`` given its bytes ``raw`` (exactly its
-    extent), through the kernel's strict loose reader: the entry's framing is a loose
-    file's with the stored length in place of the magic."""
-    view = memoryview(raw)
-    if len(view) < ENTRY_HEADER:
-        raise CorruptObjectError(f"{bp.pack_rel}: entry at offset {offset} is shorter than "
-                                 f"its header", offset=offset, detail="truncated",
-                                 path=bp.pack_rel, address=address)
-    form, stored = view[0], int.from_bytes(view[1:9], "big")
-    if stored != len(view) - ENTRY_HEADER:
-        raise CorruptObjectError(
-            f"{bp.pack_rel}: entry at offset {offset} stores {stored} bytes but the index "
-            f"gives it {len(view) - ENTRY_HEADER}", offset=offset + 1,
-            detail="length_mismatch", path=bp.pack_rel, address=address)
-    content = LOOSE_MAGIC + bytes((form,)) + bytes(view[9:17]) + view[ENTRY_HEADER:]
+def _corrupt(bp: BucketPack, code: str, offset: int, detail: str,
+             address: str | None) -> CorruptObjectError:
+    return CorruptObjectError(f"{bp.pack_rel}: {code}: {detail}", offset=offset, detail=code,
+                              path=bp.pack_rel, address=address)
+
+
+def frame(bp: BucketPack, offset: int, head: Any, address: str | None
+          ) -> tuple[int, int, int]:
+    """``(form, stored, logical)`` of the entry at ``offset`` from its first bytes
+    ``head``: the checks of the format readers' ``Pack.frame``, in their order and with
+    their errors, against the pack's size as listed."""
+    end = bp.pack.size - TRAILER
+    if offset < PACK_HEADER or offset >= end:
+        raise _corrupt(bp, "bad_offset", offset, "entry offset outside the pack's entries",
+                       address)
+    if offset + ENTRY_HEADER > end:
+        raise _corrupt(bp, "truncated", offset, "entry header runs into the trailer", address)
+    form = head[0]
+    stored = int.from_bytes(head[1:9], "big")
+    logical = int.from_bytes(head[9:17], "big")
+    if form not in (FORM_RAW, FORM_DEFLATE):
+        raise _corrupt(bp, "bad_form", offset, f"unknown form byte {form:#04x}", address)
+    if stored > end - offset - ENTRY_HEADER:
+        raise _corrupt(bp, "truncated", offset + 1,
+                       f"stored length {stored} runs past the pack's entries", address)
+    if form == FORM_RAW and stored != logical:
+        raise _corrupt(bp, "length_mismatch", offset + 9,
+                       f"raw entry stores {stored} bytes but says {logical}", address)
+    return form, stored, logical
+
+
+def decode_entry(kernel: ModuleType, bp: BucketPack, offset: int, form: int, logical: int,
+                 payload: Any, want: bytes | None, address: str | None) -> bytes:
+    """The logical bytes of the entry at ``offset`` (framed by ``frame``) from its stored
+    bytes, through the kernel's strict loose reader: an entry is a loose file with the
+    stored length in place of the magic. Offsets in errors are the pack's."""
+    content = LOOSE_MAGIC + bytes((form,)) + logical.to_bytes(8, "big") + payload
     try:
         out: bytes = kernel.read_loose(content, want, inflate)
     except CorruptObjectError as exc:
@@ -109,66 +136,115 @@ class BucketPacks:
         self.packs: dict[str, BucketPack] = {}
         self.broken: dict[str, CorruptObjectError] = {}
         self.listed = False
+        self._lock = threading.Lock()  # one refresh at a time
 
     def forget(self) -> None:
         """Drop every cached index; the next use lists the packs again."""
-        self.packs.clear()
-        self.listed = False
+        with self._lock:
+            self.packs, self.listed = {}, False
 
     def __iter__(self) -> Iterator[BucketPack]:
+        return iter(self.snapshot())
+
+    def snapshot(self) -> list[BucketPack]:
+        """The packs as now known (listed on first use): ``PackSet.snapshot``'s answer."""
         if not self.listed:
             self.refresh()
-        return iter(list(self.packs.values()))
+        return list(self.packs.values())
+
+    @staticmethod
+    def offset(bp: BucketPack, digest: bytes) -> int:
+        """Where ``bp``'s index puts ``digest`` (-1: not listed), as ``PackSet.offset``."""
+        found: int = bp.index.lookup(digest)
+        return found
 
     def refresh(self) -> bool:
         """List ``packs/`` again: open new indexes, forget removed ones. True if
-        anything changed."""
-        objects = {self.bucket.rel(i)[len(PACKS) + 1:]: i for i in self.bucket.list(PACKS + "/")}
-        published: dict[str, tuple[ObjectInfo, ObjectInfo]] = {}
-        for name, info in objects.items():
-            parsed = parse_pack_name(name)
-            if parsed is not None and parsed[1] == "idx" and f"pack-{parsed[0]}.pack" in objects:
-                published[parsed[0]] = (objects[f"pack-{parsed[0]}.pack"], info)
-        changed = not self.listed or set(published) != set(self.packs)
-        self.listed = True
-        for gone in set(self.packs) - set(published):
-            del self.packs[gone]
-        for hex_name, (pack, idx) in sorted(published.items()):
-            known = self.packs.get(hex_name)
-            if known is not None and known.pack.etag == pack.etag and known.idx.etag == idx.etag:
-                continue
-            try:
-                self.packs[hex_name] = self.open(hex_name, pack, idx)
-            except CorruptObjectError as exc:
-                self.broken[hex_name] = exc
-                self.packs.pop(hex_name, None)
-            else:
-                self.broken.pop(hex_name, None)
-        return changed
+        anything changed. The known packs are replaced, never changed in place, so that
+        other threads reading (gc's marking) see the old set or the new one."""
+        with self._lock:
+            listed = {self.bucket.rel(i)[len(PACKS) + 1:]: i
+                      for i in self.bucket.list(PACKS + "/")}
+            published: dict[str, tuple[ObjectInfo, ObjectInfo]] = {}
+            for name, info in listed.items():
+                parsed = parse_pack_name(name)
+                if (parsed is not None and parsed[1] == "idx"
+                        and f"pack-{parsed[0]}.pack" in listed):
+                    published[parsed[0]] = (listed[f"pack-{parsed[0]}.pack"], info)
+            changed = not self.listed or set(published) != set(self.packs)
+            packs: dict[str, BucketPack] = {}
+            broken: dict[str, CorruptObjectError] = {}
+            for hex_name, (pack, idx) in sorted(published.items()):
+                known = self.packs.get(hex_name)
+                if (known is not None and known.pack.etag == pack.etag
+                        and known.idx.etag == idx.etag):
+                    packs[hex_name] = known
+                    continue
+                try:
+                    packs[hex_name] = self.open(hex_name, pack, idx)
+                except CorruptObjectError as exc:
+                    broken[hex_name] = exc
+                except (ObjectNotFoundError, FileChangedError):  # removed or replaced
+                    changed = True  # since listed: the next listing tells
+            self.packs, self.broken, self.listed = packs, broken, True
+            return changed
 
     def open(self, hex_name: str, pack: ObjectInfo, idx: ObjectInfo) -> BucketPack:
-        """Read and check one index; ``CorruptObjectError`` when it is not usable."""
-        rel = pack_paths(bytes.fromhex(hex_name))[1]
-        if idx.size < INDEX_HEADER:
-            raise CorruptObjectError(f"{rel}: {idx.size} bytes, shorter than an index header",
-                                     offset=idx.size, detail="truncated", path=rel)
-        head = self.bucket.read_range(idx, 0, INDEX_HEADER)
-        count = int.from_bytes(head[8:16], "big")
-        if count > (idx.size // (DIGEST + 8)) or index_size(count) != idx.size:
-            raise CorruptObjectError(
-                f"{rel}: an index of {count} entries is {index_size(count)} bytes, the "
-                f"object is {idx.size}", offset=8, detail="truncated", path=rel)
-        data = self.bucket.read_range(idx, 0, idx.size)
+        """Read and check one index, and the pack's header and trailer: what a local open
+        checks (``PackFile.open``), with the same errors; ``CorruptObjectError`` when the
+        pack is not usable. The index is read whole only once its size is the one its
+        count implies."""
+        pack_rel, idx_rel = pack_paths(bytes.fromhex(hex_name))
+        index = self._index(idx, idx_rel)
+        if pack.size <= SMALL_PACK:  # header and trailer in one request
+            data = self.bucket.read_range(pack, 0, pack.size)
+            ends = data if len(data) < PACK_HEADER + TRAILER else (
+                data[:PACK_HEADER] + data[-TRAILER:])
+        else:
+            ends = (self.bucket.read_range(pack, 0, PACK_HEADER)
+                    + self.bucket.read_range(pack, pack.size - TRAILER, pack.size))
         try:
-            index = self.kernel.Index(data)
+            header = self.kernel.Pack(ends)  # the header's checks, and the trailer
         except CorruptObjectError as exc:
-            raise located(exc, rel) from None
-        if index.pack_trailer.hex() != hex_name:
-            raise CorruptObjectError(f"{rel}: names pack trailer {index.pack_trailer.hex()}",
-                                     offset=idx.size - 2 * TRAILER,
-                                     detail="index_pack_mismatch", path=rel)
+            raise located(exc, pack_rel) from None
+        try:
+            trailer, count = header.trailer, header.count
+        finally:
+            header.release()
+        if index.pack_trailer != trailer:
+            raise CorruptObjectError(
+                f"{idx_rel}: index_pack_mismatch: the index names pack trailer "
+                f"{index.pack_trailer.hex()}, the pack's is {trailer.hex()}",
+                offset=idx.size - 2 * TRAILER, detail="index_pack_mismatch", path=idx_rel)
+        if index.count != count:
+            raise CorruptObjectError(
+                f"{idx_rel}: index_count: the index lists {index.count} entries, the pack "
+                f"header says {count}", offset=8, detail="index_count", path=idx_rel)
         starts = array("Q", sorted(index.entries()[1]))
         return BucketPack(hex_name, pack, idx, index, starts)
+
+    def _index(self, idx: ObjectInfo, rel: str) -> Any:
+        """The kernel's reader of the index ``idx``, read whole only when its size is
+        what its count implies (else the error the reader would give for that size)."""
+        if idx.size >= index_size(0):
+            head = self.bucket.read_range(idx, 0, INDEX_HEADER)
+            try:  # magic and version, checked by the reader itself
+                self.kernel.Index(head[:8] + bytes(index_size(0) - 8)).release()
+            except CorruptObjectError as exc:
+                raise located(exc, rel) from None
+            count = int.from_bytes(head[8:16], "big")
+            expected = index_size(count)
+            if expected != idx.size:
+                raise CorruptObjectError(
+                    f"{rel}: {'truncated' if idx.size < expected else 'trailing_bytes'}: "
+                    f"index of {count} entries must be {expected} bytes, is {idx.size}",
+                    offset=min(idx.size, expected),
+                    detail="truncated" if idx.size < expected else "trailing_bytes", path=rel)
+        data = self.bucket.read_range(idx, 0, idx.size)
+        try:
+            return self.kernel.Index(data)
+        except CorruptObjectError as exc:
+            raise located(exc, rel) from None
 
     def locate(self, digest: bytes) -> Iterator[tuple[BucketPack, int]]:
         """Every (pack, offset) whose index lists ``digest``."""
@@ -179,14 +255,19 @@ class BucketPacks:
 
     def read(self, bp: BucketPack, offset: int, want: bytes | None,
              address: str | None) -> bytes:
-        """One packed object: one ranged GET of its entry."""
-        end = bp.extent(offset)
-        if not ENTRY_HEADER <= end - offset or end > bp.pack.size - TRAILER:
-            raise CorruptObjectError(f"{bp.pack_rel}: the index points at offset {offset}, "
-                                     f"outside the pack's entries", offset=offset,
-                                     detail="bad_offset", path=bp.pack_rel, address=address)
-        raw = self.bucket.read_range(bp.pack, offset, end)
-        return decode_entry(self.kernel, bp, offset, raw, want, address)
+        """One packed object: one ranged GET of its entry (its extent by the index), or
+        two when its header disagrees with that extent (a pack canonkit did not write, or
+        a damaged one: the stored length read is then what the local readers follow)."""
+        end = bp.pack.size - TRAILER
+        stop = min(max(bp.extent(offset), offset + ENTRY_HEADER), end)
+        raw = memoryview(self.bucket.read_range(bp.pack, offset, stop)
+                         if PACK_HEADER <= offset < stop else b"")
+        form, stored, logical = frame(bp, offset, raw, address)
+        payload = raw[ENTRY_HEADER:]
+        if len(payload) != stored:
+            start = offset + ENTRY_HEADER
+            payload = memoryview(self.bucket.read_range(bp.pack, start, start + stored))
+        return decode_entry(self.kernel, bp, offset, form, logical, payload, want, address)
 
     def read_many(self, bp: BucketPack, wanted: list[tuple[int, int, bytes | None]],
                   out: list[Any]) -> None:
@@ -209,9 +290,12 @@ class BucketPacks:
                 continue
             block = memoryview(self.bucket.read_range(bp.pack, first, last_end))
             for offset, end, i, digest in spans[start:stop]:
+                raw = block[offset - first:end - first]
                 try:
-                    out[i] = decode_entry(self.kernel, bp, offset,
-                                          block[offset - first:end - first], digest, None)
+                    form, stored, logical = frame(bp, offset, raw, None)
+                    if len(raw) == ENTRY_HEADER + stored:  # else: the slow path reads it
+                        out[i] = decode_entry(self.kernel, bp, offset, form, logical,
+                                              raw[ENTRY_HEADER:], digest, None)
                 except CorruptObjectError:
-                    pass
+                    pass  # left to the slow path, which names it
             start = stop

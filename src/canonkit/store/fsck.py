@@ -13,12 +13,16 @@
    path from the root), unreachable objects, duplicates (``fsck_reach``, which also says
    how a concurrent writer or repack is kept from making fsck report what no consistent
    view holds: a pack removed by a published repack is not an error either).
+
+A store in object storage is checked by the same parts (``bucket_fsck``): its own plan
+and units, then ``execute``, ``collect`` and ``conclude`` here, and ``pack_plan`` for
+each pack a worker downloaded.
 """
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptObjectError, StoreError, UnsafePathError
@@ -45,18 +49,20 @@ from .packs import map_file
 from .._progress import bar
 
 if TYPE_CHECKING:
+    from ..engines import Engine
     from .store import Store
 
-__all__ = ["RANGE_BYTES", "RANGE_ENTRIES", "fsck", "plan"]
+__all__ = ["LOOSE_UNITS", "RANGE_BYTES", "RANGE_ENTRIES", "TOP_LEVEL", "backend_name",
+           "check_options", "collect", "conclude", "execute", "fsck", "pack_plan", "plan"]
 
 RANGE_BYTES = 64 << 20   # a big pack's entries are checked in ranges of this many bytes
 RANGE_ENTRIES = 16384    # ... or of this many entries, whichever comes first
-_TOP = {MARKER, OBJECTS, PACKS, REFS, TMP, LOCK}
+TOP_LEVEL = {MARKER, OBJECTS, PACKS, REFS, TMP, LOCK}  # what may sit at the root
 
 Unit = tuple[Any, ...]
 
 
-def _backend_name(store: Store) -> str:
+def backend_name(store: Store) -> str:
     return "compiled" if store.kernel.__name__ == "canonkit.store._format" else "python"
 
 
@@ -69,7 +75,7 @@ def _scan_dir(root: str, rel: str) -> list[os.DirEntry[str]]:
 
 def _top_level(root: str, out: list[Finding]) -> None:
     for entry in _scan_dir(root, "."):
-        if entry.name not in _TOP:
+        if entry.name not in TOP_LEVEL:
             out.append(finding(entry.name, None, "unexpected_file", None,
                                "not part of the store layout"))
     try:
@@ -96,7 +102,7 @@ def _top_level(root: str, out: list[Finding]) -> None:
                                "not a fan-out directory (two lowercase hex digits)"))
 
 
-def _pack_plan(root: str, hex_name: str, kernel: Any, backend: str,
+def pack_plan(root: str, hex_name: str, kernel: Any, backend: str,
                out: list[Finding], units: list[Unit]) -> int:
     """Check one published pack's structure and add its units; returns its entry count.
     ``FileNotFoundError`` (and nothing added) if the pack or its index is gone."""
@@ -219,7 +225,7 @@ def _cut(root: str, pack_rel: str, todo: list[tuple[int, bytes]], backend: str,
 def plan(store: Store, out: list[Finding]) -> tuple[list[Unit], int, int]:
     """``(units, packs, pack entries)``; structure findings go to ``out``."""
     root = store.root
-    backend = _backend_name(store)
+    backend = backend_name(store)
     units: list[Unit] = []
     packs, idxs = packs_on_disk(root)
     for entry in _scan_dir(root, PACKS):
@@ -233,7 +239,7 @@ def plan(store: Store, out: list[Finding]) -> tuple[list[Unit], int, int]:
     for hex_name in sorted(idxs):
         pack_rel, idx_rel = pack_paths(bytes.fromhex(hex_name))
         try:
-            entries += _pack_plan(root, hex_name, store.kernel, backend, out, units)
+            entries += pack_plan(root, hex_name, store.kernel, backend, out, units)
             planned += 1
         except FileNotFoundError:  # a listing is no snapshot: look again before judging
             if _pack_missing(root, hex_name):
@@ -254,21 +260,18 @@ def _pack_missing(root: str, hex_name: str) -> bool:
     return os.path.lexists(f"{root}/{idx_rel}") and not os.path.lexists(f"{root}/{pack_rel}")
 
 
-def _execute(units: list[Unit], root: str, jobs: int, engine: str, scheduler: str | None
-             ) -> Iterator[tuple[Unit, UnitResult]]:
-    """The units' results, in unit order, on the shared engine layer (``canonkit.engines``,
-    the one ``canonkit reverify`` runs on). A unit whose worker died twice becomes an
+def execute(units: list[Unit], run: Callable[[Unit], UnitResult], jobs: int, engine: str,
+            scheduler: str | None, probe: Callable[[Engine], None]
+            ) -> Iterator[tuple[Unit, UnitResult]]:
+    """``run``'s results over the units, in unit order, on the shared engine layer
+    (``canonkit.engines``, the one ``canonkit reverify`` runs on), once ``probe`` has seen
+    that the workers can reach the store. A unit whose worker died twice becomes an
     ``unreadable`` finding for its file, never a silent gap."""
     from .. import engines
 
     with engines.open_engine(engine, jobs=jobs, scheduler=scheduler) as runner:
-        if not runner.shares_files:
-            seen = runner.run_on_workers(os.path.isdir, root)
-            if not seen or not all(seen.values()):
-                raise StoreError(f"the Dask workers cannot read the store at {root}: fsck "
-                                 f"needs a scheduler whose workers share this filesystem",
-                                 path=root)
-        for unit, result in runner.map(run_unit, units):
+        probe(runner)
+        for unit, result in runner.map(run, units):
             if isinstance(result, engines.Lost):
                 lost = UnitResult()
                 lost.findings.append(finding(_unit_path(unit), None, "unreadable", None,
@@ -276,6 +279,21 @@ def _execute(units: list[Unit], root: str, jobs: int, engine: str, scheduler: st
                 yield unit, lost
             else:
                 yield unit, result
+
+
+def _shared_directory(root: str) -> Callable[[Engine], None]:
+    """The probe of a local store: workers that do not share this filesystem cannot
+    check it."""
+
+    def probe(runner: Engine) -> None:
+        if not runner.shares_files:
+            seen = runner.run_on_workers(os.path.isdir, root)
+            if not seen or not all(seen.values()):
+                raise StoreError(f"the Dask workers cannot read the store at {root}: fsck "
+                                 f"needs a scheduler whose workers share this filesystem",
+                                 path=root)
+
+    return probe
 
 
 def _vanished(root: str, pack_rel: str) -> list[Finding]:
@@ -287,14 +305,17 @@ def _vanished(root: str, pack_rel: str) -> list[Finding]:
                     "the index is published but its .pack file is missing")]
 
 
+LOOSE_UNITS = ("loose", "bucket_loose")  # units of one fan-out: (kind, root, fanout, ...)
+
+
 def _unit_path(unit: Unit) -> str:
-    if unit[0] == "loose":
+    """The file (a pack) or directory (a fan-out) a unit checks."""
+    if unit[0] in LOOSE_UNITS:
         return f"{OBJECTS}/{unit[2]}"
     return str(unit[2])
 
 
-def fsck(store: Store, *, jobs: int = 1, engine: str = "local", scheduler: str | None = None,
-         progress: bool | None = False) -> FsckReport:
+def check_options(jobs: int, engine: str, scheduler: str | None) -> None:
     from ..engines import ENGINES
 
     if engine not in ENGINES:
@@ -303,6 +324,11 @@ def fsck(store: Store, *, jobs: int = 1, engine: str = "local", scheduler: str |
         raise ValueError("jobs must be at least 1")
     if scheduler is not None and engine != "dask":
         raise ValueError("a scheduler address needs the dask engine")
+
+
+def fsck(store: Store, *, jobs: int = 1, engine: str = "local", scheduler: str | None = None,
+         progress: bool | None = False) -> FsckReport:
+    check_options(jobs, engine, scheduler)
     started = time.perf_counter()
     root = store.root
     findings: list[Finding] = []
@@ -312,13 +338,26 @@ def fsck(store: Store, *, jobs: int = 1, engine: str = "local", scheduler: str |
     units, n_packs, n_entries = plan(store, findings)
     report = FsckReport(packs=n_packs, pack_entries=n_entries, engine=engine, jobs=jobs)
     planned = time.perf_counter()
+    results = execute(units, run_unit, jobs, engine, scheduler, _shared_directory(root))
+    graph = collect(report, findings, results, len(units),
+                    lambda unit: _vanished(root, str(unit[2])), progress)
+    conclude(store, ref_scan, graph, findings, report, (started, planned))
+    return report
+
+
+def collect(report: FsckReport, findings: list[Finding],
+            results: Iterable[tuple[Unit, UnitResult]], total: int,
+            vanished: Callable[[Unit], list[Finding]], progress: bool | None) -> Graph:
+    """Take in every unit's result (``total`` units, under a progress bar): its findings,
+    ``vanished(unit)``'s if its pack was gone, its objects and references (the graph
+    returned) and its counts."""
     graph = Graph()
-    progress_bar = bar(progress, len(units), "fsck", "unit")
+    progress_bar = bar(progress, total, "fsck", "unit")
     try:
-        for unit, result in _execute(units, root, jobs, engine, scheduler):
+        for unit, result in results:
             findings.extend(result.findings)
             if result.vanished:
-                findings.extend(_vanished(root, str(unit[2])))
+                findings.extend(vanished(unit))
             graph.where.add(result.verified, result.rel)
             report.loose_files += result.files
             graph.corrupt.update(result.corrupt)
@@ -326,10 +365,18 @@ def fsck(store: Store, *, jobs: int = 1, engine: str = "local", scheduler: str |
             for digest, why in result.unfollowed:
                 graph.unfollowed.setdefault(digest, (result.rel or loose_path(digest), why))
             report.logical_bytes += result.logical_bytes
-            _count_forms(report, "loose" if unit[0] == "loose" else "packed", result)
+            _count_forms(report, "loose" if unit[0] in LOOSE_UNITS else "packed", result)
             progress_bar.update(1)
     finally:
         progress_bar.close()
+    return graph
+
+
+def conclude(store: Store, ref_scan: refs_module.RefScan, graph: Graph,
+             findings: list[Finding], report: FsckReport, times: tuple[float, float]) -> None:
+    """The refs' findings, reachability (``fsck_reach``), the sorted findings and the
+    phases' times (``times``: when fsck started, when its plan was done)."""
+    started, planned = times
     checked = time.perf_counter()
     for problem in ref_scan.problems:
         findings.append(finding(problem.rel, None, problem.code, None, problem.detail))
@@ -341,7 +388,6 @@ def fsck(store: Store, *, jobs: int = 1, engine: str = "local", scheduler: str |
     report.seconds = time.perf_counter() - started
     report.phases = {"plan": planned - started, "check": checked - planned,
                      "reachability": started + report.seconds - checked}
-    return report
 
 
 def _count_forms(report: FsckReport, where: str, result: UnitResult) -> None:

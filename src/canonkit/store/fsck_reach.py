@@ -21,7 +21,6 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from ..errors import CorruptObjectError, MissingObjectError, StoreError
-from . import refs as _refs
 from .findings import CODES, Finding, FsckReport, finding
 from .layout import address_of, loose_path
 from .mark import references, root_path
@@ -111,13 +110,13 @@ def _recheck(store: Store, digests: list[bytes], graph: Graph, out: list[Finding
     return found
 
 
-def _still_holds(root: str, label: str, digest: bytes) -> bool:
+def _still_holds(store: Store, label: str, digest: bytes) -> bool:
     """Whether the root ``label`` ("ref NAME") still names ``digest`` (other roots always
     do)."""
     if not label.startswith("ref "):
         return True
     try:
-        now = _refs.read(root, label[4:])
+        now = store.ref(label[4:])
     except (StoreError, OSError):
         return False  # unreadable now: the next fsck reports it
     return now == address_of(digest)
@@ -159,7 +158,7 @@ def reachability(store: Store, refs: list[tuple[str, str, bytes]], graph: Graph,
         queue.extend(d for d in asked if d in found)
     lost = set(missing)
     for name, rel, digest in refs:  # every ref at a missing object, each its own finding
-        if digest in lost and _still_holds(store.root, f"ref {name}", digest):
+        if digest in lost and _still_holds(store, f"ref {name}", digest):
             out.append(finding(rel, None, "ref_target_missing", address_of(digest),
                                f"ref {name} points at an object that is not stored"))
     for digest in missing:
@@ -167,7 +166,7 @@ def reachability(store: Store, refs: list[tuple[str, str, bytes]], graph: Graph,
         if isinstance(via, str):
             continue  # a ref's target: above
         path = root_path(parent, digest)
-        if not _still_holds(store.root, path[0], root_of.get(path[0], digest)):
+        if not _still_holds(store, path[0], root_of.get(path[0], digest)):
             continue  # the ref moved while fsck ran: no consistent view misses this
         out.append(finding(where.all(via)[0], None, "missing_object", address_of(digest),
                            f"referenced by a reachable object; path from the root: "

@@ -37,7 +37,7 @@ from .loose import read_into
 from .mark import may_be_structured, references
 from .packs import map_file
 
-__all__ = ["UnitResult", "run_unit"]
+__all__ = ["UnitResult", "check_loose_content", "run_unit"]
 
 
 @dataclass
@@ -135,21 +135,28 @@ def check_loose(root: str, fanout: str, backend: str) -> UnitResult:
             continue
         if content is None:  # removed meanwhile (a repack): its pack is checked instead
             continue
-        result.files += 1
-        result.disk_bytes += len(content)
-        try:  # a raw payload is hashed where it lies in the file's bytes, not copied
-            data = kernel.read_loose(content, digest, _inflate, False)
-        except CorruptObjectError as exc:
-            exc.__traceback__ = exc.__context__ = None  # its frames hold views of buffer
-            _bad(result, exc, rel, digest)
-            result.corrupt.append(digest)
-        else:
-            result.intact(digest, data)
-            if content[4] == FORM_DEFLATE:  # read_loose checked the header
-                result.stored_deflate(data)
-            del data
+        check_loose_content(result, kernel, rel, digest, content)
         content.release()  # the buffer is reused (and may grow) for the next file
     return result
+
+
+def check_loose_content(result: UnitResult, kernel: ModuleType, rel: str, digest: bytes,
+                        content: Any) -> None:
+    """Check the bytes of the loose object ``rel`` (a loose unit's, or a bucket's) and
+    count them in ``result``."""
+    result.files += 1
+    result.disk_bytes += len(content)
+    try:  # a raw payload is hashed where it lies in the file's bytes, not copied
+        data = kernel.read_loose(content, digest, _inflate, False)
+    except CorruptObjectError as exc:
+        exc.__traceback__ = exc.__context__ = None  # its frames hold views of buffer
+        _bad(result, exc, rel, digest)
+        result.corrupt.append(digest)
+    else:
+        result.intact(digest, data)
+        if content[4] == FORM_DEFLATE:  # read_loose checked the header
+            result.stored_deflate(data)
+        del data
 
 
 def check_entries(root: str, pack_rel: str, offsets: list[int], digests: bytes,

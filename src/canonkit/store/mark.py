@@ -13,6 +13,7 @@ registered, or that break their kind's schema.
 """
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -74,10 +75,20 @@ def references(data: bytes | memoryview) -> tuple[list[bytes], str | None]:
 class Marker:
     """Breadth-first marking over a ``read(digest) -> bytes | None`` function (None:
     missing). ``parent`` remembers how each object was reached, for reporting the path
-    from a root to a missing object."""
+    from a root to a missing object.
 
-    def __init__(self, read: Callable[[bytes], bytes | None]) -> None:
+    With ``read_many`` (``digests -> [bytes | None]``), the objects next in the queue are
+    read ``BATCH`` at a time (a store in object storage has them fetched concurrently);
+    the order of marking, and so every result, is the same."""
+
+    BATCH = 64
+
+    def __init__(self, read: Callable[[bytes], bytes | None],
+                 read_many: Callable[[list[bytes]], list[bytes | None]] | None = None
+                 ) -> None:
         self.read = read
+        self.read_many = read_many
+        self._ahead: dict[bytes, bytes | None] = {}
         self.marked: set[bytes] = set()
         self.parent: dict[bytes, bytes | str] = {}  # digest -> referencing digest or root label
         self.unfollowed: dict[bytes, str] = {}
@@ -87,6 +98,7 @@ class Marker:
         missing digests reached (with ``strict`` the first one stops the walk)."""
         missing: list[bytes] = []
         queue: deque[bytes] = deque()
+        self._ahead = {}  # an object stored meanwhile is read again
         for label, digest in roots:
             if digest not in self.marked:
                 self.marked.add(digest)
@@ -94,7 +106,13 @@ class Marker:
                 queue.append(digest)
         while queue:
             digest = queue.popleft()
-            data = self.read(digest)
+            if self.read_many is None:
+                data = self.read(digest)
+            else:
+                if digest not in self._ahead:
+                    batch = [digest, *itertools.islice(queue, self.BATCH - 1)]
+                    self._ahead = dict(zip(batch, self.read_many(batch)))
+                data = self._ahead.pop(digest)
             if data is None:
                 missing.append(digest)
                 if strict:

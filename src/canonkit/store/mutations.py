@@ -11,6 +11,11 @@ rules of STORE.md §3 testable, two ways:
   crash-state harness of the test suite rebuilds from that trace every state a power loss
   may leave: docs/robustness.md).
 
+A store in object storage counts its mutating requests on the same counter
+(``request()``: ``bucket_io``); the files it writes meanwhile (a pack in a local scratch
+directory, before it is uploaded) are no mutation of the store, and inside ``scratch()``
+this thread's file operations are neither counted nor recorded.
+
 Files are created with ``O_EXCL | O_NOFOLLOW``: a store never writes through a symlink.
 A file in ``tmp/`` is a ``Temporary``: its writer holds an ``flock`` on it from the moment
 it exists until it is renamed or dropped, so a sweep of leftovers (``inventory``) can tell
@@ -23,12 +28,13 @@ import fcntl
 import os
 import secrets
 import shutil
+import threading
 from collections.abc import Iterator
 from typing import Any, Protocol
 
 __all__ = ["Recorder", "Temporary", "arm", "count", "create", "discard", "fsync", "fsync_dir",
-           "link", "mkdir", "open_lock", "pwrite", "record", "rename", "rmtree", "tick", "unlink",
-           "utime", "write", "write_temporary"]
+           "link", "mkdir", "open_lock", "pwrite", "record", "rename", "request", "rmtree",
+           "scratch", "tick", "unlink", "utime", "write", "write_temporary"]
 
 _O_CREATE = (os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
              | getattr(os, "O_CLOEXEC", 0))
@@ -52,13 +58,34 @@ def _from_env() -> int:
 _count = 0
 _crash_at = _from_env()
 _recorder: Recorder | None = None
+_scratch = threading.local()  # .on: this thread writes scratch files (not the store's)
 
 
 def tick() -> None:
+    """Count one file operation of the store (and end the process at the crash point)."""
+    if not getattr(_scratch, "on", False):
+        request()
+
+
+def request() -> None:
+    """Count one mutating request of a store in object storage (``bucket_io``)."""
     global _count
     _count += 1
     if _count == _crash_at:
         os._exit(CRASH_EXIT)
+
+
+@contextlib.contextmanager
+def scratch() -> Iterator[None]:
+    """Inside the block, this thread's file operations write scratch files, not a store:
+    they are neither counted nor recorded (a store in object storage writes a new pack
+    locally, then uploads it; only its requests are mutations)."""
+    previous = getattr(_scratch, "on", False)
+    _scratch.on = True
+    try:
+        yield
+    finally:
+        _scratch.on = previous
 
 
 def arm(crash_at: int) -> None:
@@ -85,7 +112,7 @@ def record(recorder: Recorder) -> Iterator[None]:
 
 
 def _note(op: str, *args: Any) -> None:
-    if _recorder is not None:
+    if _recorder is not None and not getattr(_scratch, "on", False):
         _recorder(op, *args)
 
 
@@ -112,7 +139,7 @@ def write(fd: int, data: bytes | bytearray | memoryview) -> None:
     whole = view
     while view:
         view = view[os.write(fd, view):]
-    if _recorder is not None:
+    if _recorder is not None and not getattr(_scratch, "on", False):
         _recorder("write", fd, bytes(whole))
 
 

@@ -3,43 +3,39 @@
 Under the store lock:
 
 1. remove leftovers older than the grace period;
-2. write the new pack and its index into ``tmp/`` (every object read and verified from
-   its current form first; a corrupt one is skipped and left where it is), fsync both;
-3. rename the ``.pack`` into ``packs/``, fsync ``packs/``, then rename the ``.idx`` —
-   the publication — and fsync ``packs/`` again;
-4. only then delete the loose files the new pack holds, and the old packs whose every
-   object it holds: every old ``.idx`` first, then ``packs/`` is fsynced, then the
-   ``.pack`` files — so that no power loss can keep an index whose pack is gone.
+2. write the new pack and its index (every object read and verified from its current
+   form first; a corrupt one is skipped and left where it is) — in ``tmp/``, fsynced;
+   for a store in object storage, in a local scratch directory;
+3. publish: the ``.pack`` into place, then the ``.idx`` — on a directory two renames
+   with ``packs/`` fsynced after each, in object storage a PUT of the pack and a PUT of
+   the index with ``If-None-Match: *`` (``sites``);
+4. only then delete the loose objects the new pack holds, and the old packs whose every
+   object it holds: every old ``.idx`` first, then the ``.pack`` files — so that no crash
+   can keep an index whose pack is gone.
 
-A crash anywhere leaves every object readable: before step 3's second rename the old
-forms are all in place (and the new files are leftovers); after it, both old and new are
-(duplicates, until the next repack). ``write_pack`` is shared with gc. Before publishing,
-every pack read for the new one is checked to be intact: a pack that shrank under its
-mapping while being copied gave zeros, never data, and publishing them would lose it.
+A crash anywhere leaves every object readable: before the publication the old forms are
+all in place (and the new files are leftovers); after it, both old and new are
+(duplicates, until the next repack). The decisions here run on a ``sites.Site`` and are
+the same for both kinds of store; ``write_pack`` is shared with gc.
 """
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptObjectError
-from . import mutations as fs
 from .deflate import compress, inflate
-from .inventory import loose_objects, sweep_leftovers
-from .layout import PACKS, address_of, pack_paths
-from .lock import StoreLock
-from .loose import read_file
+from .layout import address_of
 from .packs import PackFile, located
 from .packwriter import PackWriter
 from .._progress import bar
 from .stats import RepackStats
 
 if TYPE_CHECKING:
+    from .sites import Site
     from .store import Store
 
-__all__ = ["DEFLATE_MODES", "Source", "publish", "read_for_pack", "remove_packs", "repack",
-           "write_pack"]
+__all__ = ["DEFLATE_MODES", "Source", "read_for_pack", "repack", "write_pack"]
 
 DEFLATE_MODES = ("auto", "always", "never")
 AUTO_MIN = 64  # bytes: smaller objects are stored raw by "auto" (a stream saves nothing)
@@ -54,7 +50,7 @@ def _auto_keeps(stored: int, logical: int) -> bool:
 Source = tuple[str, Any, int]  # ("loose", rel, 0) | ("packed", PackFile, offset)
 
 
-def read_for_pack(store: Store, digest: bytes, source: Source, mode: str
+def read_for_pack(site: Site, digest: bytes, source: Source, mode: str
                   ) -> tuple[bool, Any, int]:
     """``(deflated, payload, logical length)`` of one object for a new pack, read from
     its current form and verified; an existing DEFLATE stream is reused, not recompressed.
@@ -63,11 +59,11 @@ def read_for_pack(store: Store, digest: bytes, source: Source, mode: str
     kind, where, offset = source
     stream: Any = None
     if kind == "loose":
-        content = read_file(f"{store.root}/{where}", where)
+        content = site.read_loose(where)
         if content is None:
             raise FileNotFoundError(where)
         try:
-            data = store.kernel.read_loose(content, digest, inflate)
+            data = site.kernel.read_loose(content, digest, inflate)
         except CorruptObjectError as exc:
             raise located(exc, where, address_of(digest)) from None
         if content[4] == 1:
@@ -93,21 +89,22 @@ def read_for_pack(store: Store, digest: bytes, source: Source, mode: str
     return False, data, logical
 
 
-def write_pack(store: Store, items: list[tuple[bytes, Source]], mode: str, *,
+def write_pack(site: Site, items: list[tuple[bytes, Source]], mode: str, *,
                progress: bool | None = False, desc: str = "repack"
                ) -> tuple[PackWriter | None, set[bytes], int]:
-    """Write the objects (in the order given: digest order) into a new pack in ``tmp/``,
-    under a progress bar named ``desc`` (``progress`` as ``_progress.bar`` takes it).
-    Returns the finished writer (None if no object could be packed), the digests packed
-    and how many were skipped as corrupt or gone."""
-    writer = PackWriter(store.root, durable=store.durable)
+    """Write the objects (in the order given: digest order) into a new pack (the site's
+    ``writer``), under a progress bar named ``desc`` (``progress`` as ``_progress.bar``
+    takes it). Returns the finished writer (None if no object could be packed), the
+    digests packed and how many were skipped as corrupt or gone."""
+    site.prefetch(source[1] for _, source in items if source[0] == "loose")
+    writer = site.writer()
     packed: set[bytes] = set()
     skipped = 0
     shown = bar(progress, len(items), desc, "obj")
     try:
         for digest, source in items:
             try:
-                deflated, payload, logical = read_for_pack(store, digest, source, mode)
+                deflated, payload, logical = read_for_pack(site, digest, source, mode)
             except (CorruptObjectError, FileNotFoundError):
                 skipped += 1  # left in place; fsck names it
                 continue
@@ -126,96 +123,47 @@ def write_pack(store: Store, items: list[tuple[bytes, Source]], mode: str, *,
     return writer, packed, skipped
 
 
-def publish(store: Store, writer: PackWriter, trailer: bytes,
-            sources: Iterable[PackFile] = ()) -> tuple[str, str]:
-    """Rename the pack into ``packs/``, fsync it, then rename the index (the
-    publication) and fsync again: from the second rename on, the new pack is what readers
-    see, and no power loss can keep the index without its pack (two renames into one
-    directory may otherwise persist in either order). Returns the store-relative paths.
-    ``CorruptObjectError`` (nothing published) if a pack read for it shrank meanwhile."""
-    try:
-        for pf in sources:
-            pf.check_intact()
-    except CorruptObjectError:
-        writer.abort()
-        raise
-    pack_rel, idx_rel = pack_paths(trailer)
-    try:
-        fs.rename(writer.pack_tmp, f"{store.root}/{pack_rel}")
-        if store.durable:
-            fs.fsync_dir(f"{store.root}/{PACKS}")
-        fs.rename(writer.idx_tmp, f"{store.root}/{idx_rel}")
-    finally:
-        writer.close()
-    if store.durable:
-        fs.fsync_dir(f"{store.root}/{PACKS}")
-    return pack_rel, idx_rel
-
-
-def remove_packs(store: Store, packs: list[PackFile]) -> None:
-    """Unpublish every pack (its ``.idx``), make that durable, then remove the ``.pack``
-    files: in every state a power loss may leave, a published index has its pack."""
-    if not packs:
-        return
-    for pf in packs:
-        try:
-            fs.unlink(f"{store.root}/{pf.idx_rel}")
-        except FileNotFoundError:
-            pass
-    if store.durable:
-        fs.fsync_dir(f"{store.root}/{PACKS}")
-    for pf in packs:
-        try:
-            fs.unlink(f"{store.root}/{pf.pack_rel}")
-        except FileNotFoundError:
-            pass
-
-
 def repack(store: Store, *, deflate: str = "auto", merge: bool = True,
            grace_seconds: float = 3600.0, progress: bool | None = False) -> RepackStats:
     if deflate not in DEFLATE_MODES:
         raise ValueError(f"deflate must be one of {DEFLATE_MODES}, got {deflate!r}")
     started = time.perf_counter()
     stats = RepackStats()
-    with StoreLock(store.root, durable=store.durable):
-        stats.leftovers_removed = sweep_leftovers(store.root, grace_seconds)
-        old = store.packs.current() if merge else []
+    site = store._site()
+    with site.locked():
+        stats.leftovers_removed = site.sweep_leftovers(grace_seconds)
+        old = site.packs() if merge else []
         if not merge:
-            store.packs.refresh()
-        loose = list(loose_objects(store.root, with_stat=False))
+            site.refresh()
+        loose = site.loose(with_stat=False)
         if not loose and len(old) <= 1:
             stats.seconds = time.perf_counter() - started
             return stats
+        readable = site.readable(old)
+        old = [pack for pack, _ in readable]  # one that cannot be read is left alone
         sources: dict[bytes, Source] = {}
-        for pf in old:
+        for _, pf in readable:
             for digest, offset in zip(*pf.index.entries()):
                 sources.setdefault(digest, ("packed", pf, offset))
         for item in loose:
             sources.setdefault(item.digest, ("loose", item.rel, 0))
-        writer, packed, stats.skipped = write_pack(store, sorted(sources.items()), deflate,
+        writer, packed, stats.skipped = write_pack(site, sorted(sources.items()), deflate,
                                                    progress=progress)
         if writer is None:
             stats.seconds = time.perf_counter() - started
             return stats
         trailer = writer.trailer
-        pack_rel, _ = publish(store, writer, trailer, old)
-        stats.pack = pack_rel
+        stats.pack = site.publish(writer, [pf for _, pf in readable])
         stats.objects = len(packed)
         stats.deflated = writer.deflated
         stats.logical_bytes = writer.logical_bytes
         stats.pack_bytes = writer.size
-        for item in loose:
-            if item.digest in packed:
-                try:
-                    fs.unlink(f"{store.root}/{item.rel}")
-                    stats.loose_removed += 1
-                except FileNotFoundError:
-                    pass
-        superseded = [pf for pf in old if pf.hex != trailer.hex()  # (else: the same pack)
-                      and all(d in packed for d in pf.index.entries()[0])]
-        remove_packs(store, superseded)
+        stats.loose_removed += site.delete_loose([item for item in loose
+                                                  if item.digest in packed])
+        superseded = [pack for pack in old if pack.hex != trailer.hex()  # (else: the same)
+                      and all(d in packed for d in pack.index.entries()[0])]
+        site.remove_packs(superseded)
         stats.packs_removed += len(superseded)
-        store.packs.refresh()
+        site.refresh()
     stats.seconds = time.perf_counter() - started
     return stats
-

@@ -55,6 +55,7 @@ from .packset import PackSet
 if TYPE_CHECKING:
     from . import _format_py as _format
     from .findings import FsckReport
+    from .sites import Site
     from .stats import GCStats, RepackStats
 else:  # the format readers of STORE.md §2; the twin is the typed surface
     _format = _backend.select("store", compiled="canonkit.store._format",
@@ -489,6 +490,12 @@ class Store:
         return refs.delete(self.root, name, expect=expect, durable=self.durable)
 
     # -- maintenance -----------------------------------------------------------------
+
+    def _site(self) -> Site:
+        """Where repack and gc do their steps (``sites``): this store's directory."""
+        from .sites import LocalSite
+
+        return LocalSite(self)
 
     def repack(self, *, deflate: str = "auto", merge: bool = True,
                grace_seconds: float = 3600.0, progress: bool | None = False) -> RepackStats:

@@ -195,19 +195,19 @@ def _spine(episode: Episode, seal: Mapping[str, Any], sav: int, ov: int, cap: in
         if groups is None:
             attempt.notes.append("signals carry no timestamps: no tie search possible")
         elif groups:
+            space = math.prod(math.factorial(n) for _, n in groups)
+            if space > cap:  # what the search says at once, without folding a tree for it
+                attempt.notes.append(f"search cap hit ({space} orders > cap {cap})")
+                return None, root
             segments: Any = episode.segments
             hexes: list[str] = segments.content_hex() + [s.content_hash for s in episode.signals]
             search = prover.TieSearch(hexes, groups, spine_algorithm_version=sav, episode_id=episode.episode_id)
-            found, tried, cap_hit = search.search(sealed, cap=cap)
-            if cap_hit:
-                space = math.prod(math.factorial(n) for _, n in groups)
-                attempt.notes.append(f"search cap hit ({space} orders > cap {cap})")
-            elif found is not None:
+            found, tried, _ = search.search(sealed, cap=cap)
+            if found is not None:
                 attempt.how = "search"
                 attempt.order = [hexes[i] for i in found[offset:]]
                 return sealed, root
-            else:
-                attempt.notes.append(f"tie search exhausted ({tried} orders)")
+            attempt.notes.append(f"tie search exhausted ({tried} orders)")
     return None, root
 
 

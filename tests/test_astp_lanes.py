@@ -110,14 +110,15 @@ def _shuffled(rng: random.Random, inputs: list[bytes], groups: list[tuple[int, i
     return order
 
 
-@settings(max_examples=60)
+@settings(max_examples=150)
 @given(data=st.data())
 def test_tie_search_over_lanes_finds_and_counts_as_the_twin(data: st.DataObject) -> None:
-    """The compiled search holds several candidates at once (ext/astp/astp_tie_lanes.h):
-    groups in any order (the enumeration follows the order given), of length 1 to 5, far
-    apart or adjacent, duplicate inputs (the first match of the enumeration wins), a root
-    no order gives (every order tried) — at every width, the twin's (order, tried, cap_hit),
-    and the tree is left fit for ``root_of``."""
+    """The compiled search holds several candidates at once (ext/astp/astp_tie_lanes.h)
+    and memoizes the low levels: groups in any order (the enumeration follows the order
+    given), of length 1 to 5, far apart or adjacent, duplicate inputs (the first match of
+    the enumeration wins; equal values under different ids), a root no order gives (every
+    order tried), a memo that is full from the start or soon — at every width, the twin's
+    (order, tried, cap_hit), and the tree is left fit for ``root_of``."""
     c, py = backend_pair("astp")
     widest = c._keccak_lanes()[1]
     width = data.draw(st.sampled_from([w for w in WIDTHS if w <= widest]))
@@ -140,6 +141,7 @@ def test_tie_search_over_lanes_finds_and_counts_as_the_twin(data: st.DataObject)
                             episode_id="ep")
               if data.draw(st.booleans()) else rng.randbytes(32).hex())
     c._set_keccak_lanes(width)
+    c._set_tie_memo(data.draw(st.sampled_from([-1, 0, 1, 6])))  # the memo full at once, or not
     try:
         search = c.TieSearch(inputs, groups, spine_algorithm_version=sav, episode_id="ep")
         twin = py.TieSearch(inputs, groups, spine_algorithm_version=sav, episode_id="ep")
@@ -149,6 +151,7 @@ def test_tie_search_over_lanes_finds_and_counts_as_the_twin(data: st.DataObject)
         assert search.search(target, cap=space) == twin.search(target, cap=space)
     finally:
         c._set_keccak_lanes(0)
+        c._set_tie_memo(-1)
 
 
 @pytest.mark.parametrize("sav", [1, 2])

@@ -22,6 +22,7 @@ cdef extern from "astp_tie_lanes.h" nogil:
     enum:
         CK_TIE_LANES
         CK_TIE_MAX_WINDOW
+        CK_TIE_MEMO_MAX
     ctypedef struct ck_tie_lanes:
         pass
     size_t ck_tie_window(const size_t *pos, size_t npos, int depth)
@@ -31,6 +32,14 @@ cdef extern from "astp_tie_lanes.h" nogil:
     void ck_tie_free(ck_tie_lanes *t)
     void ck_tie_load(ck_tie_lanes *t, int lane, const size_t *src)
     int ck_tie_eval(ck_tie_lanes *t, int lanes, const uint8_t *target)
+    size_t ck_tie_memo_max
+
+
+def _set_tie_memo(Py_ssize_t limit) -> None:
+    """Keep at most ``limit`` nodes in a tie search's memo (-1: the default). Not part of
+    the kernel API; for tests (a full memo must only slow a search down)."""
+    global ck_tie_memo_max
+    ck_tie_memo_max = CK_TIE_MEMO_MAX if limit < 0 else <size_t>limit
 
 __all__ = [
     "TieSearch", "inclusion_proof_v1", "inclusion_proof_v2", "search_orders",

@@ -12,6 +12,17 @@
  * into a lane with ck_tie_load, then ck_tie_eval rehashes the lanes and names the first
  * one whose root is the target, so the first match of the canonical enumeration is found
  * and counted exactly as one candidate at a time would.
+ *
+ * The low levels repeat: a node over a few tied leaves takes only as many values as those
+ * leaves have orders, while the candidates number the product over all groups. So the
+ * nodes of levels 1 and 2 (CK_TIE_MEMO_LEVELS) are memoized by what they are made of —
+ * (level, index, the ids of the two children), an id naming a distinct value at one place
+ * (a leaf's id is its source) — and a node whose id is the one its lane already holds is
+ * not even passed up: its parent need not change for it. Higher levels are not memoized:
+ * over a group of 8 a level-3 node is new for nearly every candidate, and keeping those
+ * costs more than it saves. The searches of the synthetic corpora then hash about a third
+ * fewer nodes per candidate. The memo holds at most ck_tie_memo_max nodes; past that, new
+ * nodes are hashed and given fresh ids (never reused: a miss, never a wrong hit).
  */
 #ifndef CANONKIT_ASTP_TIE_LANES_H
 #define CANONKIT_ASTP_TIE_LANES_H
@@ -24,6 +35,15 @@
 /* A lane's window may hold at most this many nodes; a search whose groups lie further
  * apart runs one candidate at a time (the memory of eight windows stays bounded). */
 #define CK_TIE_MAX_WINDOW 8192
+#define CK_TIE_MEMO_LEVELS 2
+#define CK_TIE_MEMO_MAX (1 << 16)
+static size_t ck_tie_memo_max = CK_TIE_MEMO_MAX;   /* tests lower it to fill the memo */
+#define CK_TIE_STORED ((int64_t)-1)   /* the id of a node that holds the stored order's value */
+
+typedef struct {
+    int64_t d, j, left, right;   /* level, index, the children's ids; d == 0: a free slot */
+    int64_t id;
+} ck_tie_key;
 
 typedef struct {
     ck_tree_hasher *h;
@@ -38,7 +58,12 @@ typedef struct {
     size_t *dirty;              /* [lane][2][npos]: dirty node indexes of two levels */
     size_t ndirty[CK_TIE_LANES];
     uint8_t *nodes;             /* [lane][wtotal] node values */
+    int64_t *ids;               /* [lane][wtotal] their ids (levels 0..CK_TIE_MEMO_LEVELS) */
     const uint8_t *leaves0;     /* level-0 node values of the stored order, by source */
+    ck_tie_key *memo;           /* open addressing, memo_mask + 1 slots */
+    uint8_t *memo_values;       /* the value of memo entry `id` (ids 0..memo_count - 1) */
+    size_t memo_mask, memo_count;
+    int64_t fresh;              /* the next id of a node not kept in the memo */
 } ck_tie_lanes;
 
 /* Nodes of the window a search over `pos` needs (for the CK_TIE_MAX_WINDOW check). */
@@ -74,15 +99,25 @@ static inline int ck_tie_init(ck_tie_lanes *t, ck_tree_hasher *h, const uint8_t 
         t->wtotal += hi - lo + 1;
     }
     t->nodes = (uint8_t *)malloc(CK_TIE_LANES * t->wtotal * t->size);
+    t->ids = (int64_t *)malloc(CK_TIE_LANES * t->wtotal * sizeof(int64_t));
     t->held = (size_t *)malloc(CK_TIE_LANES * npos * sizeof(size_t));
     t->dirty = (size_t *)malloc(CK_TIE_LANES * 2 * npos * sizeof(size_t));
-    if (!t->nodes || !t->held || !t->dirty)
+    t->memo_mask = 1023;
+    t->memo = (ck_tie_key *)calloc(t->memo_mask + 1, sizeof(ck_tie_key));
+    t->memo_values = (uint8_t *)malloc(((t->memo_mask + 1) / 2) * t->size);
+    t->fresh = (int64_t)ck_tie_memo_max;
+    if (!t->nodes || !t->ids || !t->held || !t->dirty || !t->memo || !t->memo_values)
         return -1;
     for (lane = 0; lane < CK_TIE_LANES; lane++) {
         uint8_t *mine = t->nodes + lane * t->wtotal * t->size;
+        int64_t *ids = t->ids + lane * t->wtotal;
         for (d = 0; d < depth; d++)
             memcpy(mine + t->woff[d] * t->size, store + (offsets[d] + t->wlo[d]) * t->size,
                    (t->whi[d] - t->wlo[d] + 1) * t->size);
+        for (i = 0; i < t->wtotal; i++)
+            ids[i] = CK_TIE_STORED;
+        for (i = 0; i <= t->whi[0] - t->wlo[0]; i++)
+            ids[i] = (int64_t)(t->wlo[0] + i);     /* a leaf's id is its source */
         for (i = 0; i < npos; i++)
             t->held[lane * npos + i] = pos[i];
     }
@@ -91,10 +126,89 @@ static inline int ck_tie_init(ck_tie_lanes *t, ck_tree_hasher *h, const uint8_t 
 
 static inline void ck_tie_free(ck_tie_lanes *t) {
     free(t->nodes);
+    free(t->ids);
     free(t->held);
     free(t->dirty);
-    t->nodes = NULL;
+    free(t->memo);
+    free(t->memo_values);
+    t->nodes = t->memo_values = NULL;
+    t->ids = NULL;
     t->held = t->dirty = NULL;
+    t->memo = NULL;
+}
+
+/* The id of node j of level d as lane `lane` sees it (CK_TIE_STORED outside its window). */
+static inline int64_t ck_tie_id_of(const ck_tie_lanes *t, int lane, int d, size_t j) {
+    if (j >= t->wlo[d] && j <= t->whi[d])
+        return t->ids[lane * t->wtotal + t->woff[d] + (j - t->wlo[d])];
+    return CK_TIE_STORED;
+}
+
+/* Where lane `lane` keeps the id of node j of level d, a node of its window. */
+static inline int64_t *ck_tie_id(ck_tie_lanes *t, int lane, int d, size_t j) {
+    return t->ids + lane * t->wtotal + t->woff[d] + (j - t->wlo[d]);
+}
+
+static inline size_t ck_tie_slot(const ck_tie_lanes *t, const ck_tie_key *k) {
+    uint64_t h = (uint64_t)k->d * 0x9E3779B97F4A7C15ULL ^ (uint64_t)k->j * 0xC2B2AE3D27D4EB4FULL;
+    h ^= (uint64_t)k->left * 0x165667B19E3779F9ULL;
+    h = (h ^ (h >> 29)) * 0xBF58476D1CE4E5B9ULL;
+    h ^= (uint64_t)k->right * 0x94D049BB133111EBULL;
+    h ^= h >> 32;
+    return (size_t)h & t->memo_mask;
+}
+
+/* The memo entry of key k, or -1. */
+static inline int64_t ck_tie_find(const ck_tie_lanes *t, const ck_tie_key *k) {
+    size_t at = ck_tie_slot(t, k);
+    for (;;) {
+        const ck_tie_key *e = &t->memo[at];
+        if (e->d == 0)
+            return -1;
+        if (e->d == k->d && e->j == k->j && e->left == k->left && e->right == k->right)
+            return e->id;
+        at = (at + 1) & t->memo_mask;
+    }
+}
+
+/* Keep `value` under key k (found first if two lanes made it): its id, or a fresh id that
+ * no key names when the memo is full (or memory is short: the search only slows down). */
+static inline int64_t ck_tie_keep(ck_tie_lanes *t, ck_tie_key *k, const uint8_t *value) {
+    size_t at, i;
+    int64_t found = ck_tie_find(t, k);
+    if (found >= 0)
+        return found;
+    if (t->memo_count >= ck_tie_memo_max)
+        return t->fresh++;
+    if (2 * (t->memo_count + 1) > t->memo_mask + 1) {   /* grow: at most half full */
+        size_t slots = 2 * (t->memo_mask + 1);
+        ck_tie_key *old = t->memo, *grown = (ck_tie_key *)calloc(slots, sizeof(ck_tie_key));
+        uint8_t *values = (uint8_t *)realloc(t->memo_values, (slots / 2) * t->size);
+        if (values)
+            t->memo_values = values;
+        if (!grown || !values) {
+            free(grown);
+            return t->fresh++;
+        }
+        t->memo = grown;
+        t->memo_mask = slots - 1;
+        for (i = 0; i < slots / 2; i++) {
+            if (!old[i].d)
+                continue;
+            at = ck_tie_slot(t, &old[i]);
+            while (t->memo[at].d)
+                at = (at + 1) & t->memo_mask;
+            t->memo[at] = old[i];
+        }
+        free(old);
+    }
+    k->id = (int64_t)t->memo_count++;
+    memcpy(t->memo_values + k->id * t->size, value, t->size);
+    at = ck_tie_slot(t, k);
+    while (t->memo[at].d)
+        at = (at + 1) & t->memo_mask;
+    t->memo[at] = *k;
+    return k->id;
 }
 
 /* Node j of level d as lane `lane` sees it. */
@@ -113,6 +227,7 @@ static inline void ck_tie_load(ck_tie_lanes *t, int lane, const size_t *src) {
         if (held[i] != src[i]) {
             held[i] = src[i];
             memcpy(ck_tie_node(t, lane, 0, t->pos[i]), t->leaves0 + src[i] * t->size, t->size);
+            *ck_tie_id(t, lane, 0, t->pos[i]) = (int64_t)src[i];
             dirty[n++] = t->pos[i];
         }
     }
@@ -120,14 +235,17 @@ static inline void ck_tie_load(ck_tie_lanes *t, int lane, const size_t *src) {
 }
 
 /* Rehash the ancestors of the dirty nodes of lanes 0..lanes-1, level by level, and return
- * the first lane whose root equals `target` (t->size bytes), or -1. */
+ * the first lane whose root equals `target` (t->size bytes), or -1. A node of a memoized
+ * level is taken from the memo when it holds it, and passed up only if its id changed. */
 static inline int ck_tie_eval(ck_tie_lanes *t, int lanes, const uint8_t *target) {
     const uint8_t *l[CK_MAX_LANES], *r[CK_MAX_LANES];
     uint8_t *out[CK_MAX_LANES];
-    int d, lane, k = 0;
+    ck_tie_key pending[CK_MAX_LANES];   /* the memo keys of the nodes in the batch */
+    int64_t *pending_id[CK_MAX_LANES];
+    int d, lane, k = 0, q;
     for (d = 1; d < t->depth; d++) {
         size_t below = t->counts[d - 1];
-        int from = (d - 1) & 1, to = d & 1;
+        int from = (d - 1) & 1, to = d & 1, memo = d <= CK_TIE_MEMO_LEVELS;
         for (lane = 0; lane < lanes; lane++) {
             size_t *src = t->dirty + (lane * 2 + from) * t->npos;
             size_t *dst = t->dirty + (lane * 2 + to) * t->npos;
@@ -136,17 +254,48 @@ static inline int ck_tie_eval(ck_tie_lanes *t, int lanes, const uint8_t *target)
                 j = src[i] >> 1;
                 if (n && dst[n - 1] == j)
                     continue;               /* both children dirty: one parent */
-                dst[n++] = j;
+                if (i && (src[i - 1] >> 1) == j)
+                    continue;               /* this parent was settled from its left child */
                 if (2 * j + 1 >= below) {   /* the unpaired last node is carried up */
                     memcpy(ck_tie_node(t, lane, d, j), ck_tie_node(t, lane, d - 1, 2 * j),
                            t->size);
+                    if (memo)
+                        *ck_tie_id(t, lane, d, j) = ck_tie_id_of(t, lane, d - 1, 2 * j);
+                    dst[n++] = j;
                     continue;
                 }
+                if (memo) {
+                    ck_tie_key key;
+                    int64_t *id = ck_tie_id(t, lane, d, j), found;
+                    key.d = d;
+                    key.j = (int64_t)j;
+                    key.left = ck_tie_id_of(t, lane, d - 1, 2 * j);
+                    key.right = ck_tie_id_of(t, lane, d - 1, 2 * j + 1);
+                    key.id = -1;
+                    found = ck_tie_find(t, &key);
+                    if (found >= 0) {
+                        if (found != *id) {  /* another value: copied, and passed up */
+                            memcpy(ck_tie_node(t, lane, d, j), t->memo_values + found * t->size,
+                                   t->size);
+                            *id = found;
+                            dst[n++] = j;
+                        }
+                        continue;
+                    }
+                    pending[k] = key;
+                    pending_id[k] = id;
+                } else {
+                    pending_id[k] = NULL;
+                }
+                dst[n++] = j;
                 l[k] = ck_tie_node(t, lane, d - 1, 2 * j);
                 r[k] = ck_tie_node(t, lane, d - 1, 2 * j + 1);
                 out[k] = ck_tie_node(t, lane, d, j);
                 if (++k == CK_MAX_LANES) {
                     ck_tree_node_batch(t->h, l, r, out, k);
+                    for (q = 0; q < k; q++)
+                        if (pending_id[q])
+                            *pending_id[q] = ck_tie_keep(t, &pending[q], out[q]);
                     k = 0;
                 }
             }
@@ -154,6 +303,9 @@ static inline int ck_tie_eval(ck_tie_lanes *t, int lanes, const uint8_t *target)
         }
         if (k) {   /* this level is done before the next one reads it */
             ck_tree_node_batch(t->h, l, r, out, k);
+            for (q = 0; q < k; q++)
+                if (pending_id[q])
+                    *pending_id[q] = ck_tie_keep(t, &pending[q], out[q]);
             k = 0;
         }
     }

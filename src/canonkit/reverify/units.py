@@ -156,8 +156,14 @@ def _verify_json_files(unit: JsonFiles, search_cap: int, require_layer3: bool,
 
 def _verify_documents(unit: Documents, search_cap: int, require_layer3: bool,
                       cache: ResultCache | None) -> UnitResult:
-    verdicts = [verify_one(i.kind, i.payload, i.source, search_cap,
-                           require_layer3=require_layer3, cache=cache) for i in unit.items]
+    heads: dict[tuple[str, str | None], bytes] = {}  # one source head per file (and key)
+    verdicts = []
+    for i in unit.items:
+        head = heads.get((i.source.file, i.source.key))
+        if head is None:
+            head = heads[i.source.file, i.source.key] = source_head(i.source)
+        verdicts.append(verify_one(i.kind, i.payload, i.source, search_cap, head,
+                                   require_layer3=require_layer3, cache=cache))
     doc_bytes = sum(len(i.payload) for i in unit.items if i.kind != "error")
     return UnitResult(verdicts, 0, doc_bytes, sum(i.disk_bytes for i in unit.items))
 

@@ -216,3 +216,32 @@ def test_hex_decoding_of_the_scanner_refuses_exactly_the_non_hex_bytes(width: in
                 assert scan(digest, text) == want, (at, byte)
     finally:
         c._set_keccak_lanes(0)
+
+
+@pytest.mark.parametrize("width", [1, 8])
+def test_a_long_tie_search_stops_on_ctrl_c(width: int) -> None:
+    """A search of millions of orders (one at a time, or over lanes) stays interruptible:
+    SIGINT raises KeyboardInterrupt in it within its 2^16-candidate checks, and the search
+    object can search again afterwards."""
+    import signal
+    import threading
+
+    c, _ = backend_pair("astp")
+    if width > c._keccak_lanes()[1]:
+        pytest.skip(f"{width}-lane Keccak not available on this CPU")
+    rng = random.Random(width)
+    inputs = [rng.randbytes(32) for _ in range(40)]
+    groups = [(0, 10), (20, 10)]  # 10!^2 orders: far more than the test could wait for
+    c._set_keccak_lanes(width)
+    timer = threading.Timer(0.3, signal.raise_signal, (signal.SIGINT,))
+    try:
+        search = c.TieSearch(inputs, groups, spine_algorithm_version=2)
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            search.search("00" * 32, cap=10**20)
+        assert search.search("00" * 32, cap=0) == (None, 0, True)
+        small = c.TieSearch(inputs, [(0, 3)], spine_algorithm_version=2)
+        assert small.search("00" * 32, cap=6) == (None, 6, False)
+    finally:
+        timer.cancel()
+        c._set_keccak_lanes(0)

@@ -5,7 +5,7 @@ Twin: ``canonkit.astp._py.proofs`` (docs/astp-kernel-api.md); the differential t
 the two identical. The proof shape, index and group checks and the canonical enumeration of
 orders are shared pure Python (``canonkit.astp._py.common``).
 """
-from cpython.exc cimport PyErr_CheckSignals
+from libc.stddef cimport ptrdiff_t
 from libc.string cimport memcmp
 
 from canonkit.astp._py.common import (
@@ -33,6 +33,26 @@ cdef extern from "astp_tie_lanes.h" nogil:
     void ck_tie_load(ck_tie_lanes *t, int lane, const size_t *src)
     int ck_tie_eval(ck_tie_lanes *t, int lanes, const uint8_t *target)
     size_t ck_tie_memo_max
+    ctypedef struct ck_odometer:
+        size_t ngroups, npos, offset
+        size_t *starts
+        size_t *lengths
+        size_t *base
+        size_t *perm
+        size_t *slot
+        size_t *pos
+        size_t *src
+    ptrdiff_t ck_next_permutation(size_t *a, size_t len)
+    int ck_odometer_init(ck_odometer *o, const size_t *starts, const size_t *lengths,
+                         size_t ngroups, size_t offset)
+    void ck_odometer_free(ck_odometer *o)
+    enum:
+        CK_TIE_FOUND
+        CK_TIE_EXHAUSTED
+        CK_TIE_NO_MEMORY
+        CK_TIE_INTERRUPTED
+    int ck_tie_search(ck_tie_lanes *t, ck_odometer *o, const uint8_t *target,
+                      unsigned long long *tried, int (*interrupted)() noexcept nogil)
 
 
 def _set_tie_memo(Py_ssize_t limit) -> None:
@@ -212,25 +232,20 @@ def verify_inclusion_proof_v2(leaf_hash, leaf_index, leaf_count, siblings, spine
 
 # --- §12 tie search ------------------------------------------------------------------------
 
-cdef extern from *:
-    """
-    /* Next lexicographic permutation of a[0..len); returns the first index that changed, or
-     * -1 after the last permutation (a is then back to ascending order, all of it changed). */
-    static inline Py_ssize_t ck_next_permutation(Py_ssize_t *a, Py_ssize_t len) {
-        Py_ssize_t k = len - 2, l, t, i, j;
-        while (k >= 0 && a[k] >= a[k + 1]) k--;
-        if (k >= 0) {
-            l = len - 1;
-            while (a[l] <= a[k]) l--;
-            t = a[k]; a[k] = a[l]; a[l] = t;
-        }
-        for (i = k + 1, j = len - 1; i < j; i++, j--) {
-            t = a[i]; a[i] = a[j]; a[j] = t;
-        }
-        return k;
-    }
-    """
-    Py_ssize_t ck_next_permutation(Py_ssize_t *a, Py_ssize_t len) nogil
+cdef extern from "Python.h":
+    # no exception spec: the error it sets is left pending for _raise_pending
+    int _check_signals "PyErr_CheckSignals"()
+
+
+cdef int _interrupted() noexcept nogil:
+    """Whether a signal handler raised (Ctrl-C during a long search); the error stays set."""
+    with gil:
+        return _check_signals() != 0
+
+
+cdef int _raise_pending() except -1:
+    """Propagate the error ``_interrupted`` left set."""
+    return -1
 
 
 cdef class TieSearch:
@@ -326,9 +341,11 @@ cdef class TieSearch:
         cdef uint8_t target[64]
         cdef _Tree t = self.tree
         cdef size_t size = t.h.size
-        cdef _Odometer odo
+        cdef ck_odometer odo
         cdef unsigned long long tried = 0
         cdef bint found
+        cdef size_t *starts = NULL
+        cdef Py_ssize_t g, ngroups = len(self._groups)
         _parse_digest(target_root, raw)
         if isinstance(cap, bool) or not isinstance(cap, int) or cap < 0:
             raise InvalidFieldError(f"cap must be a non-negative integer, got {cap!r}")
@@ -336,6 +353,7 @@ cdef class TieSearch:
             return None, 0, True
         self._check_idle()
         self.busy = True                   # the tree is ours until the search returns
+        odo.starts = NULL
         try:
             if size == 64:
                 ck_hex32(raw, target)
@@ -343,182 +361,98 @@ cdef class TieSearch:
                 memcpy(target, raw, 32)
             if self.modified:
                 self._restore()
-            odo = _Odometer(self._groups, self.offset)
+            starts = <size_t *>PyMem_Malloc(sizeof(size_t) * (2 * ngroups + 1))
+            if starts == NULL:
+                raise MemoryError()
+            for g in range(ngroups):
+                starts[g], starts[ngroups + g] = self._groups[g]
+            if ck_odometer_init(&odo, starts, starts + ngroups, <size_t>ngroups,
+                                <size_t>self.offset) != 0:
+                raise MemoryError()
             if (ck_keccak_lanes() > 1 and odo.npos > 0
                     and ck_tie_window(odo.pos, odo.npos, t.depth) <= CK_TIE_MAX_WINDOW):
-                found = self._search_lanes(odo, target, &tried)
+                found = self._search_lanes(&odo, target, &tried)
             else:
-                found = self._search_serial(odo, target, &tried)
+                found = self._search_serial(&odo, target, &tried)
             if found:
                 order = list(range(self.count))
-                for g in range(odo.ngroups):
-                    for i in range(odo.lengths[g]):
+                for g in range(<Py_ssize_t>odo.ngroups):
+                    for i in range(<Py_ssize_t>odo.lengths[g]):
                         order[odo.starts[g] + i] = odo.perm[odo.base[g] + i]
                 return order, tried, False
             return None, tried, False
         finally:
             self.busy = False
+            PyMem_Free(starts)
+            ck_odometer_free(&odo)
 
-    cdef bint _search_serial(self, _Odometer odo, const uint8_t *target,
+    cdef bint _search_serial(self, ck_odometer *odo, const uint8_t *target,
                              unsigned long long *tried) except -1:
         """One candidate at a time in the shared tree: only the level-0 nodes from the first
         changed position of each changed group are rewritten and their ancestors rehashed.
         Leaves the tree at the order found (at the stored order when none is)."""
         cdef _Tree t = self.tree
         cdef ck_tree_hasher *h = &t.h
-        cdef size_t size = h.size
-        cdef Py_ssize_t g, i, k, pos
-        cdef bint found = False, wrapped
+        cdef size_t size = h.size, i, pos
+        cdef ptrdiff_t g, k
+        cdef bint found = False, wrapped, stopped = False
         self.modified = True               # until the search ends back at the stored order
         with nogil:
             while True:
                 tried[0] += 1
-                if (tried[0] & 0xFFFF) == 0:   # a long search stays interruptible (Ctrl-C)
-                    with gil:
-                        PyErr_CheckSignals()
+                if (tried[0] & 0xFFFF) == 0 and _interrupted():  # a long search stays
+                    stopped = True                                # interruptible (Ctrl-C)
+                    break
                 if memcmp(t.node(t.depth - 1, 0), target, size) == 0:
                     found = True
                     break
                 # odometer: advance the last group; a group that wraps carries leftwards
-                g = odo.ngroups - 1
+                g = <ptrdiff_t>odo.ngroups - 1
                 while g >= 0:
                     k = ck_next_permutation(odo.perm + odo.base[g], odo.lengths[g])
                     wrapped = k < 0
                     if wrapped:
                         k = 0
-                    for i in range(k, odo.lengths[g]):
-                        pos = odo.starts[g] + i + self.offset
+                    for i in range(<size_t>k, odo.lengths[g]):
+                        pos = odo.starts[g] + i + odo.offset
                         memcpy(t.node(0, pos), self.leaves0 + size * (odo.perm[odo.base[g] + i]
-                                                                       + self.offset), size)
+                                                                       + odo.offset), size)
                     ck_tree_refresh_range(h, t.store, t.counts, t.offsets, t.depth,
-                                          odo.starts[g] + k + self.offset,
-                                          odo.starts[g] + odo.lengths[g] - 1 + self.offset)
+                                          odo.starts[g] + <size_t>k + odo.offset,
+                                          odo.starts[g] + odo.lengths[g] - 1 + odo.offset)
                     if wrapped:
                         g -= 1             # wrapped back to the stored order: carry
                     else:
                         break
                 if g < 0:
                     break                  # every group wrapped: the space is exhausted
+        if stopped:
+            return _raise_pending()
         self.modified = found and tried[0] > 1
         return found
 
-    cdef bint _search_lanes(self, _Odometer odo, const uint8_t *target,
+    cdef bint _search_lanes(self, ck_odometer *odo, const uint8_t *target,
                             unsigned long long *tried) except -1:
         """CK_TIE_LANES candidates at a time (ext/astp/astp_tie_lanes.h), each in its own
         copy of the groups' window of the tree; the shared tree stays at the stored order.
         On a match ``odo`` is left at the order found."""
         cdef _Tree t = self.tree
         cdef ck_tie_lanes lanes
-        cdef size_t *held = NULL       # the source of each lane's candidate, pos-aligned
-        cdef Py_ssize_t npos = odo.npos, g, i, k
-        cdef int filled, hit, lane
-        cdef bint exhausted = False, wrapped, found = False
-        cdef unsigned long long checked = 0
+        cdef int outcome
         if ck_tie_init(&lanes, &t.h, t.store, t.counts, t.offsets, t.depth, self.leaves0,
-                       odo.pos, <size_t>npos) != 0:
+                       odo.pos, odo.npos) != 0:
             ck_tie_free(&lanes)
             raise MemoryError()
         try:
-            held = <size_t *>PyMem_Malloc(CK_TIE_LANES * npos * sizeof(size_t))
-            if held == NULL:
-                raise MemoryError()
             with nogil:
-                while not exhausted:
-                    filled = 0
-                    while filled < CK_TIE_LANES and not exhausted:
-                        ck_tie_load(&lanes, filled, odo.src)
-                        memcpy(held + filled * npos, odo.src, npos * sizeof(size_t))
-                        filled += 1
-                        # odometer: advance the last group; a group that wraps carries leftwards
-                        g = odo.ngroups - 1
-                        while g >= 0:
-                            k = ck_next_permutation(odo.perm + odo.base[g], odo.lengths[g])
-                            wrapped = k < 0
-                            if wrapped:
-                                k = 0
-                            for i in range(k, odo.lengths[g]):
-                                odo.src[odo.slot[odo.base[g] + i]] = (
-                                    <size_t>(odo.perm[odo.base[g] + i] + self.offset))
-                            if not wrapped:
-                                break
-                            g -= 1
-                        exhausted = g < 0
-                    hit = ck_tie_eval(&lanes, filled, target)
-                    if hit >= 0:
-                        tried[0] += <unsigned long long>(hit + 1)
-                        memcpy(odo.src, held + hit * npos, npos * sizeof(size_t))
-                        found = True
-                        break
-                    tried[0] += <unsigned long long>filled
-                    if tried[0] - checked >= 0x10000:  # a long search stays interruptible
-                        checked = tried[0]
-                        with gil:
-                            PyErr_CheckSignals()
-            if found:
-                odo.take_src(self.offset)
-            return found
+                outcome = ck_tie_search(&lanes, odo, target, tried, _interrupted)
         finally:
-            PyMem_Free(held)
             ck_tie_free(&lanes)
-
-
-cdef class _Odometer:
-    """The canonical enumeration's state: every group's current permutation back to back
-    (``perm``, from ``base[g]``), advanced last group first; and for the lanes, the group
-    positions in tree coordinates ascending (``pos``), the source each holds (``src``) and
-    where each group entry sits among them (``slot``)."""
-    cdef Py_ssize_t ngroups
-    cdef Py_ssize_t *starts
-    cdef Py_ssize_t *lengths
-    cdef Py_ssize_t *perm
-    cdef Py_ssize_t *base
-    cdef Py_ssize_t *slot
-    cdef size_t *pos
-    cdef size_t *src
-    cdef Py_ssize_t npos
-
-    def __cinit__(self, list groups, Py_ssize_t offset):
-        cdef Py_ssize_t g, i, m = 0, total = 0
-        self.ngroups = len(groups)
-        for s, n in groups:
-            total += n
-        self.npos = total
-        self.starts = <Py_ssize_t *>PyMem_Malloc(sizeof(Py_ssize_t) * (3 * self.ngroups + 2 * total + 1))
-        self.pos = <size_t *>PyMem_Malloc(sizeof(size_t) * (2 * total + 1))
-        if self.starts == NULL or self.pos == NULL:
+        if outcome == CK_TIE_NO_MEMORY:
             raise MemoryError()
-        self.lengths = self.starts + self.ngroups
-        self.base = self.lengths + self.ngroups
-        self.perm = self.base + self.ngroups
-        self.slot = self.perm + total
-        self.src = self.pos + total
-        for g in range(self.ngroups):
-            s, n = groups[g]
-            self.starts[g] = s
-            self.lengths[g] = n
-            self.base[g] = m
-            for i in range(n):
-                self.perm[m + i] = s + i
-            m += n
-        # the positions ascending, and each group entry's place among them
-        positions = [self.perm[e] for e in range(total)]
-        order = sorted(range(total), key=positions.__getitem__)
-        for i in range(total):
-            e = order[i]
-            self.slot[e] = i
-            self.pos[i] = <size_t>(positions[e] + offset)
-            self.src[i] = self.pos[i]
-
-    cdef void take_src(self, Py_ssize_t offset) noexcept:
-        """Set ``perm`` to the candidate ``src`` describes."""
-        cdef Py_ssize_t g, i
-        for g in range(self.ngroups):
-            for i in range(self.lengths[g]):
-                self.perm[self.base[g] + i] = <Py_ssize_t>self.src[self.slot[self.base[g] + i]] - offset
-
-    def __dealloc__(self):
-        PyMem_Free(self.starts)
-        PyMem_Free(self.pos)
+        if outcome == CK_TIE_INTERRUPTED:
+            return _raise_pending()
+        return outcome == CK_TIE_FOUND
 
 
 def search_orders(inputs, groups, target_root, *, spine_algorithm_version, episode_id=None,

@@ -27,6 +27,7 @@
 #ifndef CANONKIT_ASTP_TIE_LANES_H
 #define CANONKIT_ASTP_TIE_LANES_H
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "astp_tree.h"
@@ -315,6 +316,169 @@ static inline int ck_tie_eval(ck_tie_lanes *t, int lanes, const uint8_t *target)
             return lane;
     }
     return -1;
+}
+
+/* --- the canonical enumeration and the search over lanes ------------------------------ */
+
+/* Next lexicographic permutation of a[0..len); returns the first index that changed, or -1
+ * after the last permutation (a is then back to ascending order, all of it changed). */
+static inline ptrdiff_t ck_next_permutation(size_t *a, size_t len) {
+    ptrdiff_t k = (ptrdiff_t)len - 2, l, i, j;
+    size_t t;
+    while (k >= 0 && a[k] >= a[k + 1]) k--;
+    if (k >= 0) {
+        l = (ptrdiff_t)len - 1;
+        while (a[l] <= a[k]) l--;
+        t = a[k]; a[k] = a[l]; a[l] = t;
+    }
+    for (i = k + 1, j = (ptrdiff_t)len - 1; i < j; i++, j--) {
+        t = a[i]; a[i] = a[j]; a[j] = t;
+    }
+    return k;
+}
+
+/* The canonical enumeration of candidate orders (docs/astp-kernel-api.md): each group's
+ * permutations in lexicographic order, the last group varying fastest. `perm` holds every
+ * group's current permutation back to back (input indexes, group g from base[g]); for the
+ * lanes, `pos` are the group positions in tree coordinates ascending, `src` the source each
+ * holds now and `slot` where each group entry sits among them. */
+typedef struct {
+    size_t ngroups, npos, offset;
+    size_t *starts, *lengths, *base, *perm, *slot, *pos, *src;   /* one allocation */
+} ck_odometer;
+
+static int ck_cmp_pair(const void *a, const void *b) {
+    const size_t *x = (const size_t *)a, *y = (const size_t *)b;
+    return x[0] < y[0] ? -1 : (x[0] > y[0] ? 1 : 0);
+}
+
+/* Groups (start, length) of inputs, positions shifted by `offset` in the tree (1 under
+ * sav 1: the Episode input); -1 when memory is short. */
+static inline int ck_odometer_init(ck_odometer *o, const size_t *starts, const size_t *lengths,
+                                   size_t ngroups, size_t offset) {
+    size_t g, i, m = 0, total = 0;
+    size_t *pairs;
+    memset(o, 0, sizeof(*o));
+    for (g = 0; g < ngroups; g++)
+        total += lengths[g];
+    o->starts = (size_t *)malloc(sizeof(size_t) * (3 * ngroups + 4 * total + 1));
+    pairs = (size_t *)malloc(sizeof(size_t) * (2 * total + 1));
+    if (!o->starts || !pairs) {
+        free(pairs);
+        return -1;
+    }
+    o->ngroups = ngroups;
+    o->npos = total;
+    o->offset = offset;
+    o->lengths = o->starts + ngroups;
+    o->base = o->lengths + ngroups;
+    o->perm = o->base + ngroups;
+    o->slot = o->perm + total;
+    o->pos = o->slot + total;
+    o->src = o->pos + total;
+    for (g = 0; g < ngroups; g++) {
+        o->starts[g] = starts[g];
+        o->lengths[g] = lengths[g];
+        o->base[g] = m;
+        for (i = 0; i < lengths[g]; i++) {
+            o->perm[m + i] = starts[g] + i;
+            pairs[2 * (m + i)] = starts[g] + i;
+            pairs[2 * (m + i) + 1] = m + i;
+        }
+        m += lengths[g];
+    }
+    qsort(pairs, total, 2 * sizeof(size_t), ck_cmp_pair);   /* positions are distinct */
+    for (i = 0; i < total; i++) {
+        o->slot[pairs[2 * i + 1]] = i;
+        o->pos[i] = o->src[i] = pairs[2 * i] + offset;
+    }
+    free(pairs);
+    return 0;
+}
+
+static inline void ck_odometer_free(ck_odometer *o) {
+    free(o->starts);
+    o->starts = NULL;
+}
+
+/* Advance to the next candidate, keeping `src` in step; 1 when every group wrapped back
+ * to the stored order (the space is exhausted), else 0. */
+static inline int ck_odometer_next(ck_odometer *o) {
+    ptrdiff_t g = (ptrdiff_t)o->ngroups - 1, k;
+    size_t i;
+    while (g >= 0) {
+        k = ck_next_permutation(o->perm + o->base[g], o->lengths[g]);
+        for (i = k < 0 ? 0 : (size_t)k; i < o->lengths[g]; i++)
+            o->src[o->slot[o->base[g] + i]] = o->perm[o->base[g] + i] + o->offset;
+        if (k >= 0)
+            return 0;
+        g--;                       /* wrapped back to the stored order: carry */
+    }
+    return 1;
+}
+
+/* Set `perm` to the candidate `src` describes. */
+static inline void ck_odometer_take_src(ck_odometer *o) {
+    size_t g, i;
+    for (g = 0; g < o->ngroups; g++)
+        for (i = 0; i < o->lengths[g]; i++)
+            o->perm[o->base[g] + i] = o->src[o->slot[o->base[g] + i]] - o->offset;
+}
+
+/* The order of the candidate `perm` describes: out[p] the input at position p (count
+ * inputs). */
+static inline void ck_odometer_order(const ck_odometer *o, size_t count, size_t *out) {
+    size_t g, i;
+    for (i = 0; i < count; i++)
+        out[i] = i;
+    for (g = 0; g < o->ngroups; g++)
+        for (i = 0; i < o->lengths[g]; i++)
+            out[o->starts[g] + i] = o->perm[o->base[g] + i];
+}
+
+#define CK_TIE_FOUND 1
+#define CK_TIE_EXHAUSTED 0
+#define CK_TIE_NO_MEMORY (-1)
+#define CK_TIE_INTERRUPTED (-2)
+
+/* The search over lanes from the odometer's current candidate (the stored order), in the
+ * canonical enumeration: CK_TIE_FOUND with `perm` at the first order whose root is
+ * `target`, CK_TIE_EXHAUSTED, CK_TIE_NO_MEMORY or CK_TIE_INTERRUPTED (`interrupted`, asked
+ * about every 2^16 candidates, returned non-zero). *tried counts the candidates looked at,
+ * the one found included. Call without the GIL; `interrupted` takes it. */
+static inline int ck_tie_search(ck_tie_lanes *t, ck_odometer *o, const uint8_t *target,
+                                unsigned long long *tried, int (*interrupted)(void)) {
+    size_t npos = o->npos;
+    size_t *held = (size_t *)malloc(CK_TIE_LANES * npos * sizeof(size_t) + 1);
+    unsigned long long checked = *tried;
+    int exhausted = 0, filled, hit;
+    if (!held)
+        return CK_TIE_NO_MEMORY;
+    while (!exhausted) {
+        for (filled = 0; filled < CK_TIE_LANES && !exhausted; filled++) {
+            ck_tie_load(t, filled, o->src);
+            memcpy(held + filled * npos, o->src, npos * sizeof(size_t));
+            exhausted = ck_odometer_next(o);
+        }
+        hit = ck_tie_eval(t, filled, target);
+        if (hit >= 0) {
+            *tried += (unsigned long long)(hit + 1);
+            memcpy(o->src, held + hit * npos, npos * sizeof(size_t));
+            ck_odometer_take_src(o);
+            free(held);
+            return CK_TIE_FOUND;
+        }
+        *tried += (unsigned long long)filled;
+        if (*tried - checked >= 0x10000) {   /* a long search stays interruptible */
+            checked = *tried;
+            if (interrupted && interrupted()) {
+                free(held);
+                return CK_TIE_INTERRUPTED;
+            }
+        }
+    }
+    free(held);
+    return CK_TIE_EXHAUSTED;
 }
 
 #endif /* CANONKIT_ASTP_TIE_LANES_H */

@@ -305,3 +305,34 @@ def test_read_instant_reads_as_instant_from_text(text: str) -> None:
     want = _instant_or_error(instant_from_text, text)
     assert _instant_or_error(compiled.read_instant, text) == want
     assert _instant_or_error(twin.read_instant, text) == want
+
+
+def test_the_verdicts_tie_search_stops_on_ctrl_c() -> None:
+    """The scanner kernel's own tie search (``scan_verdict``) stays interruptible: an
+    Episode whose 12 SPINE signals share one instant, under a cap above its 12! orders and a
+    seal no order rebuilds, is searched until SIGINT raises KeyboardInterrupt."""
+    import signal
+    import threading
+
+    compiled = backend_module("astp", "c")
+    scanner = backend_module("astp", "c", "scanner")
+    if compiled._keccak_lanes()[1] < 2:
+        pytest.skip("the kernel searches over two or more Keccak lanes")
+    doc = orjson.loads(next(d for d in CORPUS if b'"canonkit-episode/1"' in d
+                            and b'"seal":{' in d))
+    doc["signals"] = [{"content_hash": f"{k:064x}", "placement": "SPINE",
+                       "received_at": "2020-01-01T00:00:00Z"} for k in range(12)]
+    doc["closed_at"] = doc["seal"]["closed_at"] = "2021-01-01T00:00:00Z"
+    doc["sealed_at"] = doc["seal"]["sealed_at"] = "2021-01-02T00:00:00Z"
+    doc["seal"].update({"spine_algorithm_version": 1, "ordering_version": 1,
+                        "spine_root": "00" * 32})
+    doc["seal"].pop("resolved_signal_order", None)  # no annotation: a search
+    data = orjson.dumps(doc)
+    timer = threading.Timer(0.3, signal.raise_signal, (signal.SIGINT,))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            scanner.scan_verdict(data, Segment, Signal, 10**12)
+    finally:
+        timer.cancel()
+    assert scanner.scan_verdict(data, Segment, Signal, 100)[0] is None  # cap hit: no verdict

@@ -234,7 +234,7 @@ def test_the_kernels_verdict_is_the_general_paths(doc: bytes, edits: int, rnd: A
         assert scanned is None
         result = reproduce(read_episode_bytes(data))
         assert verdict == (result.outcome, result.episode_id, result.components,
-                           result.construction, result.flags, result.reason)
+                           result.construction, result.order, result.flags, result.reason)
         assert value.get("layer3") is None
     else:
         again = compiled.scan_episode(data, Segment, Signal)
@@ -246,8 +246,9 @@ def test_the_kernels_verdict_is_the_general_paths(doc: bytes, edits: int, rnd: A
 
 def test_the_kernel_decides_the_common_documents_as_reproduce_does() -> None:
     """The kernel's verdict is given for most unchanged documents — every construction,
-    both formats, reproduced and rebuilt under another construction — and equals
-    ``reproduce``'s; where it declines, the general path is left a scan it can use."""
+    both formats, reproduced from the stored order or by searching tied signals, and
+    rebuilt under another construction — and equals ``reproduce``'s (the order found
+    included); where it declines, the general path is left a scan it can use."""
     from collections import Counter
 
     from conftest import backend_pair
@@ -265,10 +266,53 @@ def test_the_kernel_decides_the_common_documents_as_reproduce_does() -> None:
             continue
         result = reproduce(episode)
         assert verdict == (result.outcome, result.episode_id, result.components,
-                           result.construction, result.flags, result.reason)
+                           result.construction, result.order, result.flags, result.reason)
         decided[result.outcome, str(result.construction), episode.format] += 1
     outcomes = {outcome for outcome, _, _ in decided}
-    assert outcomes == {"reproduced", "reproduced_under_other_construction"}
+    assert outcomes == {"reproduced", "reproduced_by_search",
+                        "reproduced_under_other_construction"}
     assert {c for _, c, _ in decided} >= {"sav0", "sav1", "sav2", "sav3"}
     assert {f for _, _, f in decided} == {"canonkit-episode/1", "astp-proof-of-record/1"}
     assert sum(decided.values()) > len(VERDICT_DOCUMENTS) // 2
+
+
+@pytest.mark.parametrize("width", [1, 2, 8])
+def test_the_kernels_tie_search_finds_what_reproduce_finds(width: int) -> None:
+    """Episodes rebuilt by searching their tied signals: the kernel searches at two or more
+    Keccak lanes (with one it leaves the search to the general path), under caps below, at
+    and above the space, and its verdict — the order found included — is reproduce's."""
+    import math
+
+    from conftest import backend_module, backend_pair
+
+    from canonkit.astp import reproduce
+    from canonkit.astp.documents import Segment, Signal, read_episode_bytes
+
+    kernels = backend_module("astp", "c")
+    compiled, _ = backend_pair("astp", "scanner")
+    if width > kernels._keccak_lanes()[1]:
+        pytest.skip(f"{width}-lane Keccak not available on this CPU")
+    searched = [d for d in VERDICT_DOCUMENTS if read_episode_bytes(d) is not None
+                and reproduce(read_episode_bytes(d)).outcome == "reproduced_by_search"]
+    assert searched
+    kernels._set_keccak_lanes(width)
+    try:
+        decided = 0
+        for data in searched:
+            episode = read_episode_bytes(data)
+            times = [s.received_at for s in episode.signals]
+            space = math.prod(math.factorial(len([t for t in times if t == u]))
+                              for u in set(times))
+            for cap in (0, space - 1, space, 40320):
+                verdict, _ = compiled.scan_verdict(data, Segment, Signal, cap)
+                result = reproduce(episode, search_cap=cap)
+                if verdict is None:
+                    assert width == 1 or result.outcome != "reproduced_by_search"
+                    continue
+                decided += 1
+                assert verdict == (result.outcome, result.episode_id, result.components,
+                                   result.construction, result.order, result.flags,
+                                   result.reason)
+        assert (decided == 0) == (width == 1)
+    finally:
+        kernels._set_keccak_lanes(0)

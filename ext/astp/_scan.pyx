@@ -10,12 +10,14 @@ two in agreement (the scanner may decline where the twin reads, never the other 
 from cpython.dict cimport PyDict_GetItem
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.ref cimport PyObject
+from libc.stddef cimport ptrdiff_t
 
 from canonkit._instant import instant_from_text
 from canonkit.errors import InvalidFieldError
 
 include "astp_kernel.pxi"
 include "astp_instants.pxi"
+include "astp_search.pxi"
 
 __all__ = ["plain_json", "read_instant", "scan_episode", "scan_verdict"]
 
@@ -1044,20 +1046,23 @@ def scan_episode(data, segment_type, signal_type):
     return None if scanned is None else _with_signals(scanned, signal_type)
 
 
-def scan_verdict(data, segment_type, signal_type):
+def scan_verdict(data, segment_type, signal_type, search_cap=40320):
     """``(verdict, scanned)`` of an Episode document's JSON text: ``verdict`` is
-    ``(outcome, episode_id, components, construction, flags, reason)``, what ``reproduce``
-    says of the document, when that is ``reproduced`` under its seal's own construction
-    from the stored order with no note, or ``reproduced_under_other_construction`` with no
-    tie search, and the document carries no Layer 3 (``astp_verdict.pxi``); ``scanned`` is
-    then None. Otherwise ``verdict`` is None and ``scanned`` what ``scan_episode`` gives,
-    for the general path to go on from. docs/astp-kernel-api.md."""
+    ``(outcome, episode_id, components, construction, order, flags, reason)``, what
+    ``reproduce(..., search_cap=search_cap)`` says of the document, when that is
+    ``reproduced`` (from the stored order with no note, or ``reproduced_by_search``) under
+    its seal's own construction or ``reproduced_under_other_construction``, and the document
+    carries no Layer 3 (``astp_verdict.pxi``); ``scanned`` is then None. Otherwise
+    ``verdict`` is None and ``scanned`` what ``scan_episode`` gives, for the general path to
+    go on from. docs/astp-kernel-api.md."""
     cdef tuple scanned = _scan(data, segment_type, signal_type)
     if scanned is None:
         return None, None
     members, table, excluded, latest, signals = scanned
+    if isinstance(search_cap, bool) or not isinstance(search_cap, int) or search_cap < 0:
+        raise InvalidFieldError(f"search_cap must be a non-negative integer, got {search_cap!r}")
     verdict = _verdict(members, table, excluded, latest, signals,
-                       members.get("format") == "astp-proof-of-record/1")
+                       members.get("format") == "astp-proof-of-record/1", search_cap)
     if verdict is not None:
         return verdict, None
     return None, _with_signals(scanned, signal_type)

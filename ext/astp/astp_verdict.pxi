@@ -44,7 +44,7 @@ cdef enum:
     INSTANT_READ = 1
     INSTANT_OTHER = 2
     # what an attempt under one construction comes to
-    ATTEMPT_DECLINE = -1    # the general path must decide (it would search, or raise)
+    ATTEMPT_DECLINE = -1    # the general path must decide (an annotation, an error)
     ATTEMPT_FAILS = 0
     ATTEMPT_OK = 1
 
@@ -176,6 +176,8 @@ cdef class _Episode:
     cdef object annotation              # resolved_signal_order
     cdef object entries                 # context entries: a list or None
     cdef _Buffer signals                # SPINE signal content hashes, stored order
+    cdef _Signals spine                 # the same with their instants (canonkit-episode/1)
+    cdef unsigned long long cap         # the tie search's cap (saturated)
     cdef _Buffer excluded
     cdef _Buffer structural
     cdef object leaves                  # v2 leaf hashes: bytes, False (no leaf fields), None
@@ -292,10 +294,102 @@ cdef class _Episode:
         self.context_state = ATTEMPT_OK
         return self.context_state
 
-    cdef int attempt(self, int sav, int ov, list components) except -2:
+    cdef int search(self, int sav, list order) except -2:
+        """``reproduce._spine``'s tie search under (sav, ordering 1), ASTP.md §12:
+        ATTEMPT_OK with ``order`` when an order of the tied SPINE signals rebuilds the
+        sealed root (the first of the canonical enumeration, ext/astp/astp_tie_lanes.h);
+        ATTEMPT_FAILS when a signal has no timestamp, nothing is tied, the orders outnumber
+        the cap or none rebuilds it; ATTEMPT_DECLINE where the search is left to the
+        general path (one Keccak lane, groups too far apart for the lanes)."""
+        cdef _Signals spine = self.spine
+        cdef size_t *starts
+        cdef size_t count, k, m, f, g = 0, shift = 1 if sav == 1 else 0
+        cdef size_t *found = NULL
+        cdef unsigned long long space = 1, tried = 0
+        cdef ck_odometer odo
+        cdef ck_tie_lanes lanes
+        cdef _Buffer inputs
+        cdef _Tree tree
+        cdef uint8_t *leaves0 = NULL
+        cdef uint8_t target[64]
+        cdef int outcome
+        if spine is None:
+            return ATTEMPT_FAILS        # proof-of-record signals carry no timestamps
+        for k in range(<size_t>spine.n):
+            if spine.sigs[k].received_len < 0:
+                return ATTEMPT_FAILS    # a signal without a timestamp: no search possible
+        starts = <size_t *>malloc(sizeof(size_t) * (2 * <size_t>spine.n + 1))
+        if starts == NULL:
+            raise MemoryError()
+        odo.starts = NULL
+        try:
+            k = 0                       # reproduce.tie_groups: runs of equal instants
+            while k < <size_t>spine.n:
+                m = k + 1
+                while m < <size_t>spine.n and spine.sigs[m].received_us == spine.sigs[k].received_us:
+                    m += 1
+                if m - k > 1:
+                    starts[g] = <size_t>self.table.n + k
+                    starts[spine.n + g] = m - k
+                    g += 1
+                    for f in range(2, m - k + 1):   # the space: the product of (m - k)!
+                        if space > self.cap // f:
+                            space = self.cap + 1    # more than the cap (saturated)
+                            break
+                        space *= f
+                k = m
+            if g == 0 or space > self.cap:
+                return ATTEMPT_FAILS    # nothing tied, or the cap hit
+            if ck_keccak_lanes() < 2:
+                return ATTEMPT_DECLINE
+            if ck_odometer_init(&odo, starts, starts + spine.n, g, shift) != 0:
+                raise MemoryError()
+            count = <size_t>(self.table.n + spine.n)
+            inputs = _buffer(<Py_ssize_t>count)
+            for k in range(<size_t>self.table.n):
+                memcpy(inputs.p + 32 * k, self.table.segs[k].content, 32)
+            memcpy(inputs.p + 32 * self.table.n, self.signals.p, 32 * spine.n)
+            tree = _build_tree(sav <= 1, self.first if sav == 1 else NULL, inputs.p,
+                               <Py_ssize_t>count)
+            if ck_tie_window(odo.pos, odo.npos, tree.depth) > CK_TIE_MAX_WINDOW:
+                return ATTEMPT_DECLINE
+            leaves0 = <uint8_t *>malloc(tree.h.size * (count + shift))
+            if leaves0 == NULL:
+                raise MemoryError()
+            memcpy(leaves0, tree.store, tree.h.size * (count + shift))
+            ck_hex32(self.sealed[SEAL_SPINE], target)   # sav 0/1: the hex-text tree
+            if ck_tie_init(&lanes, &tree.h, tree.store, tree.counts, tree.offsets, tree.depth,
+                           leaves0, odo.pos, odo.npos) != 0:
+                ck_tie_free(&lanes)
+                raise MemoryError()
+            with nogil:
+                outcome = ck_tie_search(&lanes, &odo, target, &tried, _interrupted)
+            ck_tie_free(&lanes)
+            if outcome == CK_TIE_NO_MEMORY:
+                raise MemoryError()
+            if outcome == CK_TIE_INTERRUPTED:
+                _raise_pending()
+            if outcome != CK_TIE_FOUND:
+                return ATTEMPT_FAILS    # every order tried
+            found = <size_t *>malloc(sizeof(size_t) * count)
+            if found == NULL:
+                raise MemoryError()
+            ck_odometer_order(&odo, count, found)
+            for k in range(<size_t>self.table.n, count):
+                order.append(_hex_of(self.signals.p + 32 * (found[k] - <size_t>self.table.n)))
+            return ATTEMPT_OK
+        finally:
+            free(starts)
+            free(leaves0)
+            free(found)
+            ck_odometer_free(&odo)
+
+    cdef int attempt(self, int sav, int ov, list components, list order) except -2:
         """``reproduce._attempt`` under (sav, ov): ATTEMPT_OK with ``components`` (in
-        _VERDICT_COMPONENTS order) filled, ATTEMPT_FAILS, or ATTEMPT_DECLINE where the
-        general path would check an annotation or search tied signals."""
+        _VERDICT_COMPONENTS order) filled and, when the root was found by searching tied
+        signals, ``order`` the signals' content hashes in the order found; ATTEMPT_FAILS; or
+        ATTEMPT_DECLINE where the general path must decide (an annotation to check, a search
+        this one does not run)."""
         cdef uint8_t value[6][32]
         cdef uint8_t uuid[16]
         cdef uint8_t buf[16 + 17 + 5 * 33]
@@ -306,10 +400,14 @@ cdef class _Episode:
             return ATTEMPT_DECLINE      # an annotation to check
         if self.stored_root(sav, ov, value[SEAL_SPINE]) != 0:
             return ATTEMPT_FAILS
+        del order[:]
         if memcmp(value[SEAL_SPINE], self.sealed[SEAL_SPINE], 32) != 0:
-            if ov == 1 and sav <= 1 and self.signals.n:
-                return ATTEMPT_DECLINE  # the general path searches the tied signals
-            return ATTEMPT_FAILS
+            if not (ov == 1 and sav <= 1 and self.signals.n):
+                return ATTEMPT_FAILS
+            state = self.search(sav, order)   # reproduce._spine: the tied signals' orders
+            if state != ATTEMPT_OK:
+                return state
+            memcpy(value[SEAL_SPINE], self.sealed[SEAL_SPINE], 32)
         self.set_roots(version)
         memcpy(value[SEAL_MANIFEST], self.sets[version - 1][0], 32)
         memcpy(value[SEAL_EXCLUSION], self.sets[version - 1][1], 32)
@@ -435,7 +533,7 @@ cdef _Episode _read(dict members, SegmentTable table, list excluded, object late
             if state == INSTANT_OTHER:
                 return None
             closed = state == INSTANT_READ
-        spine = <_Signals>signals
+        spine = e.spine = <_Signals>signals
         repeated = spine.repeated
         if closed and ((latest_created is not None and <int64_t>latest_created > closed_us)
                        or (spine.latest is not None and <int64_t>spine.latest > closed_us)):
@@ -511,34 +609,37 @@ cdef bint _refused(_Episode e, bint por, dict members) except -1:
 
 
 cdef object _verdict(dict members, SegmentTable table, list excluded, object latest_created,
-                     object signals, bint por):
-    """``(outcome, episode_id, components, construction, flags, reason)`` when the general
-    path reproduces the document under its seal's own construction from the stored order
-    with no note (``reproduced``), or else under another construction with no tie search
+                     object signals, bint por, object search_cap):
+    """``(outcome, episode_id, components, construction, order, flags, reason)`` when the
+    general path reproduces the document under its seal's own construction, from the stored
+    order with no note (``reproduced``) or by searching its tied signals
+    (``reproduced_by_search``), or else under another construction
     (``reproduced_under_other_construction``), and it carries no Layer 3; None for every
     other document."""
-    cdef list flags = [], components = [None] * 6
+    cdef list flags = [], components = [None] * 6, order = []
     cdef _Episode e = _read(members, table, excluded, latest_created, signals, por, flags)
     cdef int sav, ov, state
     if e is None or _refused(e, por, members):
         return None
+    e.cap = search_cap if search_cap < <object>0xFFFFFFFFFFFFFFFF else 0xFFFFFFFFFFFFFFFF
     sav, ov = e.seal["spine_algorithm_version"], e.seal["ordering_version"]
     try:
-        state = e.attempt(sav, ov, components)
+        state = e.attempt(sav, ov, components, order)
         if state == ATTEMPT_OK:
-            return ("reproduced", e.episode_id, dict(zip(_VERDICT_COMPONENTS, components)),
-                    f"sav{sav}", flags, None)
+            return ("reproduced_by_search" if order else "reproduced", e.episode_id,
+                    dict(zip(_VERDICT_COMPONENTS, components)), f"sav{sav}",
+                    order or None, flags, None)
         if state == ATTEMPT_DECLINE:
             return None
         for alt_sav, alt_ov in _ALTERNATIVES[sav, ov]:
-            state = e.attempt(alt_sav, alt_ov, components)
+            state = e.attempt(alt_sav, alt_ov, components, order)
             if state == ATTEMPT_DECLINE:
                 return None
             if state == ATTEMPT_OK:
                 name = f"sav{alt_sav}" if alt_ov == ov else f"sav{alt_sav}/ov{alt_ov}"
                 return ("reproduced_under_other_construction", e.episode_id,
-                        dict(zip(_VERDICT_COMPONENTS, components)), name, flags,
-                        f"seal names sav{sav}/ov{ov}; rebuilt only under {name}")
+                        dict(zip(_VERDICT_COMPONENTS, components)), name, order or None,
+                        flags, f"seal names sav{sav}/ov{ov}; rebuilt only under {name}")
         return None                     # not reproducible: the general path words why
     finally:
         table.spine_roots = e.roots     # the general path need not fold them again

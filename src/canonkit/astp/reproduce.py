@@ -340,11 +340,9 @@ def reproduce_bytes(data: bytes, *, search_cap: int = 40320
     ``reproduce(canonkit._files.loads_json(data))`` decides, alike). Raises as
     ``read_episode_bytes`` and ``reproduce`` do."""
     _check_cap(search_cap)
-    verdict, scanned = scanner.scan_verdict(data, Segment, Signal)
+    verdict, scanned = scanner.scan_verdict(data, Segment, Signal, search_cap)
     if verdict is not None:
-        outcome, episode_id, components, construction, flags, reason = verdict
-        return Reproduction(outcome, episode_id, components, construction, None, flags,
-                            reason), None
+        return Reproduction(*verdict), None
     episode = episode_from_scan(scanned)
     if episode is None:
         return None

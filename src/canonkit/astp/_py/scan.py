@@ -15,7 +15,7 @@ from canonkit._files.strict_json import loads_json
 from canonkit._instant import instant_from_text
 from canonkit.astp._py.segments import NOT_CANONICAL as _NO
 from canonkit.astp._py.segments import read_segments, segment_hex, segment_instant
-from canonkit.errors import JSONInputError
+from canonkit.errors import InvalidFieldError, JSONInputError
 
 __all__ = ["plain_json", "read_instant", "scan_episode", "scan_verdict"]
 
@@ -102,13 +102,19 @@ def scan_episode(data: Any, segment_type: Any, signal_type: Any) -> Any:
     return members, segments, excluded, None if por else _latest_created(items), signals
 
 
-def scan_verdict(data: Any, segment_type: Any, signal_type: Any) -> tuple[Any, Any]:
+def scan_verdict(data: Any, segment_type: Any, signal_type: Any,
+                 search_cap: int = 40320) -> tuple[Any, Any]:
     """``(verdict, scanned)``: the compiled kernel gives the verdict of a common Episode
-    (``(outcome, episode_id, components, construction, flags, reason)``) straight from the
-    text where ``reproduce`` is certain to agree; its reference is ``reproduce`` itself, so
-    this twin gives none and hands every document on as ``scan_episode`` reads it:
-    ``(None, scan_episode(data, ...))`` (docs/astp-kernel-api.md)."""
-    return None, scan_episode(data, segment_type, signal_type)
+    (``(outcome, episode_id, components, construction, order, flags, reason)``) straight
+    from the text where ``reproduce(..., search_cap=search_cap)`` is certain to agree; its
+    reference is ``reproduce`` itself, so this twin gives none and hands every document on
+    as ``scan_episode`` reads it: ``(None, scan_episode(data, ...))``
+    (docs/astp-kernel-api.md)."""
+    scanned = scan_episode(data, segment_type, signal_type)
+    if scanned is not None and (isinstance(search_cap, bool) or not isinstance(search_cap, int)
+                                or search_cap < 0):
+        raise InvalidFieldError(f"search_cap must be a non-negative integer, got {search_cap!r}")
+    return None, scanned
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -239,14 +239,21 @@ cdef str _set_hash(object prefix, object members, int version):
     cdef uint8_t *buf = NULL
     cdef uint8_t out[32]
     cdef bytes head = bytes(prefix)
+    cdef const uint8_t *p = <const uint8_t *>PyBytes_AS_STRING(head)
+    cdef size_t length = <size_t>PyBytes_GET_SIZE(head)
     cdef Py_ssize_t m = _sorted_distinct(members, &buf)
     try:
-        if version == 1:
-            ck_set_v1(<const uint8_t *>PyBytes_AS_STRING(head), <size_t>PyBytes_GET_SIZE(head),
-                      buf, <size_t>m, out)
+        if 32 * m < NOGIL_THRESHOLD:
+            if version == 1:
+                ck_set_v1(p, length, buf, <size_t>m, out)
+            else:
+                ck_set_v2(p, length, buf, <size_t>m, out)
         else:
-            ck_set_v2(<const uint8_t *>PyBytes_AS_STRING(head), <size_t>PyBytes_GET_SIZE(head),
-                      buf, <size_t>m, out)
+            with nogil:
+                if version == 1:
+                    ck_set_v1(p, length, buf, <size_t>m, out)
+                else:
+                    ck_set_v2(p, length, buf, <size_t>m, out)
     finally:
         PyMem_Free(buf)
     return _hex_of(out)

@@ -2,71 +2,219 @@
 (docs/scale.md, "Resume and incremental runs").
 
     python bench/reverify_resume.py [--episodes 2000] [--median-segments 60] [--jobs 1]
-                                    [--repeat 3]
+                                    [--repeat 5] [--grow 0.01] [--corpus FILE.jsonl]
+                                    [--runs plain,journal,cached,grown,moved]
 
-Writes a synthetic corpus (``canonkit synth``, seed-table mix) to a temporary directory,
-fills a result cache once, then runs ``canonkit reverify CORPUS --jobs N --report R``
-plain, with a fresh ``--journal``, and with the filled ``--cache``, interleaved,
-``--repeat`` rounds; each cell is the minimum over the rounds of the wall time and of
-the CPU time (user + system) of the command and its workers. Prints a Markdown table
-with the ratios to the plain run.
+Writes a synthetic corpus (``canonkit synth``, seed-table mix; or takes ``--corpus``) to a
+temporary directory,
+fills a result cache once, then runs, interleaved, ``--repeat`` rounds of:
+
+- ``plain``: ``reverify CORPUS --jobs N`` with no journal and no cache;
+- ``journal``: the same with a fresh ``--journal``;
+- ``cached``: the same with the filled ``--cache`` (every unit found whole);
+- ``grown``: the corpus grown by ``--grow`` (new Episodes appended) with a copy of the
+  filled cache: the ranges before the end are found whole, the new Episodes verified;
+- ``moved``: the same corpus cut into other ranges (``batch_bytes`` 5 MB, the cache was
+  filled with 8 MB) with a copy of the filled cache: every Episode is looked up alone.
+
+Each run is a fresh process. Two figures per run: the whole command (wall, and CPU =
+user + system of the process and its workers), and the run alone, measured inside the
+process from making the ``Run`` to its summary (the interpreter's start and imports, the
+same for every variant, left out). Each cell is the minimum over the rounds; the journal's
+CPU is also given as the median of its per-round ratio to the plain run of the same round,
+and as the CPU of its own calls, timed inside three runs in one process, against the CPU
+of every process of those runs (a figure the noise of whole runs does not drown).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
+_CHILD = "--child"
 
-def _timed(argv: list[str]) -> tuple[float, float]:
+
+def _child(spec: str) -> None:
+    """Run one re-verification in this process and print its own wall and CPU time."""
+    options = json.loads(spec)
+    from canonkit import reverify
+
+    start = time.perf_counter()
+    before = [resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    run = reverify.run(options.pop("paths"), **options)
+    summary = run.summary
+    wall = time.perf_counter() - start
+    after = [resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    cpu = sum((a.ru_utime - b.ru_utime) + (a.ru_stime - b.ru_stime)
+              for a, b in zip(after, before))
+    print(json.dumps({"wall": wall, "cpu": cpu, "from_cache": summary.from_cache,
+                      "episodes": summary.episodes}))
+
+
+_SHARE = "--journal-share"
+
+
+def _journal_share(spec: str) -> None:
+    """Run with a fresh journal three times in this process, timing the journal's own
+    calls (``unit_key``, ``Journal.open/get/record/close``) against the CPU of every
+    process of the run; print the three shares."""
+    from canonkit import reverify
+    from canonkit.reverify import journal, runner
+
+    options = json.loads(spec)
+    spent = [0.0]
+
+    def timed(owner: object, name: str) -> None:
+        call = getattr(owner, name)
+
+        def wrapper(*args: object, **kwargs: object) -> object:
+            start = time.process_time()
+            try:
+                return call(*args, **kwargs)
+            finally:
+                spent[0] += time.process_time() - start
+
+        setattr(owner, name, wrapper)
+
+    timed(runner, "unit_key")
+    for name in ("open", "get", "record", "close"):
+        timed(journal.Journal, name)
+
+    def cpu() -> float:
+        return sum(u.ru_utime + u.ru_stime for u in
+                   (resource.getrusage(resource.RUSAGE_SELF),
+                    resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+    shares = []
+    for _ in range(3):
+        if os.path.exists(options["journal"]):
+            os.unlink(options["journal"])
+        spent[0] = 0.0
+        start = cpu()
+        reverify.run(options["paths"],
+                     **{k: v for k, v in options.items() if k != "paths"}).summary
+        shares.append((spent[0], cpu() - start))
+    print(json.dumps(shares))
+
+
+def _timed(spec: dict[str, object]) -> dict[str, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    done = subprocess.run([sys.executable, __file__, _CHILD, json.dumps(spec)],
+                          capture_output=True, text=True, check=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
+    inner = json.loads(done.stdout.splitlines()[-1])
+    return {"cmd_wall": wall,
+            "cmd_cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+            "run_wall": inner["wall"], "run_cpu": inner["cpu"],
+            "from_cache": inner["from_cache"], "episodes": inner["episodes"]}
 
 
 def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == _CHILD:
+        _child(sys.argv[2])
+        return
+    if len(sys.argv) == 3 and sys.argv[1] == _SHARE:
+        _journal_share(sys.argv[2])
+        return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--episodes", type=int, default=2000)
     ap.add_argument("--median-segments", type=int, default=60)
     ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--grow", type=float, default=0.01)
+    ap.add_argument("--corpus", help="an existing JSON-lines corpus instead of a new one")
+    ap.add_argument("--runs", default="plain,journal,cached,grown,moved",
+                    help="which runs (plain is always one)")
     args = ap.parse_args()
+    wanted = {"plain", *args.runs.split(",")}
     canonkit = [sys.executable, "-m", "canonkit"]
     with tempfile.TemporaryDirectory() as d:
-        corpus = os.path.join(d, "c.jsonl")
-        subprocess.run([*canonkit, "synth", "--episodes", str(args.episodes), "--seed", "5",
-                        "--out", corpus, "--median-segments", str(args.median_segments),
-                        "--no-progress"], stdout=subprocess.DEVNULL, check=True)
-        journal, cache = os.path.join(d, "j"), os.path.join(d, "cache")
-        base = [*canonkit, "reverify", corpus, "--jobs", str(args.jobs), "--no-progress",
-                "--report", os.path.join(d, "r.jsonl")]
-        fill = _timed([*base, "--cache", cache])
-        cells: dict[str, list[tuple[float, float]]] = {"plain": [], "journal": [],
-                                                       "cached": []}
+        corpus, extra = os.path.join(d, "c.jsonl"), os.path.join(d, "extra.jsonl")
+        if args.corpus:
+            os.symlink(os.path.abspath(args.corpus), corpus)
+            with open(corpus, "rb") as f:
+                args.episodes = sum(1 for _ in f)
+        for out, n, seed in ((corpus, args.episodes, 5),
+                             (extra, max(1, int(args.episodes * args.grow)), 6)):
+            if out == corpus and args.corpus:
+                continue
+            subprocess.run([*canonkit, "synth", "--episodes", str(n), "--seed", str(seed),
+                            "--out", out, "--median-segments", str(args.median_segments),
+                            "--no-progress"], stdout=subprocess.DEVNULL, check=True)
+        grown = os.path.join(d, "grown.jsonl")
+        with open(grown, "wb") as f:
+            for part in (corpus, extra):
+                with open(part, "rb") as src:
+                    shutil.copyfileobj(src, f)
+        journal, cache, copy = (os.path.join(d, n) for n in ("j", "cache", "copy"))
+        base = {"paths": [corpus], "jobs": args.jobs, "report": os.path.join(d, "r.jsonl")}
+        fill = _timed({**base, "cache": cache})
+        cells: dict[str, list[dict[str, float]]] = {
+            k: [] for k in ("plain", "journal", "cached", "grown", "moved") if k in wanted}
         for _ in range(args.repeat):
             cells["plain"].append(_timed(base))
-            if os.path.exists(journal):
-                os.unlink(journal)
-            cells["journal"].append(_timed([*base, "--journal", journal]))
-            cells["cached"].append(_timed([*base, "--cache", cache]))
+            if "journal" in wanted:
+                if os.path.exists(journal):
+                    os.unlink(journal)
+                cells["journal"].append(_timed({**base, "journal": journal}))
+            if "cached" in wanted:
+                cells["cached"].append(_timed({**base, "cache": cache}))
+            if "grown" in wanted:
+                shutil.rmtree(copy, ignore_errors=True)
+                shutil.copytree(cache, copy)
+                cells["grown"].append(_timed({**base, "paths": [grown], "cache": copy}))
+            if "moved" in wanted:
+                shutil.rmtree(copy, ignore_errors=True)
+                shutil.copytree(cache, copy)
+                cells["moved"].append(_timed({**base, "cache": copy, "batch_bytes": 5_000_000}))
+        share = None
+        if "journal" in wanted:
+            done = subprocess.run([sys.executable, __file__, _SHARE,
+                                   json.dumps({**base, "journal": journal})],
+                                  capture_output=True, text=True, check=True)
+            share = json.loads(done.stdout.splitlines()[-1])
         size = os.path.getsize(corpus)
-    best = {k: (min(w for w, _ in v), min(c for _, c in v)) for k, v in cells.items()}
-    print(f"{args.episodes} Episodes, {size / 1e6:.1f} MB, --jobs {args.jobs}, "
-          f"min of {args.repeat} interleaved rounds; filling the cache: "
-          f"{fill[0]:.2f} s wall, {fill[1]:.2f} s CPU\n")
-    print("| run | wall s | CPU s | wall / plain | CPU / plain |")
-    print("|---|---:|---:|---:|---:|")
-    pw, pc = best["plain"]
-    for name, (w, c) in best.items():
-        print(f"| {name} | {w:.3f} | {c:.3f} | {w / pw:.3f} | {c / pc:.3f} |")
+        cache_bytes = sum(os.path.getsize(os.path.join(r, f))
+                          for r, _, fs in os.walk(cache) for f in fs)
+    grew = (f"; grown by {args.grow:.0%}: from_cache {cells['grown'][0]['from_cache']:.0f} of "
+            f"{cells['grown'][0]['episodes']:.0f}" if "grown" in cells else "")
+    print(f"{args.episodes} Episodes, {size / 1e6:.1f} MB, --jobs {args.jobs}, min of "
+          f"{args.repeat} interleaved rounds; filling the cache: {fill['run_wall']:.2f} s "
+          f"wall, {fill['run_cpu']:.2f} s CPU (run alone); cache {cache_bytes / 1e6:.2f} MB"
+          f"{grew}\n")
+    print("| run | command wall s | command CPU s | run wall s | run CPU s "
+          "| run wall / plain | run CPU / plain |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    best = {k: {f: min(c[f] for c in v) for f in v[0]} for k, v in cells.items()}
+    plain = best["plain"]
+    for name, b in best.items():
+        print(f"| {name} | {b['cmd_wall']:.3f} | {b['cmd_cpu']:.3f} | {b['run_wall']:.3f} "
+              f"| {b['run_cpu']:.3f} | {b['run_wall'] / plain['run_wall']:.3f} "
+              f"| {b['run_cpu'] / plain['run_cpu']:.3f} |")
+    if "journal" in cells:
+        ratios = [j["run_cpu"] / p["run_cpu"]
+                  for j, p in zip(cells["journal"], cells["plain"])]
+        print(f"\njournal run CPU / plain, per round: "
+              f"{', '.join(f'{r:.3f}' for r in ratios)} "
+              f"(median {statistics.median(ratios):.3f})")
+    if share is not None:
+        print("the journal's own calls, timed in-process: " + ", ".join(
+            f"{own * 1e3:.1f} ms of {total:.3f} s = {own / total:.2%}" for own, total in share))
+    if "cached" in cells:
+        for what in ("wall", "cpu"):
+            speed = [p[f"run_{what}"] / c[f"run_{what}"]
+                     for p, c in zip(cells["plain"], cells["cached"])]
+            print(f"plain / cached run {what}, per round: "
+                  f"{', '.join(f'{r:.1f}' for r in speed)}")
 
 
 if __name__ == "__main__":

@@ -177,10 +177,11 @@ class DaskProcesses:
     machine (no dashboards), stopped again on exit — as a user with a cluster would run
     ``canonkit reverify --engine dask --scheduler ADDRESS``."""
 
-    def __init__(self, workers: int = 2) -> None:
+    def __init__(self, workers: int = 2, env: dict[str, str] | None = None) -> None:
         self._dir = tempfile.TemporaryDirectory(prefix="canonkit-dask-")
         self.file = os.path.join(self._dir.name, "scheduler.json")
         self.workers = workers
+        self.env = None if env is None else {**os.environ, **env}
         self.procs: list[subprocess.Popen[bytes]] = []
 
     @property
@@ -189,7 +190,7 @@ class DaskProcesses:
 
     def __enter__(self) -> str:
         quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
-                 "start_new_session": True}
+                 "start_new_session": True, "env": self.env}
         self.procs.append(subprocess.Popen(
             ["dask", "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
              "--scheduler-file", self.file], **quiet))  # type: ignore[call-overload]
@@ -244,13 +245,23 @@ def rate(r: dict, cpu: bool = False) -> str:
             f"{r['bytes'] / c / 1e6:.1f} MB/s per CPU-second")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--episodes", type=int, default=10_000)
+def corpus_arguments(ap: argparse.ArgumentParser, episodes: int) -> None:
+    """The options that choose (or make) the corpus: ``corpus_of`` reads them."""
+    ap.add_argument("--episodes", type=int, default=episodes)
     ap.add_argument("--median-segments", type=int, default=200)
     ap.add_argument("--seed", type=int, default=100)
     ap.add_argument("--dir", default="/tmp/canonkit-reverify-bench")
     ap.add_argument("--corpus", help="an existing corpus to use instead of generating one")
+
+
+def corpus_of(args: argparse.Namespace) -> Path:
+    return (Path(args.corpus) if args.corpus else
+            ensure_corpus(Path(args.dir), args.episodes, args.median_segments, args.seed))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    corpus_arguments(ap, 10_000)
     ap.add_argument("--sample", type=int, default=500, help="documents in the breakdown")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of the parse ratio")
     ap.add_argument("--skip", default="",
@@ -258,8 +269,7 @@ def main() -> None:
     ap.add_argument("--json", help="write the raw numbers here")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
-    corpus = (Path(args.corpus) if args.corpus else
-              ensure_corpus(Path(args.dir), args.episodes, args.median_segments, args.seed))
+    corpus = corpus_of(args)
     results: dict[str, dict] = {}
     rows: list[tuple[str, str, str]] = []
 

@@ -16,13 +16,31 @@ import pytest
 
 from canonkit import reverify
 from canonkit.errors import CacheError
+from canonkit.reverify import cache as cache_module
+from canonkit.reverify import cache_segments as segments
 from canonkit.reverify import synthetic_corpus as synth
 from reverify_helpers import named_export_corpus
 from services import S3Prefix, needs_obstore
 
 
-def _episodes(cache: Path) -> list[Path]:
-    return sorted(p for p in cache.rglob("*") if p.is_file())
+def _episodes(cache: Path | str) -> int:
+    """The Episode entries the cache holds (each key once)."""
+    return cache_module.describe(os.fspath(cache) if isinstance(cache, Path) else cache).episodes
+
+
+def _segments(cache: Path) -> list[Path]:
+    return sorted((cache / cache_module.SEGMENTS).glob("*" + segments.SUFFIX))
+
+
+def _records(path: Path | bytes) -> list[tuple[int, bytes, int, int, bool]]:
+    """``(record number, key, offset, length, is a unit entry)`` of a segment's index."""
+    data = path.read_bytes() if isinstance(path, Path) else path
+    index = segments.Index(data, len(data))
+    out = []
+    for n, (key, offset, length) in enumerate(index.records()):
+        content = segments.content_of(key, data[offset:offset + length])
+        out.append((n, key, offset, length, len(orjson.loads(content)) == 3))
+    return out
 
 
 def _report(paths: list[Path], report: Path, **options: Any) -> reverify.Run:
@@ -58,7 +76,7 @@ def test_a_grown_corpus_verifies_only_its_new_episodes(grown: tuple[Path, Path],
     cache = tmp_path / "cache"
     first = _report([old], tmp_path / "first.jsonl", jobs=jobs, cache=cache)
     assert first.summary.from_cache == 0
-    assert len(_episodes(cache)) == 120
+    assert _episodes(cache) == 120
     want = tmp_path / "want.jsonl"
     plain = _report([bigger], want, jobs=jobs)
     got = tmp_path / "got.jsonl"
@@ -67,7 +85,7 @@ def test_a_grown_corpus_verifies_only_its_new_episodes(grown: tuple[Path, Path],
     assert _body(got) == _body(want)
     assert run.summary.exit_status == plain.summary.exit_status
     assert orjson.loads(got.read_bytes().splitlines()[-1])["from_cache"] == 120
-    assert len(_episodes(cache)) == 200
+    assert _episodes(cache) == 200
     again = _report([bigger], tmp_path / "again.jsonl", jobs=jobs, cache=cache)
     assert again.summary.from_cache == 200
 
@@ -92,32 +110,77 @@ def test_the_source_is_attached_on_read(grown: tuple[Path, Path], tmp_path: Path
     assert _report([moved], got, jobs=2, cache=cache).summary.from_cache == 119
 
 
+def _flip(path: Path, at: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[at] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
 def test_a_damaged_entry_is_recomputed(grown: tuple[Path, Path], tmp_path: Path) -> None:
+    """Every value of every segment flipped: each entry is counted and recomputed (the
+    unit entries too), the report is the uncached one, and the next run finds them whole."""
     old, _ = grown
     cache = tmp_path / "cache"
     want = tmp_path / "want.jsonl"
     _report([old], want, jobs=2, cache=cache)
-    entries = _episodes(cache)
-    flipped = bytearray(entries[0].read_bytes())
-    at = flipped.index(b'"outcome":"') + 11
-    flipped[at] ^= 0x01  # parses still, but no longer checks
-    entries[0].write_bytes(bytes(flipped))
-    entries[1].write_bytes(b"")  # a torn write
-    entries[2].write_bytes(entries[3].read_bytes())  # another key's entry
+    units = 0
+    for path in _segments(cache):
+        for _, _, offset, length, is_unit in _records(path):
+            units += is_unit
+            _flip(path, offset + length - 2)  # inside the content: it no longer checks
+    assert units >= 1
     got = tmp_path / "got.jsonl"
     run = _report([old], got, jobs=2, cache=cache)
-    assert run.summary.from_cache == 117
-    assert run.summary.cache_recomputed == 3
+    assert run.summary.from_cache == 0
+    assert run.summary.cache_recomputed == 120 + units
     assert _body(got) == _body(want)
-    # rewritten: the next run finds every entry whole
     again = _report([old], tmp_path / "again.jsonl", jobs=2, cache=cache)
     assert again.summary.from_cache == 120 and again.summary.cache_recomputed == 0
-    # the CLI says so as info; the exit status is the uncached run's
-    entries[0].write_bytes(b"{}")
+    assert _body(tmp_path / "again.jsonl") == _body(want)
+
+
+def test_foreign_and_torn_segments(grown: tuple[Path, Path], tmp_path: Path) -> None:
+    """An index record pointing at another key's value is damaged; a segment cut short
+    (or not a segment at all) is ignored: its Episodes are verified and stored again."""
+    old, _ = grown
+    cache = tmp_path / "cache"
+    want = tmp_path / "want.jsonl"
+    _report([old], want, jobs=1, cache=cache)
+    path = _segments(cache)[0]  # a unit's segment: its unit entry and its Episodes'
+    records = _records(path)
+    [unit] = [r for r in records if r[4]]
+    episode = next(r for r in records if not r[4])
+    data = bytearray(path.read_bytes())
+    at = segments.HEADER.size + unit[0] * segments.RECORD.size + segments.KEY_BYTES
+    data[at:at + 12] = segments.RECORD.pack(b"\0" * 32, episode[2], episode[3])[32:44]
+    path.write_bytes(bytes(data))  # the unit's key now files an Episode's value
+    got = tmp_path / "got.jsonl"
+    run = _report([old], got, jobs=1, cache=cache)
+    assert (run.summary.from_cache, run.summary.cache_recomputed) == (120, 1)
+    assert _body(got) == _body(want)
+    for name, content in (("cut", path.read_bytes()[:100]), ("other", b"not a segment")):
+        for other in _segments(cache):
+            other.unlink()
+        (cache / cache_module.SEGMENTS / (name + segments.SUFFIX)).write_bytes(content)
+        run = _report([old], got, jobs=2, cache=cache)
+        assert (run.summary.from_cache, run.summary.cache_recomputed) == (0, 0)
+        assert _body(got) == _body(want)
+        assert _report([old], got, jobs=2, cache=cache).summary.from_cache == 120
+
+
+def test_the_cli_says_a_damaged_entry_is_recomputed(grown: tuple[Path, Path],
+                                                    tmp_path: Path) -> None:
+    old, _ = grown
+    cache = tmp_path / "cache"
+    _report([old], tmp_path / "first.jsonl", jobs=2, cache=cache)
+    path = _segments(cache)[0]
+    unit = next(r for r in _records(path) if r[4])
+    _flip(path, unit[2] + unit[3] - 2)  # a unit entry: its Episodes are found one by one
     plain = subprocess.run([sys.executable, "-m", "canonkit", "reverify", str(old),
-                            "--no-progress"], capture_output=True, text=True, timeout=300)
+                            "--no-progress", "--jobs", "2"],
+                           capture_output=True, text=True, timeout=300)
     cached = subprocess.run([sys.executable, "-m", "canonkit", "reverify", str(old),
-                             "--cache", str(cache), "--no-progress"],
+                             "--cache", str(cache), "--no-progress", "--jobs", "2"],
                             capture_output=True, text=True, timeout=300)
     assert cached.returncode == plain.returncode == 1
     assert "1 damaged entries recomputed" in cached.stderr
@@ -212,13 +275,17 @@ def test_a_cache_in_object_storage(s3: S3Prefix, grown: tuple[Path, Path],
     cache = s3.url + "cache"  # a prefix; the slash is added
     first = _report([old], tmp_path / "first.jsonl", jobs=2, cache=cache)
     assert first.summary.from_cache == 0
-    entries = remote.list_prefix(s3.url + "cache/")
-    assert len(entries) == 120
+    assert _episodes(cache + "/") == 120
+    segment = remote.list_prefix(s3.url + "cache/segments/")[0]
     want, got = tmp_path / "want.jsonl", tmp_path / "got.jsonl"
     _report([bigger], want, jobs=2)
-    remote.put(entries[0].url, b"{}")  # damaged
+    data = bytearray(remote.read_object(segment))
+    _, _, offset, length, _ = next(r for r in _records(bytes(data)) if not r[4])
+    data[offset + length - 2] ^= 0x01  # an Episode's value no longer checks
+    remote.put(segment.url, bytes(data))
     run = _report([bigger], got, jobs=2, cache=cache)
     assert (run.summary.from_cache, run.summary.cache_recomputed) == (119, 1)
     assert _body(got) == _body(want)
     run = _report([bigger], got, jobs=1, cache=cache)
     assert (run.summary.from_cache, run.summary.cache_recomputed) == (200, 0)
+    assert _body(got) == _body(want)

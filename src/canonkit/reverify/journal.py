@@ -15,13 +15,15 @@ verified again.
 
 A journal is read as a stream, through the input door (a regular file) and the strict JSON
 reader (a repeated key or a malformed entry is a damaged entry); the seal is checked over
-the entry's bytes as written. Only each entry's place in the file is kept in memory (the
-journal of a run over 10^8 Episodes is tens of GB); an entry is read again, and its seal
-checked again, when its unit comes up.
+the entry's bytes as written. Only each entry's place in the file is kept in memory, 20
+bytes an entry (the journal of a run over 10^8 Episodes is tens of GB); an entry is read
+again, and its seal checked again, when its unit comes up.
 """
 from __future__ import annotations
 
 import os
+from array import array
+from bisect import bisect_right
 from typing import Any, BinaryIO
 
 import orjson
@@ -198,6 +200,48 @@ def mismatch(line: bytes) -> str:
             f"({orjson.dumps({k: old.get(k) for k in ('options', 'inputs')}).decode()})")
 
 
+class _Places:
+    """Where each unit's entry line is, as three parallel arrays sorted by the first 8
+    bytes of the BLAKE3 of the unit key (20 bytes an entry, not a dict of key strings: a
+    journal of a million units is resumed in 20 MB). Entries whose digests share those 8
+    bytes are all tried, the last written first; each line is checked against the full
+    key when read (``result_of``)."""
+
+    def __init__(self) -> None:
+        # while the journal is read: short << 128 | offset << 32 | length, one int each
+        self._order: list[int] = []
+        self._shorts = array("Q")
+        self._offsets = array("Q")
+        self._sizes = array("I")
+
+    @staticmethod
+    def _short(key: str) -> int:
+        return int.from_bytes(blake3(key.encode()).digest()[:8], "big")
+
+    def add(self, key: str, offset: int, length: int) -> None:
+        self._order.append(self._short(key) << 128 | offset << 32 | length)
+
+    def freeze(self) -> None:
+        self._order.sort()
+        for packed in self._order:
+            self._shorts.append(packed >> 128)
+            self._offsets.append(packed >> 32 & (1 << 96) - 1)
+            self._sizes.append(packed & 0xFFFFFFFF)
+        self._order = []
+
+    def __len__(self) -> int:
+        return len(self._shorts)
+
+    def places(self, key: str) -> list[tuple[int, int]]:
+        short = self._short(key)
+        at = bisect_right(self._shorts, short)
+        found = []
+        while at > 0 and self._shorts[at - 1] == short:
+            at -= 1
+            found.append((self._offsets[at], self._sizes[at]))
+        return found
+
+
 class Journal:
     """An open journal: the results it holds (``get``), and ``record`` to append one.
     ``notes`` says what was ignored while reading it (a torn tail, damaged entries)."""
@@ -206,7 +250,7 @@ class Journal:
                  require_layer3: bool, paths: list[str]) -> None:
         self.path = os.fspath(path)
         self.notes: list[str] = []
-        self._entries: dict[str, tuple[int, int]] = {}  # unit -> (offset, length) of its line
+        self._entries = _Places()  # unit -> (offset, length) of its line
         self._reader: BinaryIO | None = None
         header = header_line(search_cap=search_cap, require_layer3=require_layer3,
                              paths=paths)
@@ -273,11 +317,12 @@ class Journal:
                 if key is None:
                     damaged += 1
                 else:
-                    self._entries[key] = (keep, len(line))
+                    self._entries.add(key, keep, len(line))
                 keep += len(line)
         except BaseException:
             f.close()
             raise
+        self._entries.freeze()
         self._reader = f
         if damaged:
             self.notes.append(f"ignored {damaged} damaged entries (their units are "
@@ -292,15 +337,18 @@ class Journal:
         journalled, or its line no longer reads as the entry it was)."""
         if key is None:
             return None
-        where = self._entries.get(key)
-        if where is None or self._reader is None:
+        if self._reader is None:
             return None
-        try:
-            line = os.pread(self._reader.fileno(), where[1], where[0])
-        except OSError as exc:
-            raise JournalError(f"{self.path}: the journal cannot be read: "
-                               f"{exc.strerror or exc}", detail=self.path) from None
-        return result_of(line, key)
+        for offset, length in self._entries.places(key):  # the last written first
+            try:
+                line = os.pread(self._reader.fileno(), length, offset)
+            except OSError as exc:
+                raise JournalError(f"{self.path}: the journal cannot be read: "
+                                   f"{exc.strerror or exc}", detail=self.path) from None
+            result = result_of(line, key)
+            if result is not None:
+                return result
+        return None
 
     def record(self, key: str | None, result: UnitResult) -> None:
         """Append one finished unit, durably (what is not journalled: ``entry_line``)."""

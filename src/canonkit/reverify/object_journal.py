@@ -9,13 +9,17 @@ answered, so a client killed at any moment loses at most the units in flight, an
 is ever torn). A journal URL names the prefix, with or without its final ``/``.
 
 A run with an existing journal reads its header (a header of other options or inputs is
-refused, as a local one is) and lists its entries once, keeping only their names; an entry
+refused, as a local one is) and lists its entries once, keeping only the first 8 bytes of
+each name (in a sorted array: 8 bytes an entry, about 10 MB for a million units); an entry
 is read when its unit comes up, its seal checked over its bytes as written and read by the
 strict JSON reader, and its unit compared with the key it is filed under. An entry that
 does not check (or cannot be read) is verified again, its entry rewritten, and counted
 in ``notes`` when the run ends.
 """
 from __future__ import annotations
+
+from array import array
+from bisect import bisect_left
 
 from blake3 import blake3
 
@@ -61,10 +65,14 @@ class ObjectJournal:
                        else mismatch(held[:-1]))
                 raise JournalError(f"{self.path}: {why}; name another --journal, or remove "
                                    "this prefix to start over", detail=self.path)
-            # names only: an entry is read when its unit comes up
-            self._names = set() if self._new else {
-                info.url.rsplit("/", 1)[-1]
-                for info in remote.list_prefix(self.prefix + ENTRIES)}
+            # names only, as the first 8 bytes of each (8 bytes an entry, not a string):
+            # an entry is read when its unit comes up
+            self._names = array("Q", sorted(
+                _short(name) for name in (
+                    info.url.rsplit("/", 1)[-1]
+                    for info in ([] if self._new else remote.list_prefix(self.prefix + ENTRIES)))
+                if _is_name(name)))
+            self._recorded = 0
         except OSError as exc:  # ObjectStorageError, or a header past any header's size
             raise self._unreachable(exc) from None
 
@@ -102,7 +110,14 @@ class ObjectJournal:
         self._new = False
 
     def __len__(self) -> int:
-        return len(self._names)
+        return len(self._names) + self._recorded
+
+    def _listed(self, name: str) -> bool:
+        """Whether an entry of that name was listed (or one sharing its first 8 bytes:
+        then its GET finds none, and its unit is verified again)."""
+        short = _short(name)
+        at = bisect_left(self._names, short)
+        return at < len(self._names) and self._names[at] == short
 
     def get(self, key: str | None) -> UnitResult | None:
         """The journalled result of the unit ``key`` (None: not journalled, or its entry
@@ -111,12 +126,14 @@ class ObjectJournal:
         if key is None:
             return None
         name = self._name(key)
-        if name not in self._names:
+        if not self._listed(name):
             return None
         try:
             line = self._read(ENTRIES + name, max_bytes=MAX_ENTRY)
         except OSError:  # unreadable or too large: verifying the unit again is never wrong
             line = None
+        # (gone since the listing; or, one time in 10^7 for a million units, another
+        # name sharing its first 8 bytes was listed: counted alike)
         result = None if line is None else result_of(line, key)
         if result is None:
             self._damaged += 1
@@ -135,7 +152,7 @@ class ObjectJournal:
             remote.put(self.prefix + ENTRIES + name, line)
         except ObjectStorageError as exc:
             raise self._unreachable(exc) from None
-        self._names.add(name)
+        self._recorded += 1  # (a unit comes up once a run: it is not looked up again)
 
     def close(self) -> None:
         """Say in ``notes`` how many entries were ignored (entries are read as their units
@@ -159,3 +176,11 @@ def _input_prefix_holding(prefix: str, inputs: list[str]) -> str | None:
         if url is not None and url.is_prefix and prefix.startswith(str(url)):
             return str(url)
     return None
+
+
+def _is_name(name: str) -> bool:
+    return len(name) == 64 and all(c in "0123456789abcdef" for c in name)
+
+
+def _short(name: str) -> int:
+    return int(name[:16], 16)

@@ -9,13 +9,15 @@ verifies it with ranged GETs of exactly its bytes.
 """
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from .._files import Expect, Identity, JSONLines, check_unchanged, open_regular
 
 _SCAN = 1 << 16
+_READ_BUFFER = 1 << 20  # a worker reading its range
 # a planner's GET at a wanted boundary of an object: a few lines (one GET each)
 _SCAN_OBJECT = 1 << 13
 # A range is at least this long (so a tiny corpus is not cut into one-line tasks) ...
@@ -62,6 +64,8 @@ def _open(path: str, expect: Expect, start: int = 0, end: int | None = None, *,
     ``_SCAN_OBJECT`` bytes at a time and nothing ahead."""
     if expect is None or isinstance(expect, Identity):
         f = open_regular(path, expect=expect)
+        if not scan:  # lines of tens of kilobytes: read in large blocks, not the default
+            f = io.BufferedReader(cast(io.BufferedReader, f).detach(), _READ_BUFFER)
         try:
             f.seek(start)
             return f, os.fstat(f.fileno()).st_size
@@ -115,3 +119,30 @@ def read_lines(path: str, start: int, end: int, max_line: int,
             yield number, at, line
             at = start + reader.consumed
         check_unchanged(raw, path, expect)
+
+
+def read_range(path: str, start: int, end: int, expect: Expect = None,
+               into: bytearray | None = None) -> bytes | memoryview:
+    """The bytes ``[start, end)`` of the file (or object version) ``expect`` describes,
+    whole (read into ``into`` when given, grown as needed: a worker reuses one buffer
+    rather than faulting in fresh pages for every range): FileChangedError when it is not
+    that file (at open or at the end), another OSError when it holds fewer bytes (the
+    caller then reads it line by line, which says where it ends)."""
+    if expect is not None and not isinstance(expect, Identity):
+        from .._files.remote import read_range as read_object_range
+
+        return read_object_range(expect, start, end)
+    f, _ = _open(path, expect, start, end)
+    with f:
+        if into is None:
+            data: bytes | memoryview = f.read(end - start)
+            got = len(data)
+        else:
+            if len(into) < end - start:
+                into.extend(bytes(end - start - len(into)))
+            data = memoryview(into)[:end - start]
+            got = cast(io.BufferedReader, f).readinto(data)
+        check_unchanged(f, path, expect)
+    if got != end - start:
+        raise OSError(f"{path}: {got} bytes where the range holds {end - start}")
+    return data

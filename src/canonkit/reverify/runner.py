@@ -28,7 +28,7 @@ from . import ranges
 from .ranges import chunk_bytes_for, seekable_kind
 from .sources import UNREADABLE, Input, expand_paths, iter_items, total_disk_bytes
 from .summary import Summary
-from .cache import open_cache
+from .cache import CacheView, compact, open_cache, view
 from .journal import Journal, unit_key
 from .object_journal import ObjectJournal
 from .units import (
@@ -159,6 +159,7 @@ class Run:
                     raise OutputPathError(f"{os.fspath(journal)}: the journal needs a file "
                                           "of its own", detail=os.fspath(journal))
         self._cache = None if cache is None else open_cache(cache)  # CacheError
+        self._cache_view: CacheView | None = None  # its segments, listed when the run starts
         self._named = [os.fspath(p) for p in paths]
         self._engine_name, self._jobs, self._scheduler = engine, jobs, scheduler
         self.search_cap = search_cap
@@ -296,9 +297,12 @@ class Run:
         """Whether the workers see the inputs the parent sees. A remote Dask cluster is
         asked: every worker must find every seekable input as the same file (device,
         inode, size, modification time) for descriptors to be sent. In-process, the
-        parent's own readers serve (there is no one to send descriptors to)."""
+        parent's own readers serve (there is no one to send descriptors to), except with
+        a result cache (a byte range is then looked up whole: ``units.py``) or a journal
+        (a range is journalled under its file's identity, a batch of documents under the
+        BLAKE3 of its bytes: a second pass over the corpus)."""
         if engine.in_process:
-            return False
+            return self._cache is not None or self._journal is not None
         if engine.shares_files:
             return True
         paths = [os.path.abspath(i.path) for i in self.inputs
@@ -325,7 +329,7 @@ class Run:
         doc_bytes = 0
         cached = corrupt = named = 0
         for single, result in engine.map(verify_unit, singles, self.search_cap,
-                                         self.require_layer3, self._cache):
+                                         self.require_layer3, self._cache_view):
             if isinstance(result, engines.Lost):
                 verdicts.append(lost(single, f"worker_lost: {result.reason}"))
             else:
@@ -346,7 +350,7 @@ class Run:
         journal = self._journal
         if journal is None:
             for unit, result in engine.map(verify_unit, units, self.search_cap,
-                                           self.require_layer3, self._cache):
+                                           self.require_layer3, self._cache_view):
                 if isinstance(result, engines.Lost):
                     yield unit, self._recover(engine, unit), None, False
                 else:
@@ -363,7 +367,7 @@ class Run:
                     yield unit
 
         done = engine.map(verify_unit, to_verify(), self.search_cap, self.require_layer3,
-                          self._cache)
+                          self._cache_view)
         ahead: deque[tuple[Unit, Any]] = deque()  # results of units still behind hits
         while True:
             if not planned:  # the engine pulls more units from to_verify as it needs
@@ -401,6 +405,8 @@ class Run:
         start = time.perf_counter()
         progress = Progress(total_disk_bytes(self.inputs), self._progress_enabled)
         report, notes = self._outputs()
+        if self._cache is not None:
+            self._cache_view = view(self._cache)
         try:
             with engines.open_engine(self._engine_name, jobs=self._jobs,
                                      scheduler=self._scheduler) as engine:
@@ -452,6 +458,8 @@ class Run:
                 if notes is not None:
                     notes.commit()
             self._done = True
+            if self._cache is not None:  # after the report: it never depends on this
+                compact(self._cache)
         finally:
             progress.close()
             if self._journal is not None:

@@ -20,15 +20,16 @@ parent, consuming units in order, adds the lines of the earlier ranges of the fi
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import NamedTuple, Union
 
-from .._files import Expect
+from .._files import Expect, JSONLines
 from ..errors import FileChangedError
 from .lines import Source, Verdict, invalid, source_head
 from .sources import MAX_DOCUMENT_BYTES, Input, Item, iter_items, read_json_file
-from .cache import ResultCache
-from .worker import verify_one
+from .cache import MAX_UNIT_BYTES, CacheView, ResultCache, attach
+from .worker import Options, verify_one
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +89,9 @@ class UnitResult(NamedTuple):
 
 
 CHANGED = -1  # UnitResult.lines of a range refused because its file changed
+# the bytes of the range being looked up whole: one buffer a thread (a Dask worker may
+# run several units at once), reused from range to range (see ranges.read_range)
+_HELD = threading.local()
 
 
 def refused_range(unit: LineRange, reason: str) -> UnitResult:
@@ -110,6 +114,74 @@ def _cannot_read(exc: OSError, opened: str, reported: str) -> str:
 
 
 def _verify_range(unit: LineRange, search_cap: int, require_layer3: bool,
+                  cache: ResultCache | None) -> UnitResult:
+    """With a cache, a range short enough to hold is read whole and looked up as a unit
+    first; otherwise (or when it cannot be read whole) it is read line by line."""
+    if cache is not None and unit.end - unit.start <= MAX_UNIT_BYTES:
+        from .ranges import read_range
+
+        try:
+            if not hasattr(_HELD, "buffer"):
+                _HELD.buffer = bytearray()
+            data = read_range(unit.path, unit.start, unit.end, unit.identity, _HELD.buffer)
+        except FileChangedError as exc:  # not the file the run started on: none of it counts
+            return refused_range(unit, _cannot_read(exc, unit.path, unit.source))
+        except OSError:  # read line by line: that says where it fails
+            data = None
+        if data is not None:
+            try:
+                return _verify_held_range(unit, data, Options(search_cap, require_layer3),
+                                          cache)
+            finally:
+                if isinstance(data, memoryview):
+                    data.release()  # (the buffer may grow for the next range)
+    return _stream_range(unit, search_cap, require_layer3, cache)
+
+
+def _verify_held_range(unit: LineRange, data: bytes | memoryview, options: Options,
+                       cache: ResultCache) -> UnitResult:
+    """A range whose bytes are held: its unit entry, or its lines one by one (then a
+    unit entry is kept when none of them named a Layer 3 export by path)."""
+    import io
+
+    from .layer3_component import named_reads
+
+    head = source_head(Source(unit.source, "line"))
+    key = cache.unit_key(b"lines", [(b"", data)], options)
+    held = cache.get_unit(key)
+    if held is not None:
+        try:
+            lines, doc_bytes = int(held[0]), int(held[1])
+            verdicts = [attach(row[1:], head, unit.line0 + row[0]) for row in held[2]]
+        except (TypeError, ValueError, IndexError, AttributeError):  # not a unit's entry
+            cache.damaged_unit()
+        else:
+            cache.hit_unit(len(verdicts))
+            return UnitResult(verdicts, lines, doc_bytes, len(data))
+    before = named_reads()
+    verdicts = []
+    rows: list[tuple[int | None, Verdict, bytes]] = []
+    lines = doc_bytes = 0
+    reader = JSONLines(io.BytesIO(data), max_line=MAX_DOCUMENT_BYTES, stop_after=len(data))
+    for number, line in reader:
+        lines = number
+        source = Source(unit.source, "line", unit.line0 + number)
+        if line is None:
+            verdict = invalid(source, too_long(), None, head)
+        elif line:
+            verdict = verify_one("json", line, source, options.search_cap, head, unit.path,
+                                 options.require_layer3, cache)
+            doc_bytes += len(line)
+        else:
+            continue
+        verdicts.append(verdict)
+        rows.append((number, verdict, head))
+    if named_reads() == before:
+        cache.put_unit(key, lines, doc_bytes, rows)
+    return UnitResult(verdicts, lines, doc_bytes, len(data))
+
+
+def _stream_range(unit: LineRange, search_cap: int, require_layer3: bool,
                   cache: ResultCache | None) -> UnitResult:
     from .ranges import read_lines
 
@@ -154,18 +226,54 @@ def _verify_json_files(unit: JsonFiles, search_cap: int, require_layer3: bool,
     return UnitResult(verdicts, 0, doc_bytes, disk)
 
 
-def _verify_documents(unit: Documents, search_cap: int, require_layer3: bool,
-                      cache: ResultCache | None) -> UnitResult:
-    heads: dict[tuple[str, str | None], bytes] = {}  # one source head per file (and key)
-    verdicts = []
-    for i in unit.items:
+def _source_heads(items: tuple[Item, ...]) -> list[bytes]:
+    """Every item's ``lines.source_head``, rendered once per file (and key)."""
+    heads: dict[tuple[str, str | None], bytes] = {}
+    out = []
+    for i in items:
         head = heads.get((i.source.file, i.source.key))
         if head is None:
             head = heads[i.source.file, i.source.key] = source_head(i.source)
-        verdicts.append(verify_one(i.kind, i.payload, i.source, search_cap, head,
-                                   require_layer3=require_layer3, cache=cache))
+        out.append(head)
+    return out
+
+
+def _verify_documents(unit: Documents, search_cap: int, require_layer3: bool,
+                      cache: ResultCache | None) -> UnitResult:
     doc_bytes = sum(len(i.payload) for i in unit.items if i.kind != "error")
-    return UnitResult(verdicts, 0, doc_bytes, sum(i.disk_bytes for i in unit.items))
+    disk = sum(i.disk_bytes for i in unit.items)
+    held = sum(len(i.payload) for i in unit.items) <= MAX_UNIT_BYTES
+    if cache is None or not held:
+        verdicts = [verify_one(i.kind, i.payload, i.source, search_cap, head,
+                               require_layer3=require_layer3, cache=cache)
+                    for i, head in zip(unit.items, _source_heads(unit.items))]
+        return UnitResult(verdicts, 0, doc_bytes, disk)
+    from .layer3_component import named_reads
+
+    options = Options(search_cap, require_layer3)
+    heads = [source_head(i.source) for i in unit.items]
+    key = cache.unit_key(b"documents", [(i.kind.encode(), i.payload) for i in unit.items],
+                         options)
+    entry = cache.get_unit(key)
+    if entry is not None:
+        try:
+            rows = entry[2]
+            if len(rows) != len(unit.items):
+                raise ValueError("not this unit's entry")
+            verdicts = [attach(row[1:], src, None if i.source.key is None else i.source.number)
+                        for row, src, i in zip(rows, heads, unit.items)]
+        except (TypeError, ValueError, IndexError, AttributeError):  # not a unit's entry
+            cache.damaged_unit()
+        else:
+            cache.hit_unit(len(verdicts))
+            return UnitResult(verdicts, 0, doc_bytes, disk)
+    before = named_reads()
+    verdicts = [verify_one(i.kind, i.payload, i.source, search_cap, src,
+                           require_layer3=require_layer3, cache=cache)
+                for i, src in zip(unit.items, heads)]
+    if named_reads() == before:
+        cache.put_unit(key, 0, doc_bytes, [(None, v, src) for v, src in zip(verdicts, heads)])
+    return UnitResult(verdicts, 0, doc_bytes, disk)
 
 
 def _verify_whole_object(unit: WholeObject, search_cap: int, require_layer3: bool,
@@ -182,9 +290,10 @@ def _verify_whole_object(unit: WholeObject, search_cap: int, require_layer3: boo
 
 
 def verify_unit(unit: Unit, search_cap: int, require_layer3: bool = False,
-                cache: str | None = None) -> UnitResult:
-    """Runs in a worker: the verdicts of one unit, in input order; ``cache`` is the
-    directory of a result cache (``cache.py``) to look every document up in first."""
+                cache: CacheView | None = None) -> UnitResult:
+    """Runs in a worker: the verdicts of one unit, in input order; ``cache`` is the view
+    of a result cache (``cache.py``) to look the unit, then every document, up in first
+    (the new entries are written when the unit is done)."""
     from .layer3_component import named_reads
 
     found = None if cache is None else ResultCache(cache)
@@ -198,6 +307,8 @@ def verify_unit(unit: Unit, search_cap: int, require_layer3: bool = False,
     else:
         result = _verify_documents(unit, search_cap, require_layer3, found)
     result = result._replace(named_exports=named_reads() - before)
+    if found is not None:
+        found.flush()
     if found is None or result.lines == CHANGED:  # a refused range kept no verdict
         return result
     return result._replace(cached=found.hits, cache_corrupt=found.corrupt)

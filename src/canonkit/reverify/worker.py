@@ -13,7 +13,7 @@ import orjson
 from .._files import loads_json
 from ..errors import CanonkitError, JSONInputError
 from .layer3_component import Layer3Result, check
-from .lines import Source, Verdict, invalid, render
+from .lines import Source, Verdict, invalid, render, source_head
 from .sources import plain
 
 if TYPE_CHECKING:
@@ -87,8 +87,8 @@ def _layer3(member: Any, episode: Any, options: Options, origin: str | None
 
 
 class Parts(NamedTuple):
-    """Everything a report line says about an Episode except where it came from: what a
-    result cache stores (``cache.py``); ``render_parts`` attaches the source."""
+    """Everything a report line says about an Episode except where it came from;
+    ``render_parts`` attaches the source."""
 
     episode_id: str | None
     outcome: str
@@ -186,8 +186,9 @@ def verify_one(kind: str, payload: bytes, source: Source, search_cap: int,
     if cache is None:
         return render_parts(source, assess(kind, payload, options, origin), head)
     key = cache.key(kind, payload, options, origin)
-    parts = cache.get(key)
-    if parts is None:
-        parts = assess(kind, payload, options, origin)
-        cache.put(key, parts)
-    return render_parts(source, parts, head)
+    src = head if head is not None else source_head(source)
+    verdict = cache.get(key, source, src)
+    if verdict is None:
+        verdict = render_parts(source, assess(kind, payload, options, origin), src)
+        cache.put(key, verdict, src)
+    return verdict

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import random
+from typing import Any
 
 import numpy as np
 import pytest
@@ -64,24 +65,38 @@ def test_proofs(pair) -> None:
             assert c.inclusion_proof_v2(leaves, i) == py.inclusion_proof_v2(leaves, i)
 
 
+def _draw_inputs(data: st.DataObject, c: Any, most: int) -> tuple[int, random.Random,
+                                                                  list[bytes]]:
+    """A Keccak width the CPU has, a seeded generator, and 1 to ``most`` random inputs."""
+    widest = c._keccak_lanes()[1]
+    width = data.draw(st.sampled_from([w for w in WIDTHS if w <= widest]))
+    rng = random.Random(data.draw(st.integers(0, 2**32)))
+    return width, rng, [rng.randbytes(32) for _ in range(data.draw(st.integers(1, most)))]
+
+
+def _draw_groups(data: st.DataObject, n: int, *, gap: int, limit: int
+                 ) -> tuple[list[tuple[int, int]], int]:
+    """Disjoint groups of 1 to 5 of n inputs, up to ``gap`` apart, whose orders number at
+    most ``limit``; and that number."""
+    groups, pos, space = [], 0, 1
+    while pos < n:
+        length = data.draw(st.integers(1, 5))
+        if pos + length <= n and space * math.factorial(length) <= limit and data.draw(st.booleans()):
+            groups.append((pos, length))
+            space *= math.factorial(length)
+        pos += length + data.draw(st.integers(0, gap))
+    return groups, space
+
+
 @settings(max_examples=25)
 @given(data=st.data())
 def test_tie_search(data: st.DataObject) -> None:
     c, py = backend_pair("astp")
-    widest = c._keccak_lanes()[1]
-    width = data.draw(st.sampled_from([w for w in WIDTHS if w <= widest]))
-    n = data.draw(st.integers(1, 60))
-    rng = random.Random(data.draw(st.integers(0, 2**32)))
-    inputs = [rng.randbytes(32) for _ in range(n)]
+    width, rng, inputs = _draw_inputs(data, c, 60)
+    n = len(inputs)
     if n > 3 and data.draw(st.booleans()):
         inputs[n - 1] = inputs[n - 2]  # duplicates: several orders share the root
-    groups, pos, space = [], 0, 1
-    while pos < n:
-        length = data.draw(st.integers(1, 5))
-        if pos + length <= n and space * math.factorial(length) <= 2000 and data.draw(st.booleans()):
-            groups.append((pos, length))
-            space *= math.factorial(length)
-        pos += length + data.draw(st.integers(0, 3))
+    groups, _ = _draw_groups(data, n, gap=3, limit=2000)
     sav = data.draw(st.sampled_from([0, 1, 2, 3]))
     order = list(range(n))
     for s, length in groups:
@@ -120,20 +135,11 @@ def test_tie_search_over_lanes_finds_and_counts_as_the_twin(data: st.DataObject)
     order tried), a memo that is full from the start or soon — at every width, the twin's
     (order, tried, cap_hit), and the tree is left fit for ``root_of``."""
     c, py = backend_pair("astp")
-    widest = c._keccak_lanes()[1]
-    width = data.draw(st.sampled_from([w for w in WIDTHS if w <= widest]))
-    n = data.draw(st.integers(1, 80))
-    rng = random.Random(data.draw(st.integers(0, 2**32)))
-    inputs = [rng.randbytes(32) for _ in range(n)]
+    width, rng, inputs = _draw_inputs(data, c, 80)
+    n = len(inputs)
     for _ in range(data.draw(st.integers(0, 3))):  # repeated inputs: several orders match
         inputs[rng.randrange(n)] = inputs[rng.randrange(n)]
-    groups, pos, space = [], 0, 1
-    while pos < n:
-        length = data.draw(st.integers(1, 5))
-        if pos + length <= n and space * math.factorial(length) <= 3000 and data.draw(st.booleans()):
-            groups.append((pos, length))
-            space *= math.factorial(length)
-        pos += length + data.draw(st.integers(0, 20))
+    groups, space = _draw_groups(data, n, gap=20, limit=3000)
     rng.shuffle(groups)
     sav = data.draw(st.sampled_from([0, 1, 2, 3]))
     planted = _shuffled(rng, inputs, groups)

@@ -226,15 +226,27 @@ def _verify_json_files(unit: JsonFiles, search_cap: int, require_layer3: bool,
     return UnitResult(verdicts, 0, doc_bytes, disk)
 
 
+def _source_heads(items: tuple[Item, ...]) -> list[bytes]:
+    """Every item's ``lines.source_head``, rendered once per file (and key)."""
+    heads: dict[tuple[str, str | None], bytes] = {}
+    out = []
+    for i in items:
+        head = heads.get((i.source.file, i.source.key))
+        if head is None:
+            head = heads[i.source.file, i.source.key] = source_head(i.source)
+        out.append(head)
+    return out
+
+
 def _verify_documents(unit: Documents, search_cap: int, require_layer3: bool,
                       cache: ResultCache | None) -> UnitResult:
     doc_bytes = sum(len(i.payload) for i in unit.items if i.kind != "error")
     disk = sum(i.disk_bytes for i in unit.items)
     held = sum(len(i.payload) for i in unit.items) <= MAX_UNIT_BYTES
     if cache is None or not held:
-        verdicts = [verify_one(i.kind, i.payload, i.source, search_cap,
+        verdicts = [verify_one(i.kind, i.payload, i.source, search_cap, head,
                                require_layer3=require_layer3, cache=cache)
-                    for i in unit.items]
+                    for i, head in zip(unit.items, _source_heads(unit.items))]
         return UnitResult(verdicts, 0, doc_bytes, disk)
     from .layer3_component import named_reads
 

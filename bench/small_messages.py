@@ -4,8 +4,9 @@
 
 Plain script mode: every contender of every (operation, message) row is timed in turn,
 ``--rounds`` times ``--number`` calls, and its minimum kept, so a load burst hits every
-contender alike. Times are ns per call; each ratio is libipld's minimum over the
-contender's (above 1.00: faster than libipld). ``bench/test_small_messages.py`` times the
+contender alike. Times are CPU time of the calling thread (``time.thread_time``: time
+spent waiting for a core is not counted), in ns per call; each ratio is libipld's minimum
+over the contender's (above 1.00: faster than libipld). ``bench/test_small_messages.py`` times the
 same contenders with pytest-benchmark (groups ``small-messages:<operation>:<message>``).
 
 Each decoder decodes the same canonical bytes; each encoder encodes its own decoding of
@@ -114,7 +115,7 @@ def contenders(operation: str, name: str) -> dict[str, Callable[[], object]]:
 
 
 def minimums(runs: dict[str, Callable[[], object]], rounds: int, number: int,
-             timer: Callable[[], float] = time.perf_counter) -> dict[str, float]:
+             timer: Callable[[], float] = time.thread_time) -> dict[str, float]:
     """Seconds per call: each contender's minimum over ``rounds`` batches of ``number``
     calls, the contenders interleaved round by round (``timer``: timeit's clock)."""
     best = dict.fromkeys(runs, float("inf"))

@@ -29,3 +29,11 @@ def objects_half_random(n: int, seed: int = 4) -> list[bytes]:
     random bytes."""
     rng = random.Random(seed)
     return [data[:512] + rng.randbytes(512) for data in objects_1k(n)]
+
+
+DATA_SETS = {"cbor": objects_1k, "half-random": objects_half_random}
+
+
+def objects_named(name: str, n: int) -> list[bytes]:
+    """``n`` objects of 1 KiB of the set a ``--data`` option names (``DATA_SETS``)."""
+    return DATA_SETS[name](n)

@@ -18,41 +18,22 @@ fresh copy where it changes the store, and each contender gets the same input:
 - **read N random objects**: ``git cat-file --batch`` (ids on stdin, contents to a pipe
   that is drained) vs ``Store.get_many`` and a loop of ``Store.get`` (into memory).
 
-Times are the minimum of ``--repeat`` runs (read the ratios: docs/performance.md). Prints a
-Markdown table.
+Times are the minimum of ``--repeat`` rounds, the contenders of a row called in turn in
+each round (read the ratios: docs/performance.md). Prints a Markdown table.
 """
 from __future__ import annotations
 
 import argparse
-import random
 import shutil
 import subprocess
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
-from store_datasets import objects_1k, objects_half_random
+from store_datasets import DATA_SETS, objects_named
+from store_git import cat_file, git, init_bare, interleaved, random_reads, write_files
 
 from canonkit.store import Store
-
-
-def _git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    proc = subprocess.run(["git", "-C", str(repo), *args], input=stdin,
-                          stdout=subprocess.PIPE, check=True)
-    return proc.stdout
-
-
-def _timed(fn: Callable[[], object], repeat: int, fresh: Callable[[], None] | None = None
-           ) -> tuple[float, object]:
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        if fresh is not None:
-            fresh()
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
 def _size(path: Path, pattern: str) -> int:
@@ -63,24 +44,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--data", choices=["cbor", "half-random"], default="cbor")
+    parser.add_argument("--data", choices=sorted(DATA_SETS), default="cbor")
     args = parser.parse_args()
     n = args.objects
-    items = objects_1k(n) if args.data == "cbor" else objects_half_random(n)
+    items = objects_named(args.data, n)
     base = Path(tempfile.mkdtemp(prefix="canonkit-vs-git-"))
     rows: list[tuple[str, str, float, str, float]] = []
     try:
-        files = base / "files"
-        files.mkdir()
-        for i, data in enumerate(items):
-            (files / f"{i:06d}").write_bytes(data)
-        paths = "".join(f"{files / f'{i:06d}'}\n" for i in range(n)).encode()
+        files, paths = write_files(base, items)
 
         git_repo, store_dir = base / "git", base / "store"
 
         def fresh_git() -> None:
-            shutil.rmtree(git_repo, ignore_errors=True)
-            subprocess.run(["git", "init", "-q", "--bare", str(git_repo)], check=True)
+            init_bare(git_repo)
 
         def fresh_store() -> None:
             shutil.rmtree(store_dir, ignore_errors=True)
@@ -94,9 +70,9 @@ def main() -> None:
                     out.append(store.put(fh.read()))
             return out
 
-        g, oids = _timed(lambda: _git(git_repo, "hash-object", "-w", "--stdin-paths",
-                                      stdin=paths).split(), args.repeat, fresh_git)
-        c, addresses = _timed(put_all, args.repeat, fresh_store)
+        (g, oids), (c, addresses) = interleaved([
+            (lambda: git(git_repo, "hash-object", "-w", "--stdin-paths", stdin=paths).split(),
+             fresh_git), (put_all, fresh_store)], args.repeat)
         rows.append((f"write {n} loose objects", "git hash-object -w --stdin-paths", g,
                      "Store.put", c))
 
@@ -114,17 +90,25 @@ def main() -> None:
 
         def git_pack(*options: str) -> Callable[[], None]:
             def run() -> None:
-                _git(git_repo, "pack-objects", "-q", *options,
+                git(git_repo, "pack-objects", "-q", *options,
                      str(git_repo / "objects" / "pack" / "pack"), stdin=ids)
-                _git(git_repo, "prune-packed")
+                git(git_repo, "prune-packed")
             return run
 
-        g, _ = _timed(git_pack(), args.repeat, restore(loose_git, git_repo))
-        git_pack_size = _size(git_repo / "objects" / "pack", "*.pack")
-        g0, _ = _timed(git_pack("--window=0"), args.repeat, restore(loose_git, git_repo))
-        git_pack0 = _size(git_repo / "objects" / "pack", "*.pack")
-        c, stats = _timed(lambda: Store(store_dir, durable=False).repack(), args.repeat,
-                          restore(loose_store, store_dir))
+        sizes: dict[str, int] = {}
+
+        def sized(name: str, run: Callable[[], None]) -> Callable[[], None]:
+            def wrapped() -> None:
+                run()
+                sizes[name] = _size(git_repo / "objects" / "pack", "*.pack")
+            return wrapped
+
+        (g, _), (g0, _), (c, stats) = interleaved([
+            (sized("deltas", git_pack()), restore(loose_git, git_repo)),
+            (sized("window0", git_pack("--window=0")), restore(loose_git, git_repo)),
+            (lambda: Store(store_dir, durable=False).repack(), restore(loose_store, store_dir)),
+        ], args.repeat)
+        git_pack_size, git_pack0 = sizes["deltas"], sizes["window0"]
         total = sum(map(len, items))
         rows.append((f"pack {n} loose objects", "git pack-objects + prune-packed", g,
                      "Store.repack", c))
@@ -134,27 +118,18 @@ def main() -> None:
         restore(loose_git, git_repo)()
         git_pack()()
 
-        g, _ = _timed(lambda: _git(git_repo, "fsck", "--full", "--no-dangling"), args.repeat)
         store = Store(store_dir, durable=False)
-        c, report = _timed(store.fsck, args.repeat)
+        (g, _), (c, report) = interleaved([
+            (lambda: git(git_repo, "fsck", "--full", "--no-dangling"), None),
+            (store.fsck, None)], args.repeat)
         assert report.ok and report.objects == n  # type: ignore[attr-defined]
         assert not list((git_repo / "objects").glob("??"))  # git's objects are all packed
         rows.append((f"fsck {n} packed objects", "git fsck --full", g, "Store.fsck", c))
 
-        rng = random.Random(5)
-        picks = [rng.randrange(n) for _ in range(n)]
-        batch = b"".join(oids[i] + b"\n" for i in picks)
-        wanted = [addresses[i] for i in picks]
-
-        def cat_file() -> None:
-            with subprocess.Popen(["git", "-C", str(git_repo), "cat-file", "--batch"],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE) as proc:
-                out, _ = proc.communicate(batch)
-                assert len(out) > n * 1024
-
-        g, _ = _timed(cat_file, args.repeat)
-        c, _ = _timed(lambda: store.get_many(wanted), args.repeat)
-        c2, _ = _timed(lambda: [store.get(a) for a in wanted], args.repeat)
+        batch, wanted = random_reads(oids, addresses)
+        (g, _), (c, _), (c2, _) = interleaved([
+            (cat_file(git_repo, batch), None), (lambda: store.get_many(wanted), None),
+            (lambda: [store.get(a) for a in wanted], None)], args.repeat)
         rows.append((f"read {n} random objects", "git cat-file --batch", g,
                      "Store.get_many", c))
         rows.append((f"read {n} random objects", "git cat-file --batch", g,

@@ -1,14 +1,15 @@
-"""The compiled ``check``'s UTF-8 kernels (scalar, SSE4.1, AVX2: ext/cbor/cbor_utf8.h) on
-arrays of non-ASCII text strings of one length, per length: where the vector kernels start
-to pay (``CU_SIMD_MIN``, ``CU_AVX2_MIN``).
+"""The compiled ``check``'s UTF-8 kernels (scalar, SSE4.1, AVX2, AVX-512:
+ext/cbor/cbor_utf8.h) on arrays of non-ASCII text strings of one length, per length: where
+the vector kernels start to pay (``CU_SIMD_MIN``, ``CU_AVX2_MIN``, ``CU_AVX512_MIN``).
 
     PYTHONPATH=src python bench/utf8_kernels.py [--rounds 30]
 
 Each array holds about 1 MB of text: strings of mostly-ASCII text with one 2-byte and one
 3-byte character in every 16 bytes (like the non-ASCII strings of twitter.json). Every
 kernel is called in turn inside each round (``_utf8_kernel`` selects it; strings shorter
-than a kernel's block take the narrower one); the minimum thread time per string, the
-whole ``check`` of one array item, is printed.
+than a kernel's minimum take the narrower one); the minimum thread time per string, the
+whole ``check`` of one array item, is printed. Strings of 8 bytes or fewer are ASCII here
+(the 16-byte unit's first 10 bytes), so those rows time the check's own ASCII test.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import time
 
 from canonkit.cbor import _decode, encode
 
-LENGTHS = (8, 16, 24, 32, 40, 48, 64, 96, 128, 256, 1024, 4096)
+LENGTHS = (4, 8, 12, 16, 20, 24, 32, 40, 48, 64, 96, 128, 256, 1024, 4096)
 
 
 def text_of(n: int) -> str:

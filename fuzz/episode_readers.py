@@ -1,8 +1,9 @@
 """The three readers of an Episode document's bytes, held to one verdict on hostile input
 (shared by ``fuzz/fuzz_episode_readers.py`` and ``tests/test_episode_readers.py``):
 
-- the compiled fast path of ``canonkit reverify`` (``reader.scan_episode``, then the
-  Episode reader and ``reproduce``);
+- the compiled fast path of ``canonkit reverify`` (the scanner kernel's ``scan_verdict``,
+  which decides the common Episode itself, else its scan, the Episode reader and
+  ``reproduce``);
 - the general path of ``canonkit reverify`` (the strict JSON reader, then the same);
 - ``canonkit astp reproduce`` (the strict JSON reader and ``astp.reproduce``).
 
@@ -14,7 +15,10 @@ to the same members and segments.
 
 :func:`mutate` makes the hostile input from a valid document: a key repeated at any depth
 (with the same or another value, or spelled with an escape), a truncation, a value of
-another type, a huge or non-64-bit number, a lone surrogate.
+another type, a huge or non-64-bit number, a lone surrogate, bytes that are no UTF-8, a
+character of a string spelled as an escape, a string in upper case or swapped for another
+of the document (digests between seal fields, instants between members), another small
+number, a float or a bool where a number was.
 """
 from __future__ import annotations
 
@@ -119,9 +123,12 @@ _NUMBERS = (b"18446744073709551616", b"18446744073709551615", b"-922337203685477
             b"9223372036854775808", b"1e400", b"-1E+400", b"1e-400", b"9" * 5000,
             b"123456789012345678901234567890", b"1.5", b"-0", b"1E2", b"0.0", b"-0.0")
 _STRINGS = (b'"\\ud800"', b'"\\udc00x"', b'"\\ud83d\\ude00"', b'"\\u0000"', b'"\xc3\xa9"',
-            b'""', b'"\\"quoted\\""')
+            b'""', b'"\\"quoted\\""', b'"\xff"', b'"\xc0\xaf"', b'"\xed\xa0\x80"',
+            b'"\xe2\x82"', b'"\x80abc"')
+_NUDGES = (b"1", b"-1", b"0", b"2", b"3", b"1.0", b"true", b"false")
 MUTATIONS = ("repeat_member", "repeat_key_other_value", "repeat_key_escaped", "truncate",
-             "change_type", "huge_number", "odd_string", "drop_member")
+             "change_type", "huge_number", "odd_string", "drop_member", "escape_char",
+             "upper_case", "swap_strings", "nudge_number", "bad_utf8")
 
 
 def _escaped(key: bytes) -> bytes:
@@ -162,6 +169,30 @@ def mutate(text: bytes, how: int, where: int) -> bytes:
         values = found.values
         start, end, _ = values[where % len(values)]
         return text[:start] + _OTHER_VALUES[where % len(_OTHER_VALUES)] + text[end:]
+    strings = [(s, e) for s, e, k in found.values if k == "string" and e - s > 2]
+    if kind in ("escape_char", "upper_case", "bad_utf8", "swap_strings"):
+        if not strings:
+            return text
+        start, end = strings[where % len(strings)]
+        if kind == "escape_char":  # the same value, one character spelled as \uXXXX
+            at = start + 1 + (where // 7) % (end - start - 2)
+            if text[at:at + 1] == b"\\" or text[at - 1:at] == b"\\" or text[at] >= 0x80:
+                return text
+            return text[:at] + b"\\u%04x" % text[at] + text[at + 1:]
+        if kind == "upper_case":  # digests and UUIDs in the other case, text changed
+            return text[:start] + text[start:end].upper() + text[end:]
+        if kind == "bad_utf8":  # a byte that is no UTF-8 inside a string
+            at = start + 1 + (where // 7) % (end - start - 2)
+            bad = (b"\xff", b"\xc0", b"\xed\xa0\x80", b"\x80", b"\xe2\x82")[where % 5]
+            return text[:at] + bad + text[at + 1:]
+        other_start, other_end = strings[(where // 5) % len(strings)]
+        return text[:start] + text[other_start:other_end] + text[end:]
+    if kind == "nudge_number":  # another small number, or a float or a bool in its place
+        numbers = [(s, e) for s, e, k in found.values if k == "number"]
+        if not numbers:
+            return text
+        start, end = numbers[where % len(numbers)]
+        return text[:start] + _NUDGES[(where // 3) % len(_NUDGES)] + text[end:]
     pool = [(s, e) for s, e, k in found.values if k == ("number" if kind == "huge_number"
                                                           else "string")]
     if not pool:
@@ -241,6 +272,11 @@ def _scanners_agree(readers: Readers, data: bytes) -> None:
     from canonkit.astp.documents import Segment, Signal
 
     compiled = readers.compiled_scanner.scan_episode(data, Segment, Signal)
+    verdict, scanned = readers.compiled_scanner.scan_verdict(data, Segment, Signal)
+    if verdict is not None and compiled is None:
+        raise Mismatch("the scanner kernel gave a verdict on a document it does not read")
+    if verdict is None and (scanned is None) != (compiled is None):
+        raise Mismatch("scan_verdict handed on another scan than scan_episode's")
     if compiled is None or compiled is readers.twin_scanner:
         return
     twin = readers.twin_scanner.scan_episode(data, Segment, Signal)

@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from cbor_kernels import cbor_pair, utf8_kernel  # noqa: F401  (fixtures)
 from hypothesis import HealthCheck, settings
 from services import (  # noqa: F401  (fixtures)
     dask_cluster,

@@ -241,3 +241,44 @@ def test_verify_reads_each_forward_delta_once(monkeypatch: pytest.MonkeyPatch) -
     doc["audit"][0]["record_hash"] = "0" * 64       # the chain breaks: later records are read
     report = verify_module.verify(doc)
     assert report.vectors == ["CIA-003"] and len(reads) == len(doc["audit"]) - 1
+
+
+# --- a record sealed as a writer seals it ------------------------------------------------------
+
+def _with_values(record: dict[str, Any]) -> dict[str, Any]:
+    return {**record, "forward_delta": PY.parse_canonical(record["forward_delta"]),
+            "reverse_delta": PY.parse_canonical(record["reverse_delta"])}
+
+
+def test_a_sealed_record_is_its_stored_texts_and_hash() -> None:
+    for record in RECORDS:
+        sealed = (record["forward_delta"], record["reverse_delta"], record["record_hash"])
+        assert C.sealed_record(_with_values(record)) == sealed
+        assert PY.sealed_record(_with_values(record)) == sealed
+        assert C.sealed_record(record) == sealed          # deltas stored as text: as they are
+
+
+@EXAMPLES
+@given(st.sampled_from(RECORDS), values, values, st.sampled_from(["forward_delta", "reverse_delta",
+                                                                  "chain_key", "delta_sequence"]))
+def test_sealed_record_matches_the_twin(record: dict[str, Any], forward: Any, reverse: Any,
+                                        junk_field: str) -> None:
+    """The texts and hash of hostile deltas, or the same refusal with the same message."""
+    hostile = {**_with_values(record), "forward_delta": forward, "reverse_delta": reverse}
+    assert outcome(C.sealed_record, hostile) == outcome(PY.sealed_record, hostile)
+    hostile[junk_field] = forward
+    assert outcome(C.sealed_record, hostile) == outcome(PY.sealed_record, hostile)
+
+
+def test_keys_past_the_key_cache_read_alike() -> None:
+    """Object keys come from a bounded cache of interned text: thousands of distinct keys,
+    keys sharing a slot, keys as long as the cache takes and longer, read as the twin reads
+    them, and read again."""
+    rng = random.Random(11)
+    keys = sorted({"".join(rng.choice("abcdefghijklmnopqrstuvwxyz_0123456789")
+                           for _ in range(rng.choice([1, 2, 8, 63, 64, 65, 200])))
+                   for _ in range(5000)})
+    text = PY.canonical_json({key: i for i, key in enumerate(keys)})
+    for _ in range(2):
+        read = C.parse_canonical(text)
+        assert shape(read) == shape(PY.parse_canonical(text)) and list(read) == keys

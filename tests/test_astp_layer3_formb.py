@@ -457,3 +457,118 @@ def test_compiled_form_b_equals_the_twin(node_type: str, data: st.DataObject) ->
     assert outcome(lambda: compiled.form_b(layout, base)) == outcome(lambda: twin.form_b(layout, base))
     assert outcome(lambda: compiled.form_b_hash(layout, base)) == (
         outcome(lambda: twin.form_b_hash(layout, base)))
+
+
+# --- a node as a writer stores it ----------------------------------------------------------------
+
+class Instant(datetime):
+    """A datetime of a subclass: the general path."""
+
+
+class Id(uuid.UUID):
+    """A UUID of a subclass."""
+
+
+#: integers about the strict reader's bound, by their digits (hypothesis cannot print them)
+huge = st.tuples(st.sampled_from([4299, 4300, 4301]), st.sampled_from([1, -1])).map(
+    lambda spec: spec[1] * 10 ** spec[0])
+stored_exotic = st.one_of(st.sampled_from([
+    uuid.UUID(EP), Id(EP), T, Instant(2026, 1, 1, tzinfo=timezone.utc), T.replace(microsecond=0),
+    T.replace(tzinfo=None), T.astimezone(timezone(timedelta(hours=5))),
+    datetime(5, 1, 2, 3, 4, 5, 6, tzinfo=timezone.utc), datetime(9999, 12, 31, 23, 59, 59, 999999,
+                                                                   tzinfo=timezone.utc),
+    float("nan"), 1.5, (1,)]), huge, huge.map(lambda n: {"n": [1, n]}))
+
+
+def full_outcome(fn: Any) -> Any:
+    """("ok", value) or ("error", class, message, detail)."""
+    try:
+        return ("ok", fn())
+    except CanonkitError as exc:
+        return ("error", type(exc), str(exc), getattr(exc, "detail", None))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(sorted(LAYOUTS)), st.data())
+def test_compiled_stored_node_equals_the_twin(node_type: str, data: st.DataObject) -> None:
+    """A stored node and its content hash, or the same refusal (message and field), on
+    fields of every kind set to JSON values, datetimes and UUIDs of every sort, integers
+    past the strict reader's bound at any depth, and junk."""
+    compiled, twin = backend_pair("astp", "former")
+    base = {"WorkflowDeclaration": declaration, "ExecutionNode": execution,
+            "SkillInvocation": skill}[node_type]()
+    for name in data.draw(st.lists(st.sampled_from(FIELD_ORDER[node_type]), max_size=3)):
+        base[name] = data.draw(st.one_of(top_values, stored_exotic))
+    if data.draw(st.booleans()):
+        object_field = {"WorkflowDeclaration": "input_context", "ExecutionNode": "input_state",
+                        "SkillInvocation": "input_parameters"}[node_type]
+        base[object_field] = data.draw(st.dictionaries(
+            st.text(max_size=6), st.one_of(json_values, stored_exotic), max_size=5))
+    layout = LAYOUTS[node_type]
+    got = full_outcome(lambda: compiled.stored_node(layout, base))
+    assert spelled(got) == spelled(full_outcome(lambda: twin.stored_node(layout, base)))
+    if got[0] == "ok":
+        node, digest = got[1]
+        assert digest == twin.form_b_hash(layout, base) and list(node) == list(FIELD_ORDER[node_type])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31)),
+       st.uuids(), st.booleans())
+def test_utc_datetimes_and_uuids_are_written_as_the_twin_writes_them(
+        instant: datetime, value: uuid.UUID, whole_seconds: bool) -> None:
+    compiled, twin = backend_pair("astp", "former")
+    instant = instant.replace(tzinfo=timezone.utc, microsecond=0 if whole_seconds else instant.microsecond)
+    assert compiled.json_value(instant) == twin.json_value(instant) == instant.isoformat()
+    assert compiled.json_value(value) == twin.json_value(value) == str(value)
+    fields = execution(executed_at=instant, node_id=value)
+    layout = LAYOUTS["ExecutionNode"]
+    assert compiled.form_b(layout, fields) == twin.form_b(layout, fields)
+
+
+def spelled(value: Any) -> Any:
+    """A value with its types and every digit spelled out (integers past Python's
+    int-to-text limit included, floats by their bits, key order kept)."""
+    if isinstance(value, dict):
+        return ("dict", [(spelled(k), spelled(v)) for k, v in value.items()])
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, [spelled(v) for v in value])
+    if isinstance(value, int) and not isinstance(value, bool):
+        return ("int", hex(value))
+    if isinstance(value, float):
+        return ("float", value.hex())
+    return (type(value).__name__, repr(value))
+
+
+stored_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
+    | huge | st.just(-0.0),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children,
+                                                                      max_size=4),
+    max_leaves=30)
+
+
+def _nest(depth: int) -> Any:
+    value: Any = 1.5
+    for i in range(depth):
+        value = [value] if i % 2 else {"k": value}
+    return value
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(stored_values, st.sampled_from([_nest(255), _nest(256), _nest(400), (1, [2]),
+                                                 {"s": {1, 2}}, OrderedDict(a=[1])])))
+def test_copy_stored_is_a_deep_copy_as_the_twin_makes_it(value: Any) -> None:
+    compiled, twin = backend_pair("astp", "former")
+    copied = compiled.copy_stored(value)
+    assert spelled(copied) == spelled(twin.copy_stored(value)) == spelled(value)
+    assert type(copied) is type(value)
+    if isinstance(value, (dict, list)) and value:     # a new container at every depth
+        original: Any = value
+        while isinstance(original, (dict, list)) and original:
+            assert copied is not original
+            if isinstance(original, dict):
+                key = next(iter(original))
+                original, copied = original[key], copied[key]
+            else:
+                original, copied = original[0], copied[0]

@@ -216,6 +216,50 @@ def test_v2_leaves_of_the_table_equal_the_leaf_kernel(sav: int) -> None:
         assert table.leaves_v2_raw(sav) == expected
 
 
+_TEXT = st.text(st.characters(min_codepoint=32, max_codepoint=126, exclude_characters='"\\'),
+                max_size=256)
+
+
+@settings(max_examples=150, deadline=None)
+@given(segments=st.lists(st.tuples(st.one_of(st.none(), _TEXT), _TEXT, st.booleans(),
+                                   st.integers(0, 2**64 - 1)), min_size=1, max_size=20),
+       width=st.sampled_from([1, 2, 4, 8]), sav=st.sampled_from([2, 3]))
+def test_v2_leaves_of_any_length_equal_the_leaf_kernel(
+        segments: list[tuple[str | None, str, bool, int]], width: int, sav: int) -> None:
+    """Leaf preimages shorter and longer than one SHA3-256 block (node_type and
+    schema_version of 0 to 256 characters), with and without a parent, in batches of every
+    fill, at every Keccak width: the table's leaves are the leaf kernel's."""
+    compiled = backend_module("astp", "c")
+    scanner = backend_module("astp", "c", "scanner")
+    leaves = backend_module("astp", "py", "reader")
+    rows, expected = [], []
+    index = 0
+    for k, (node_type, schema, parent, step) in enumerate(segments):
+        index = min(index + 1 + step % 1000, 2**64 - 1) if k else step % 2**40
+        row = {"node_id": f"00000000-0000-4000-8000-{k:012x}", "schema_version": schema,
+               "sequence_index": index, "content_hash": f"{k:064x}"}
+        if node_type is not None:
+            row["node_type"] = node_type
+        if parent:
+            row["parent_node_id"] = f"11111111-0000-4000-8000-{k:012x}"
+        rows.append(row)
+        expected.append(bytes.fromhex(leaves.leaf_hash_v2(
+            row["node_id"], "segment" if node_type is None else node_type, schema, index,
+            row["content_hash"], row.get("parent_node_id"))))
+    if len({r["sequence_index"] for r in rows}) < len(rows):
+        return
+    doc = orjson.dumps({"format": "canonkit-episode/1", "episode_id": "e", "segments": rows,
+                        "seal": None})
+    scanned = scanner.scan_episode(doc, Segment, Signal)
+    assert scanned is not None
+    widest = compiled._keccak_lanes()[1]
+    compiled._set_keccak_lanes(min(width, widest))
+    try:
+        assert scanned[1].leaves_v2_raw(sav) == b"".join(expected)
+    finally:
+        compiled._set_keccak_lanes(0)
+
+
 def test_spine_keys_of_the_table_equal_the_general_readers() -> None:
     """The segment ids and hashes Layer 3 nodes must not reuse (L3-001), read from the
     compiled table, are the ones the general reader's ``Segment`` values hold."""
@@ -228,3 +272,91 @@ def test_spine_keys_of_the_table_equal_the_general_readers() -> None:
         assert fast.segments.spine_keys() == general.segments.spine_keys()
         compared += 1
     assert compared > len(CORPUS) // 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32))
+def test_spine_hits_of_the_table_equal_the_general_readers(seed: int) -> None:
+    """L3-001 asks which Layer 3 ids and hashes a spine holds: the compiled table answers
+    without a text per segment what the general reader's ``spine_keys`` answers, for the
+    spine's own keys, their upper-case and non-canonical spellings, other texts and junk."""
+    import random
+
+    rng = random.Random(seed)
+    data = rng.choice(CORPUS)
+    fast = read_episode_bytes(data)
+    if fast is None:
+        return
+    general = read_episode(loads_json(data)).segments
+    ids, hashes = general.spine_keys()
+    known = [x for x in ids | hashes if isinstance(x, str)]
+    pool = known + [x.upper() for x in known] + [x.replace("-", "") for x in known] + [
+        x[:-1] + "g" for x in known] + ["", "x", "0" * 64, "0" * 36, None, 7, b"0" * 32]
+    asked_ids = rng.sample(pool, min(len(pool), rng.randrange(0, 40)))
+    asked_hashes = rng.sample(pool, min(len(pool), rng.randrange(0, 40)))
+    strs = [x for x in asked_hashes if isinstance(x, str)]
+    assert fast.segments.spine_hits(asked_ids, strs) == general.spine_hits(asked_ids, strs)
+
+
+def _instant_or_error(read: Any, text: Any) -> Any:
+    try:
+        value = read(text)
+    except ValueError as exc:
+        return ("ValueError", str(exc))
+    return (value, value.tzinfo, value.utcoffset())
+
+
+_INSTANT_PIECES = st.lists(st.sampled_from(
+    ["2024", "0001", "9999", "-", "02", "29", "30", "13", "00", "T", "t", ":", "23", "24",
+     "59", "60", ".", "5", "123", "123456", "1234567", "Z", "z", "+", "-", "05:30", "23:59",
+     "24:00", " ", "\u0661", "\x00"]), max_size=16).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.one_of(_INSTANT_PIECES, _INSTANTS.map(lambda t: _iso(t, 2)),
+                      st.tuples(_INSTANTS, st.integers(0, 5)).map(lambda p: _iso(*p)),
+                      st.text(max_size=40)))
+@example(text="2024-02-29T23:59:59.999999+23:59")
+@example(text="2023-02-29T00:00:00Z")
+@example(text="2024-01-01T00:00:00.123-00:00")
+@example(text="2024-01-01T00:00:00")
+def test_read_instant_reads_as_instant_from_text(text: str) -> None:
+    """The compiled instant reader gives ``instant_from_text``'s datetime (offset
+    included) or its ValueError, for canonical shapes and everything around them."""
+    compiled, twin = backend_pair("astp", "scanner")
+    from canonkit._instant import instant_from_text
+
+    want = _instant_or_error(instant_from_text, text)
+    assert _instant_or_error(compiled.read_instant, text) == want
+    assert _instant_or_error(twin.read_instant, text) == want
+
+
+def test_the_verdicts_tie_search_stops_on_ctrl_c() -> None:
+    """The scanner kernel's own tie search (``scan_verdict``) stays interruptible: an
+    Episode whose 12 SPINE signals share one instant, under a cap above its 12! orders and a
+    seal no order rebuilds, is searched until SIGINT raises KeyboardInterrupt."""
+    import signal
+    import threading
+
+    compiled = backend_module("astp", "c")
+    scanner = backend_module("astp", "c", "scanner")
+    if compiled._keccak_lanes()[1] < 2:
+        pytest.skip("the kernel searches over two or more Keccak lanes")
+    doc = orjson.loads(next(d for d in CORPUS if b'"canonkit-episode/1"' in d
+                            and b'"seal":{' in d))
+    doc["signals"] = [{"content_hash": f"{k:064x}", "placement": "SPINE",
+                       "received_at": "2020-01-01T00:00:00Z"} for k in range(12)]
+    doc["closed_at"] = doc["seal"]["closed_at"] = "2021-01-01T00:00:00Z"
+    doc["sealed_at"] = doc["seal"]["sealed_at"] = "2021-01-02T00:00:00Z"
+    doc["seal"].update({"spine_algorithm_version": 1, "ordering_version": 1,
+                        "spine_root": "00" * 32})
+    doc["seal"].pop("resolved_signal_order", None)  # no annotation: a search
+    data = orjson.dumps(doc)
+    timer = threading.Timer(0.3, signal.raise_signal, (signal.SIGINT,))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            scanner.scan_verdict(data, Segment, Signal, 10**12)
+    finally:
+        timer.cancel()
+    assert scanner.scan_verdict(data, Segment, Signal, 100)[0] is None  # cap hit: no verdict

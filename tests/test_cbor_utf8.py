@@ -12,37 +12,16 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import backend_pair
+from cbor_kernels import UTF8_KERNELS
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from canonkit import errors
 
-KERNELS = ("scalar", "sse4.1", "avx2")
 FIXTURE_OK = settings(suppress_health_check=[HealthCheck.function_scoped_fixture],
                       max_examples=300)
 # offsets around the 16-, 32- and 64-byte block boundaries
 EDGES = sorted({b + d for b in (16, 32, 48, 64, 96, 128) for d in range(-4, 4)})
-
-
-@pytest.fixture(scope="module")
-def pair() -> tuple[ModuleType, ModuleType, ModuleType]:
-    """(compiled codec, twin, compiled decoder module: the kernel hook's home)."""
-    c, py = backend_pair("cbor")
-    return c, py, importlib.import_module("canonkit.cbor._decode")
-
-
-@pytest.fixture(params=KERNELS)
-def kernel(request: pytest.FixtureRequest, pair: Any) -> Iterator[str]:
-    """Each UTF-8 kernel in turn (skipped when this CPU does not run it)."""
-    dec = pair[2]
-    if request.param not in dec._utf8_kernels():
-        pytest.skip(f"this CPU does not run the {request.param} kernel")
-    previous = dec._utf8_kernel(request.param)
-    try:
-        yield request.param
-    finally:
-        dec._utf8_kernel(previous)
 
 
 def text_item(b: bytes) -> bytes:
@@ -144,8 +123,8 @@ def mutated_text(draw: st.DrawFn) -> bytes:
 @example(b=b"a" * 40 + b"\xc1\xbf" + b"a" * 40)  # an overlong 2-byte form
 @example(b=b"\xc3\xa9" * 16 + b"\x80" + b"a" * 40)  # a stray continuation
 @example(b=b"\xe2\x82\xac" * 30 + b"a" * 2)  # the last block overlaps the one before
-def test_matches_cpython(pair: Any, kernel: str, b: bytes) -> None:
-    assert_agrees(pair[0], pair[1], b)
+def test_matches_cpython(cbor_pair: Any, utf8_kernel: str, b: bytes) -> None:
+    assert_agrees(cbor_pair[0], cbor_pair[1], b)
 
 
 # bytes that sit on the boundaries of the byte classes the kernels tell apart
@@ -154,10 +133,10 @@ EDGE_BYTES = (0x00, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 
 
 
 @pytest.mark.parametrize("at", [13, 30, 31, 62])
-def test_every_edge_triple(pair: Any, kernel: str, at: int) -> None:
+def test_every_edge_triple(cbor_pair: Any, utf8_kernel: str, at: int) -> None:
     """Every three edge bytes, then a fourth (ASCII or a continuation), at offset ``at`` of
     a string long enough for the vector kernels, with valid 2- and 3-byte text around."""
-    c = pair[0]
+    c = cbor_pair[0]
     before = ("é" * at).encode()[:at]
     if not cpython_ok(before):
         before = before[:-1] + b"a"
@@ -172,24 +151,24 @@ def test_every_edge_triple(pair: Any, kernel: str, at: int) -> None:
                     assert checks(c, tail) == cpython_ok(tail), tail.hex()
 
 
-def test_kernel_hook(pair: Any) -> None:
-    dec = pair[2]
+def test_kernel_hook(cbor_pair: Any) -> None:
+    dec = cbor_pair[2]
     runs = dec._utf8_kernels()
-    assert runs[0] == "scalar" and set(runs) <= set(KERNELS)
+    assert runs[0] == "scalar" and set(runs) <= set(UTF8_KERNELS)
     assert dec._utf8_kernel() == runs[-1]  # the widest one is chosen at import
     with pytest.raises(ValueError):
         dec._utf8_kernel("neon")
-    for name in KERNELS[len(runs):]:
+    for name in UTF8_KERNELS[len(runs):]:
         with pytest.raises(ValueError):
             dec._utf8_kernel(name)
     assert dec._utf8_kernel() == runs[-1]
 
 
 @pytest.mark.parametrize("n", [20, 63, 64, 65, 200])
-def test_dcbor_nfc_of_long_text(pair: Any, kernel: str, n: int) -> None:
+def test_dcbor_nfc_of_long_text(cbor_pair: Any, utf8_kernel: str, n: int) -> None:
     """dcbor's NFC rule still sees text the kernels validate (they tell ASCII apart, and
     only non-ASCII text is normalised), on both sides of the inline ASCII pass's limit."""
-    c, py = pair[0], pair[1]
+    c, py = cbor_pair[0], cbor_pair[1]
     ascii_text = b"a" * n
     nfc = b"a" * (n - 2) + "é".encode()  # U+00E9, composed
     not_nfc = b"a" * (n - 3) + "e\u0301".encode()  # e + combining acute: not NFC
@@ -200,3 +179,65 @@ def test_dcbor_nfc_of_long_text(pair: Any, kernel: str, n: int) -> None:
         with pytest.raises(errors.DecodeError) as info:
             impl.check(text_item(not_nfc), profile="dcbor")
         assert (info.value.code, info.value.offset) == ("non_nfc_text", 0)
+
+
+# --- each kernel alone, every length and every block boundary ----------------------------
+
+def _text_of_length(n: int, seed: int) -> bytes:
+    """Valid UTF-8 of exactly n bytes: characters of 1-4 bytes in a fixed pseudo-random
+    order, the last few bytes ASCII where a character would not fit."""
+    chars = ("a", "é", "€", "😀", "z", "ß", "字", "\U0010ffff", "\ud7ff", "\ue000")
+    out = bytearray()
+    i = seed
+    while True:
+        c = chars[i % len(chars)].encode("utf-8", "surrogatepass")
+        i = i * 7 + 3
+        if len(out) + len(c) > n:
+            break
+        out += c
+    return bytes(out) + b"b" * (n - len(out))
+
+
+def _raw_verdict(b: bytes) -> int:
+    if not cpython_ok(b):
+        return 0
+    return 2 if b.isascii() else 1
+
+
+# the bytes an edit puts at a position: stray continuations, leads without their
+# continuations, overlong and surrogate leads, bytes that are never UTF-8
+BAD_BYTES = (0x80, 0xBF, 0xC0, 0xC2, 0xE0, 0xED, 0xF0, 0xF4, 0xF5, 0xFF, 0x41)
+
+
+def test_every_length_and_every_boundary(cbor_pair: Any) -> None:
+    """For every kernel this CPU runs, alone (not through check's dispatch, so each takes
+    every length it can): valid text of every length 0-256 (ASCII, and 1-4 byte
+    characters), and the same with one byte replaced or the string cut at every offset
+    from 3 before to 3 after each 16-byte boundary (so every 32- and 64-byte boundary
+    too), against CPython's strict decoder."""
+    dec = cbor_pair[2]
+    kernels = dec._utf8_kernels()
+    for n in range(257):
+        cases = [b"a" * n, _text_of_length(n, n)]
+        base = cases[1]
+        for boundary in range(16, n + 4, 16):
+            for at in range(max(0, boundary - 3), min(n, boundary + 4)):
+                for byte in BAD_BYTES:
+                    cases.append(base[:at] + bytes([byte]) + base[at + 1:])
+                cases.append(base[:at])  # cut short
+        for b in cases:
+            want = _raw_verdict(b)
+            for k in kernels:
+                got = dec._utf8_raw(k, b)
+                assert got is None or got == want, (k, b.hex())
+            assert dec._utf8_raw("scalar", b) == want, b.hex()
+
+
+def test_raw_kernels_take_the_lengths_they_say(cbor_pair: Any) -> None:
+    """The test above reaches each vector kernel at every length it takes: AVX-512 from
+    one byte (masked loads), AVX2 from 35, SSE4.1 from 19."""
+    dec = cbor_pair[2]
+    firsts = {"scalar": 0, "sse4.1": 19, "avx2": 35, "avx512": 1}
+    for k in dec._utf8_kernels():
+        assert dec._utf8_raw(k, b"a" * (firsts[k] - 1)) is None if firsts[k] else True
+        assert dec._utf8_raw(k, b"a" * firsts[k]) == 2

@@ -811,3 +811,24 @@ def test_long_integers_are_kept_unconverted_when_noting() -> None:
     assert isinstance(kept, _files.LongInteger) and kept.digits == "-" + digits
     assert len(kept) == 5000 and repr(kept) == "<integer of 5000 digits>"
     assert kept == _files.LongInteger("-" + digits) and kept != -int("8" * 10)
+
+
+def test_an_interrupt_as_the_temporary_is_created_leaves_no_partial(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C handled the moment ``os.open`` has made the temporary (Python runs signal
+    handlers between calls, so a KeyboardInterrupt can arrive before the writer holds the
+    descriptor) leaves no ``.partial`` behind and no target."""
+    from canonkit._files import outputs
+
+    real_open = os.open
+
+    def open_then_interrupt(path: str, flags: int, mode: int = 0o777) -> int:
+        real_open(path, flags, mode)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(outputs.os, "open", open_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        outputs.AtomicWriter(tmp_path / "report.jsonl")
+    monkeypatch.undo()
+    gc.collect()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

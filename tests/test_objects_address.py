@@ -104,3 +104,61 @@ def test_address_object_keeps_the_errors_of_encode_object() -> None:
             objects.encode_object(kind, fields, version=version)
         with pytest.raises(error):
             objects.address_object(kind, fields, version=version)
+
+
+class _CheckedLater(Kind):
+    """A kind class whose ``check`` is a property: not the slot the compiled addresser
+    may read."""
+
+    __slots__ = ()
+
+    @property  # type: ignore[override]
+    def check(self) -> Any:
+        return lambda fields: None
+
+    @check.setter
+    def check(self, value: Any) -> None:
+        pass  # Kind.__init__ sets it; the property keeps answering
+
+
+class _LoudKind(Kind):
+    """A kind class that customises attribute access."""
+
+    __slots__ = ("reads",)
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in ("check", "_fast", "_envelope"):
+            object.__getattribute__(self, "reads").append(name)
+        return object.__getattribute__(self, name)
+
+
+def test_address_object_reads_what_attribute_access_reads() -> None:
+    """The compiled addresser reads a kind's check, _fast and _envelope from its slots
+    only where attribute access would read those slots: a kind whose check is set after it
+    was made, a subclass defining check as a property, one customising attribute access,
+    and an empty slot all give what the twin gives, kind after kind on one addresser."""
+    compiled, twin = backend_pair("objects", "addresser")
+    encode_merged = cbor.Encoder(profile="core").encode_merged
+    fields = {"size": 3}
+    reassigned = Kind("reassigned", 1, fields={"size": UInt()})
+    reassigned.check = lambda f: None  # the slow path takes it from now on
+    loud = _LoudKind("loud", 1, fields={"size": UInt()})
+    loud.reads = []
+    emptied = Kind("emptied", 1, fields={"size": UInt()})
+    del emptied._envelope
+    kinds = {"plain": Kind("plain", 1, fields={"size": UInt()}), "reassigned": reassigned,
+             "property": _CheckedLater("property", 1, fields={"size": UInt()}), "loud": loud,
+             "emptied": emptied}
+
+    def slow(kind: Any, fields: Any, *, version: Any = 1) -> str:
+        return "slow"
+
+    addressers = [module.Addresser(kinds, encode_merged, slow) for module in (compiled, twin)]
+    for kind in ("plain", "reassigned", "property", "loud", "plain", "emptied", "plain"):
+        outcomes = [_outcome(lambda: a.address_object(kind, fields)) for a in addressers]
+        assert outcomes[0] == outcomes[1], kind
+    assert loud.reads == ["check", "_fast", "_envelope"] * 2
+    assert _outcome(lambda: addressers[0].address_object("plain", fields))[1].startswith(
+        "blake3:")
+    assert _outcome(lambda: addressers[0].address_object("emptied", fields))[0] == \
+        "AttributeError"

@@ -22,6 +22,7 @@ from libc.math cimport isfinite
 from libc.string cimport memcmp
 
 import json
+import sys
 import unicodedata
 
 from canonkit.astp._py import audit as _twin
@@ -33,7 +34,7 @@ include "astp_json_out.pxi"
 include "astp_instant_fields.pxi"
 
 __all__ = ["audit_record_digest", "audit_record_hash", "canonical_json", "canonical_json_bytes",
-           "es_number", "parse_canonical"]
+           "es_number", "parse_canonical", "sealed_record"]
 
 
 cdef extern from "Python.h":
@@ -364,6 +365,46 @@ cdef object _read_string(Reader *r, Py_ssize_t *start, Py_ssize_t *end):
     return text
 
 
+cdef enum:
+    KEY_SLOTS = 1024        # the key cache: a power of two
+    KEY_LONGEST = 64
+
+#: object keys read so far, interned: a key of the canonical subset (ASCII, no escape, at
+#: most KEY_LONGEST bytes) is one shared string however often it is read — what a reader
+#: of deltas looks up by name then matches by identity — at the slot of its bytes' hash
+cdef list _KEYS = [None] * KEY_SLOTS
+cdef object _intern = sys.intern
+
+
+cdef object _read_key(Reader *r):
+    """The object key at ``r.pos`` (its opening quote), as ``_read_string`` reads it; one
+    of the canonical subset comes from the key cache."""
+    cdef Py_ssize_t i = r.pos + 1, n
+    cdef Py_ssize_t start = 0, end = 0
+    cdef unsigned char c
+    cdef unsigned int h = 2166136261u
+    cdef object cached
+    while i < r.n and i - r.pos <= KEY_LONGEST:
+        c = r.p[i]
+        if c == 34:
+            n = i - r.pos - 1
+            cached = <object>PyList_GET_ITEM(_KEYS, h & (KEY_SLOTS - 1))
+            if (cached is not None and PyUnicode_GET_LENGTH(cached) == n
+                    and memcmp(PyUnicode_DATA(cached), r.p + r.pos + 1, <size_t>n) == 0):
+                r.pos = i + 1
+                return cached
+            key = _read_string(r, &start, &end)     # ASCII without escapes: never declined
+            if key is not _NOT_READ:
+                key = _intern(key)
+                _KEYS[h & (KEY_SLOTS - 1)] = key
+            return key
+        if c < 0x20 or c == 92 or c >= 0x80:
+            break
+        h = (h ^ c) * 16777619u
+        i += 1
+    return _read_string(r, &start, &end)
+
+
 cdef object _read_number(Reader *r):
     """The number at ``r.pos``, or ``_NOT_READ`` unless the writer writes it so."""
     cdef Py_ssize_t i = r.pos, start = r.pos
@@ -451,7 +492,7 @@ cdef object _read_value(Reader *r, int depth):
         while True:
             if r.pos >= r.n or r.p[r.pos] != 34:
                 return _NOT_READ
-            key = _read_string(r, &start, &end)
+            key = _read_key(r)
             if key is _NOT_READ:
                 return _NOT_READ
             if PyUnicode_KIND(key) == 4:   # past U+FFFF: UTF-16 order differs, the general check
@@ -680,9 +721,10 @@ cdef int _field_timestamp(Out *out, object value) except -1:
     return WRITTEN
 
 
-cdef int _field_delta(Out *out, object value, Out *scratch, list keep) except -1:
+cdef int _field_delta(Out *out, object value, Out *scratch, list keep, list texts) except -1:
     """BYTES of a delta: stored text when it is canonical (its value appended to ``keep``
-    unless that is None), or an object's canonical text."""
+    unless that is None), or an object's canonical text; the text appended to ``texts``
+    unless that is None."""
     cdef const char *p
     cdef Py_ssize_t n
     if type(value) is str:
@@ -695,12 +737,16 @@ cdef int _field_delta(Out *out, object value, Out *scratch, list keep) except -1
             return DECLINED
         if keep is not None:
             keep.append(read)
+        if texts is not None:
+            texts.append(value)
     else:
         scratch.size = 0
         if _value(scratch, value, 0, False) == DECLINED:
             return DECLINED
         p = scratch.data
         n = scratch.size
+        if texts is not None:
+            texts.append(PyUnicode_DecodeUTF8(p, n, NULL))
     if n >= 0xFFFFFFFF:
         return DECLINED
     _byte(out, 0x01)
@@ -709,7 +755,8 @@ cdef int _field_delta(Out *out, object value, Out *scratch, list keep) except -1
     return WRITTEN
 
 
-cdef int _field(Out *out, int kind, object value, Out *scratch, list keep) except -1:
+cdef int _field(Out *out, int kind, object value, Out *scratch, list keep,
+                list texts) except -1:
     cdef Py_ssize_t i, n
     cdef int overflow = 0
     cdef long long v
@@ -740,7 +787,7 @@ cdef int _field(Out *out, int kind, object value, Out *scratch, list keep) excep
     if kind == K_TIMESTAMP:
         return _field_timestamp(out, value)
     if kind == K_BYTES:
-        return _field_delta(out, value, scratch, keep)
+        return _field_delta(out, value, scratch, keep, texts)
     if kind == K_BOOL:
         if value is True or value is False:
             _byte(out, 0x08)
@@ -761,9 +808,10 @@ cdef int _field(Out *out, int kind, object value, Out *scratch, list keep) excep
     return DECLINED
 
 
-cdef int _record(Out *out, object record, list keep) except -1:
+cdef int _record(Out *out, object record, list keep, list texts) except -1:
     """The record's §2.1 preimage into ``out``; DECLINED for a record the twin must judge
-    (not a dict, a field missing or refused, a field in any form but its stored one)."""
+    (not a dict, a field missing or refused, a field in any form but its stored one).
+    ``keep``: the forward delta as read; ``texts``: both deltas' canonical text."""
     cdef Out scratch
     cdef Py_ssize_t i
     cdef tuple entry
@@ -788,7 +836,8 @@ cdef int _record(Out *out, object record, list keep) except -1:
                 value = <object>ref
             if i == _CHAIN_KEY and (type(value) is not str or PyUnicode_GET_LENGTH(value) == 0):
                 return DECLINED    # chain_key: non-empty text
-            if _field(out, kind, value, &scratch, keep if i == _FORWARD else None) == DECLINED:
+            if _field(out, kind, value, &scratch, keep if i == _FORWARD else None,
+                      texts) == DECLINED:
                 return DECLINED
     finally:
         PyMem_Free(scratch.data)
@@ -805,28 +854,43 @@ cdef str _record_hex(Out *out):
     return _hex_of(digest)
 
 
-def audit_record_hash(record) -> str:
-    """``AUDIT_RECORD:v2:`` hash of a record's stored fields (hex)."""
+cdef str _hashed(object record, list keep, list texts):
+    """The record's hash as ``_record`` writes it (filling ``keep`` and ``texts``), or None
+    when it declines the record to the twin."""
     cdef Out out
     _init(&out)
     try:
-        if _record(&out, record, None) == DECLINED:
-            return _twin.audit_record_hash(record)
+        if _record(&out, record, keep, texts) == DECLINED:
+            return None
         return _record_hex(&out)
     finally:
         PyMem_Free(out.data)
+
+
+def audit_record_hash(record) -> str:
+    """``AUDIT_RECORD:v2:`` hash of a record's stored fields (hex)."""
+    digest = _hashed(record, None, None)
+    return _twin.audit_record_hash(record) if digest is None else digest
 
 
 def audit_record_digest(record) -> tuple:
     """``(audit_record_hash(record), forward)``: ``forward`` is the forward delta as
     ``parse_canonical`` reads it when it is stored text, else None. Refusals are those of
     ``audit_record_hash``."""
-    cdef Out out
     cdef list keep = []
-    _init(&out)
-    try:
-        if _record(&out, record, keep) == DECLINED:
-            return _twin.audit_record_digest(record)
-        return _record_hex(&out), keep[0] if keep else None
-    finally:
-        PyMem_Free(out.data)
+    digest = _hashed(record, keep, None)
+    if digest is None:
+        return _twin.audit_record_digest(record)
+    return digest, keep[0] if keep else None
+
+
+def sealed_record(record) -> tuple:
+    """``(forward, reverse, record_hash)`` of a record whose deltas are values: each delta's
+    canonical text (a delta stored as text, as it is) and ``audit_record_hash(record)``,
+    each delta canonicalized once. Refusals are those of ``canonical_json`` of a delta,
+    then of ``audit_record_hash``."""
+    cdef list texts = []
+    digest = _hashed(record, None, texts)
+    if digest is None:
+        return _twin.sealed_record(record)
+    return texts[0], texts[1], digest

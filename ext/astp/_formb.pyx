@@ -8,24 +8,35 @@ enumerations, subclasses, other mappings, records) goes through the shared
 escaped as ``json.dumps(..., ensure_ascii=False)`` escapes them; floats are their ``repr``
 text. Twin: ``canonkit.astp._py.formb`` (docs/astp-kernel-api.md).
 """
-from cpython.dict cimport PyDict_GetItem
+from cpython.dict cimport PyDict_GetItem, PyDict_Next
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.ref cimport PyObject
 from cpython.set cimport PySet_Contains
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from libc.string cimport memcmp
 
+from cpython.datetime cimport (
+    datetime_day, datetime_hour, datetime_microsecond, datetime_minute, datetime_month,
+    datetime_second, datetime_year, import_datetime,
+)
+
 from collections.abc import Mapping
+from datetime import datetime, timezone
+from uuid import UUID
 
 from canonkit.astp._py.common import (
     L3_DATETIME, L3_ENUM, L3_INT, L3_MAX_DEPTH, L3_OBJECT, L3_TEXT, L3_UUID, l3_field, l3_value,
 )
+from canonkit._files import MAX_INTEGER_DIGITS
 from canonkit.errors import InvalidFieldError
+
+import pickle
 
 include "astp_kernel.pxi"
 include "astp_json_out.pxi"
+include "astp_hex_text.pxi"
 
-__all__ = ["form_b", "form_b_hash", "json_value"]
+__all__ = ["copy_stored", "form_b", "form_b_hash", "json_value", "stored_node"]
 
 
 cdef extern from "Python.h":
@@ -38,6 +49,61 @@ cdef extern from "Python.h":
 
 cdef enum:
     NOGIL_THRESHOLD = 4096
+
+cdef object _UTC = timezone.utc
+cdef object _UUID = UUID
+cdef object _LOW64 = (1 << 64) - 1
+import_datetime()
+
+
+cdef inline void _digits(char *at, long value, int width) noexcept:
+    cdef int k
+    for k in range(width - 1, -1, -1):
+        at[k] = <char>(48 + value % 10)
+        value //= 10
+
+
+cdef str _utc_text(object value):
+    """``value.isoformat()`` of an exact ``datetime`` whose tzinfo is ``timezone.utc`` (what
+    ``l3_datetime`` makes of it), written here."""
+    cdef char text[32]
+    cdef long micro = datetime_microsecond(value)
+    cdef int n = 19
+    _digits(text, datetime_year(value), 4)
+    text[4] = 45
+    _digits(text + 5, datetime_month(value), 2)
+    text[7] = 45
+    _digits(text + 8, datetime_day(value), 2)
+    text[10] = 84
+    _digits(text + 11, datetime_hour(value), 2)
+    text[13] = 58
+    _digits(text + 14, datetime_minute(value), 2)
+    text[16] = 58
+    _digits(text + 17, datetime_second(value), 2)
+    if micro:
+        text[19] = 46
+        _digits(text + 20, micro, 6)
+        n = 26
+    memcpy(text + n, b"+00:00", 6)
+    return text[:n + 6].decode("ascii")
+
+
+cdef str _uuid_str(object value):
+    """``str(value)`` of an exact ``uuid.UUID``: its 128 bits as 8-4-4-4-12 lowercase hex."""
+    cdef object number = value.int
+    cdef unsigned long long halves[2]
+    cdef char text[36]
+    cdef int i, k = 0, nibble
+    halves[0] = number >> 64
+    halves[1] = number & _LOW64
+    for i in range(32):
+        if i == 8 or i == 12 or i == 16 or i == 20:
+            text[k] = 45
+            k += 1
+        nibble = <int>((halves[i // 16] >> (60 - 4 * (i % 16))) & 15)
+        text[k] = _HEX[nibble]
+        k += 1
+    return text[:36].decode("ascii")
 
 
 cdef int _text(Out *out, object text) except -1:
@@ -164,22 +230,6 @@ cdef bint _datetime_text(object value):
     return 1 <= day <= days
 
 
-cdef bint _uuid_text(object value):
-    """Exact canonical lowercase 8-4-4-4-12 text."""
-    cdef const unsigned char *p
-    cdef int k
-    if type(value) is not str or not PyUnicode_IS_ASCII(value) or PyUnicode_GET_LENGTH(value) != 36:
-        return False
-    p = <const unsigned char *>PyUnicode_DATA(value)
-    for k in range(36):
-        if k == 8 or k == 13 or k == 18 or k == 23:
-            if p[k] != 45:
-                return False
-        elif not ((p[k] >= 48 and p[k] <= 57) or (p[k] >= 97 and p[k] <= 102)):
-            return False
-    return True
-
-
 cdef int _field(Out *out, tuple entry, object value) except -1:
     """One top-level field: the common shapes in C, the rest through ``l3_field``."""
     cdef object name = <object>PyTuple_GET_ITEM(entry, 0)
@@ -191,10 +241,14 @@ cdef int _field(Out *out, tuple entry, object value) except -1:
         return _put(out, b"null", 4)
     if kind == L3_TEXT and t is str:
         return _text(out, value)
-    if kind == L3_UUID and _uuid_text(value):
+    if kind == L3_UUID and _lower_hex(value, 36):
         return _text(out, value)
     if kind == L3_DATETIME and _datetime_text(value):
         return _text(out, value)
+    if kind == L3_DATETIME and t is datetime and value.tzinfo is _UTC:   # l3_datetime's result
+        return _text(out, _utc_text(value))
+    if kind == L3_UUID and t is _UUID:                                  # l3_field's result
+        return _text(out, _uuid_str(value))
     if kind == L3_INT and t is int and value >= 0:
         return _int(out, value)
     if kind == L3_ENUM and t is str and PySet_Contains(allowed, value):
@@ -207,16 +261,48 @@ cdef int _field(Out *out, tuple entry, object value) except -1:
     return _value(out, l3_field(name, kind, nullable, allowed, value), 0)
 
 
+#: each layout's field names as written before their values (``{"node_id":``,
+#: ``,"node_type":``, ...), by the layout's identity (the layout is kept with them, so the
+#: identity stays its own); callers pass a few long-lived layouts
+cdef dict _HEADS = {}
+
+
+cdef tuple _heads(tuple entries):
+    cdef object cached = _HEADS.get(id(entries))
+    cdef Out out
+    cdef Py_ssize_t i
+    cdef list heads = []
+    if cached is not None and (<tuple>cached)[0] is entries:
+        return <tuple>(<tuple>cached)[1]
+    out.data = NULL
+    out.size = out.room = 0
+    try:
+        for i in range(PyTuple_GET_SIZE(entries)):
+            out.size = 0
+            _byte(&out, 44 if i else 123)
+            _text(&out, (<tuple>PyTuple_GET_ITEM(entries, i))[0])
+            _byte(&out, 58)
+            heads.append(PyBytes_FromStringAndSize(out.data, out.size))
+    finally:
+        PyMem_Free(out.data)
+    if len(_HEADS) >= 32:
+        _HEADS.clear()
+    _HEADS[id(entries)] = (entries, tuple(heads))
+    return tuple(heads)
+
+
 cdef int _write(Out *out, object layout, object fields) except -1:
     cdef tuple entries = tuple(layout)
     cdef Py_ssize_t i, n = PyTuple_GET_SIZE(entries)
-    cdef tuple entry
-    cdef object name, value
+    cdef tuple entry, heads
+    cdef object name, value, head
     cdef PyObject *ref
     cdef bint exact = type(fields) is dict
     if not exact and not isinstance(fields, Mapping):
         raise InvalidFieldError(f"Form B fields must be a mapping, got {type(fields).__name__}")
-    _byte(out, 123)
+    heads = _heads(entries)
+    if n == 0:
+        _byte(out, 123)
     for i in range(n):
         entry = <tuple>PyTuple_GET_ITEM(entries, i)
         name = <object>PyTuple_GET_ITEM(entry, 0)
@@ -231,10 +317,8 @@ cdef int _write(Out *out, object layout, object fields) except -1:
                 raise InvalidFieldError(
                     f"{name}: missing (every field takes part, null or not)", detail=name)
             value = fields[name]
-        if i:
-            _byte(out, 44)
-        _text(out, name)
-        _byte(out, 58)
+        head = <object>PyTuple_GET_ITEM(heads, i)
+        _put(out, PyBytes_AS_STRING(head), PyBytes_GET_SIZE(head))
         _field(out, entry, value)
     return _byte(out, 125)
 
@@ -254,19 +338,121 @@ def form_b(layout, fields) -> bytes:
 def form_b_hash(layout, fields) -> str:
     """SHA3-256 of ``form_b(layout, fields)``, as hex."""
     cdef Out out
-    cdef uint8_t digest[32]
     out.data = NULL
     out.size = out.room = 0
     try:
         _write(&out, layout, fields)
-        if out.size >= NOGIL_THRESHOLD:
-            with nogil:
-                ck_sha3_256(<const uint8_t *>out.data, <size_t>out.size, digest)
-        else:
-            ck_sha3_256(<const uint8_t *>out.data, <size_t>out.size, digest)
-        return _hex_of(digest)
+        return _digest_hex(&out)
     finally:
         PyMem_Free(out.data)
+
+
+cdef str _digest_hex(Out *out):
+    cdef uint8_t digest[32]
+    if out.size >= NOGIL_THRESHOLD:
+        with nogil:
+            ck_sha3_256(<const uint8_t *>out.data, <size_t>out.size, digest)
+    else:
+        ck_sha3_256(<const uint8_t *>out.data, <size_t>out.size, digest)
+    return _hex_of(digest)
+
+
+#: integers at or past this magnitude have more digits than the strict JSON reader reads
+cdef object _UNREADABLE = 10 ** MAX_INTEGER_DIGITS
+
+
+cdef int _readable(object name, object value, int depth) except -1:
+    """Refuses an integer the strict JSON reader would refuse, anywhere in a stored value
+    (exact JSON types, at most ``L3_MAX_DEPTH`` deep: what Form B admitted)."""
+    cdef type t = type(value)
+    cdef int overflow = 0
+    cdef Py_ssize_t i, pos = 0
+    cdef PyObject *key
+    cdef PyObject *item
+    if t is int:
+        PyLong_AsLongLongAndOverflow(value, &overflow)
+        if overflow and not -_UNREADABLE < value < _UNREADABLE:
+            raise InvalidFieldError(
+                f"{name}: an integer of more than {MAX_INTEGER_DIGITS} digits; an export or "
+                "journal holding it could not be read back", detail=name)
+    elif t is dict:
+        while PyDict_Next(value, &pos, &key, &item):
+            _readable(name, <object>item, depth + 1)
+    elif t is list:
+        for i in range(PyList_GET_SIZE(value)):
+            _readable(name, <object>PyList_GET_ITEM(value, i), depth + 1)
+    return 0
+
+
+def stored_node(layout, fields) -> tuple:
+    """``(node, content_hash)``: the layout's fields as ``json_value`` makes them, in layout
+    order (a node as a Layer 3 writer stores it), and ``form_b_hash(layout, fields)``.
+    Refused as ``form_b`` refuses; then a field holding an integer of more than
+    ``MAX_INTEGER_DIGITS`` digits, which the strict JSON reader would not read back
+    (``InvalidFieldError`` naming the field)."""
+    cdef Out out
+    cdef str digest
+    cdef dict node = {}
+    cdef tuple entries = tuple(layout)
+    cdef Py_ssize_t i
+    out.data = NULL
+    out.size = out.room = 0
+    try:
+        _write(&out, entries, fields)
+        digest = _digest_hex(&out)
+    finally:
+        PyMem_Free(out.data)
+    for i in range(PyTuple_GET_SIZE(entries)):
+        name = (<tuple>PyTuple_GET_ITEM(entries, i))[0]
+        node[name] = _json_value(fields[name], 0)
+    for name, value in node.items():
+        _readable(name, value, 0)
+    return node, digest
+
+
+cdef object _NOT_COPIED = object()
+
+
+cdef object _copy(object value, int depth):
+    """A deep copy of exact JSON values (floats kept), or ``_NOT_COPIED``."""
+    cdef type t = type(value)
+    cdef Py_ssize_t i, n, pos = 0
+    cdef list items
+    cdef dict members
+    cdef PyObject *key
+    cdef PyObject *item
+    if t is str or t is int or t is float or t is bool or value is None:
+        return value
+    if depth >= L3_MAX_DEPTH:
+        return _NOT_COPIED
+    if t is list:
+        n = PyList_GET_SIZE(value)
+        items = [None] * n
+        for i in range(n):
+            copied = _copy(<object>PyList_GET_ITEM(value, i), depth + 1)
+            if copied is _NOT_COPIED:
+                return _NOT_COPIED
+            items[i] = copied
+        return items
+    if t is dict:
+        members = {}
+        while PyDict_Next(value, &pos, &key, &item):
+            copied = _copy(<object>item, depth + 1)
+            if copied is _NOT_COPIED:
+                return _NOT_COPIED
+            members[<object>key] = copied
+        return members
+    return _NOT_COPIED
+
+
+def copy_stored(value):
+    """A deep copy of stored values: exact dicts, lists, text, integers of any size, floats,
+    booleans and None, in C; anything else (or nested deeper than ``L3_MAX_DEPTH``) by a
+    pickle round trip."""
+    copied = _copy(value, 0)
+    if copied is _NOT_COPIED:
+        return pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+    return copied
 
 
 cdef object _json_value(object value, int depth):
@@ -279,6 +465,10 @@ cdef object _json_value(object value, int depth):
     cdef char *text
     if t is str or t is int or t is bool or value is None:
         return value
+    if t is datetime and value.tzinfo is _UTC:     # what l3_datetime makes of it
+        return _utc_text(value)
+    if t is _UUID:                                 # what l3_value makes of it
+        return _uuid_str(value)
     if t is float:
         text = PyOS_double_to_string(<double>value, 114, 0, Py_DTSF_ADD_DOT_0, NULL)
         try:

@@ -11,8 +11,6 @@ from cpython.pythread cimport (
     NOWAIT_LOCK, WAIT_LOCK, PyThread_acquire_lock, PyThread_allocate_lock, PyThread_free_lock,
     PyThread_release_lock, PyThread_type_lock,
 )
-from libc.stdlib cimport qsort
-from libc.string cimport memcmp
 
 from canonkit.astp._py.common import check_sav, episode_first
 from canonkit.astp._py.fields import encode_field, encode_fields
@@ -199,15 +197,19 @@ def merkle_root_v1(raw) -> bytes:
 
 # --- §2.2 / §6 sets ----------------------------------------------------------------------
 
-cdef int _cmp32(const void *a, const void *b) noexcept nogil:
-    return memcmp(a, b, 32)
+cdef extern from "astp_sets.h" nogil:
+    size_t ck_sorted_distinct(uint8_t *buf, size_t n)
+    void ck_set_v1(const uint8_t *prefix, size_t prefix_len, const uint8_t *members, size_t m,
+                   uint8_t *out)
+    void ck_set_v2(const uint8_t *prefix, size_t prefix_len, const uint8_t *members, size_t m,
+                   uint8_t *out)
 
 
 cdef Py_ssize_t _sorted_distinct(object members, uint8_t **out) except -1:
     """Members (digests) parsed into a malloc'd buffer (*out, caller frees), sorted ascending
     bytewise with duplicates removed; returns the distinct count."""
     cdef list items = list(members)
-    cdef Py_ssize_t n = len(items), i, m = 0
+    cdef Py_ssize_t n = len(items), i
     cdef uint8_t *buf = <uint8_t *>PyMem_Malloc(32 * n + 1)
     if buf == NULL:
         raise MemoryError()
@@ -217,14 +219,8 @@ cdef Py_ssize_t _sorted_distinct(object members, uint8_t **out) except -1:
     except BaseException:
         PyMem_Free(buf)
         raise
-    qsort(buf, <size_t>n, 32, _cmp32)
-    for i in range(n):
-        if m == 0 or memcmp(buf + 32 * (m - 1), buf + 32 * i, 32) != 0:
-            if m != i:
-                memcpy(buf + 32 * m, buf + 32 * i, 32)
-            m += 1
     out[0] = buf
-    return m
+    return <Py_ssize_t>ck_sorted_distinct(buf, <size_t>n)
 
 
 def encode_set_v2(prefix, members) -> bytes:
@@ -239,32 +235,39 @@ def encode_set_v2(prefix, members) -> bytes:
         PyMem_Free(buf)
 
 
+cdef str _set_hash(object prefix, object members, int version):
+    cdef uint8_t *buf = NULL
+    cdef uint8_t out[32]
+    cdef bytes head = bytes(prefix)
+    cdef const uint8_t *p = <const uint8_t *>PyBytes_AS_STRING(head)
+    cdef size_t length = <size_t>PyBytes_GET_SIZE(head)
+    cdef Py_ssize_t m = _sorted_distinct(members, &buf)
+    try:
+        if 32 * m < NOGIL_THRESHOLD:
+            if version == 1:
+                ck_set_v1(p, length, buf, <size_t>m, out)
+            else:
+                ck_set_v2(p, length, buf, <size_t>m, out)
+        else:
+            with nogil:
+                if version == 1:
+                    ck_set_v1(p, length, buf, <size_t>m, out)
+                else:
+                    ck_set_v2(p, length, buf, <size_t>m, out)
+    finally:
+        PyMem_Free(buf)
+    return _hex_of(out)
+
+
 def hash_set_v2(prefix, members) -> str:
     """Version 2 set hash (ASTP.md §2.2) as hex."""
-    return sha3_256(encode_set_v2(prefix, members)).hex()
+    return _set_hash(prefix, members, 2)
 
 
 def hash_set_v1(prefix, members) -> str:
     """Version 1 set hash (ASTP.md §6): ``H(prefix ‖ "|".join(sorted distinct hex))``, or
     ``H(prefix ‖ "EMPTY")`` for no members; as hex. (Lowercase hex sorts as the raw bytes.)"""
-    cdef uint8_t *buf = NULL
-    cdef Py_ssize_t m, i
-    cdef bytearray body
-    cdef char *p
-    head = bytes(prefix)
-    m = _sorted_distinct(members, &buf)
-    try:
-        if m == 0:
-            return sha3_256(head + b"EMPTY").hex()
-        body = bytearray(65 * m - 1)
-        p = body
-        for i in range(m):
-            ck_hex32(buf + 32 * i, <uint8_t *>p + 65 * i)
-            if i + 1 < m:
-                p[65 * i + 64] = b'|'
-        return sha3_256(head + bytes(body)).hex()
-    finally:
-        PyMem_Free(buf)
+    return _set_hash(prefix, members, 1)
 
 
 # --- §2.1 field encoding (the encoder is shared: canonkit.astp._py.fields) --------------

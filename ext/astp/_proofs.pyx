@@ -5,7 +5,7 @@ Twin: ``canonkit.astp._py.proofs`` (docs/astp-kernel-api.md); the differential t
 the two identical. The proof shape, index and group checks and the canonical enumeration of
 orders are shared pure Python (``canonkit.astp._py.common``).
 """
-from cpython.exc cimport PyErr_CheckSignals
+from libc.stddef cimport ptrdiff_t
 from libc.string cimport memcmp
 
 from canonkit.astp._py.common import (
@@ -16,6 +16,14 @@ from canonkit.errors import InUseError, InvalidFieldError
 
 include "astp_kernel.pxi"
 include "astp_digests.pxi"
+include "astp_search.pxi"
+
+
+def _set_tie_memo(Py_ssize_t limit) -> None:
+    """Keep at most ``limit`` nodes in a tie search's memo (-1: the default). Not part of
+    the kernel API; for tests (a full memo must only slow a search down)."""
+    global ck_tie_memo_max
+    ck_tie_memo_max = CK_TIE_MEMO_MAX if limit < 0 else <size_t>limit
 
 __all__ = [
     "TieSearch", "inclusion_proof_v1", "inclusion_proof_v2", "search_orders",
@@ -29,37 +37,6 @@ cdef str _node_hex(const ck_tree_hasher *h, const uint8_t *node):
     if h.size == 64:
         return (<const char *>node)[:64].decode("ascii")
     return _hex_of(node)
-
-
-cdef class _Tree:
-    """Every level of a tree, level 0 first, node values back to back in one buffer."""
-    cdef ck_tree_hasher h
-    cdef uint8_t *store
-    cdef size_t counts[65]
-    cdef size_t offsets[65]
-    cdef int depth
-
-    def __dealloc__(self):
-        PyMem_Free(self.store)
-
-    cdef inline uint8_t *node(self, int d, size_t j) noexcept nogil:
-        return self.store + self.h.size * (self.offsets[d] + j)
-
-    cdef inline uint8_t *root(self) noexcept nogil:
-        return self.node(self.depth - 1, 0)
-
-
-cdef _Tree _build_tree(int hex, const uint8_t *first, const uint8_t *inputs, Py_ssize_t n):
-    cdef _Tree t = _Tree.__new__(_Tree)
-    cdef size_t total
-    cdef Py_ssize_t leaves = n + (1 if first != NULL else 0)
-    ck_tree_hasher_init(&t.h, hex)
-    t.depth = ck_tree_shape(<size_t>leaves, t.counts, t.offsets, &total)
-    t.store = _alloc_nodes(<Py_ssize_t>total, t.h.size)
-    with nogil:
-        ck_tree_leaves(&t.h, first, inputs, <size_t>n, t.store)
-        ck_tree_build_levels(&t.h, t.store, t.counts, t.offsets, t.depth)
-    return t
 
 
 cdef tuple _path(_Tree t, size_t pos):
@@ -188,27 +165,6 @@ def verify_inclusion_proof_v2(leaf_hash, leaf_index, leaf_count, siblings, spine
 
 # --- §12 tie search ------------------------------------------------------------------------
 
-cdef extern from *:
-    """
-    /* Next lexicographic permutation of a[0..len); returns the first index that changed, or
-     * -1 after the last permutation (a is then back to ascending order, all of it changed). */
-    static inline Py_ssize_t ck_next_permutation(Py_ssize_t *a, Py_ssize_t len) {
-        Py_ssize_t k = len - 2, l, t, i, j;
-        while (k >= 0 && a[k] >= a[k + 1]) k--;
-        if (k >= 0) {
-            l = len - 1;
-            while (a[l] <= a[k]) l--;
-            t = a[k]; a[k] = a[l]; a[l] = t;
-        }
-        for (i = k + 1, j = len - 1; i < j; i++, j--) {
-            t = a[i]; a[i] = a[j]; a[j] = t;
-        }
-        return k;
-    }
-    """
-    Py_ssize_t ck_next_permutation(Py_ssize_t *a, Py_ssize_t len) nogil
-
-
 cdef class TieSearch:
     """Search the orders of tied spine inputs for one that reproduces a root, refolding only
     what a permutation touches.
@@ -301,16 +257,12 @@ cdef class TieSearch:
         cdef uint8_t raw[32]
         cdef uint8_t target[64]
         cdef _Tree t = self.tree
-        cdef ck_tree_hasher *h = &t.h
-        cdef size_t size = h.size
-        cdef Py_ssize_t ngroups = len(self._groups)
-        cdef Py_ssize_t *starts
-        cdef Py_ssize_t *lengths
-        cdef Py_ssize_t *perm          # all groups' current permutations, back to back
-        cdef Py_ssize_t *base          # index of each group's first entry in perm
-        cdef Py_ssize_t g, i, k, m, total = 0, pos
+        cdef size_t size = t.h.size
+        cdef ck_odometer odo
         cdef unsigned long long tried = 0
-        cdef bint found = False, wrapped
+        cdef bint found
+        cdef size_t *starts = NULL
+        cdef Py_ssize_t g, ngroups = len(self._groups)
         _parse_digest(target_root, raw)
         if isinstance(cap, bool) or not isinstance(cap, int) or cap < 0:
             raise InvalidFieldError(f"cap must be a non-negative integer, got {cap!r}")
@@ -318,7 +270,7 @@ cdef class TieSearch:
             return None, 0, True
         self._check_idle()
         self.busy = True                   # the tree is ours until the search returns
-        starts = base = NULL
+        odo.starts = NULL
         try:
             if size == 64:
                 ck_hex32(raw, target)
@@ -326,66 +278,98 @@ cdef class TieSearch:
                 memcpy(target, raw, 32)
             if self.modified:
                 self._restore()
-            for s, n in self._groups:
-                total += n
-            starts = <Py_ssize_t *>PyMem_Malloc(sizeof(Py_ssize_t) * (2 * ngroups + total + 1))
-            base = <Py_ssize_t *>PyMem_Malloc(sizeof(Py_ssize_t) * (ngroups + 1))
-            if starts == NULL or base == NULL:
+            starts = <size_t *>PyMem_Malloc(sizeof(size_t) * (2 * ngroups + 1))
+            if starts == NULL:
                 raise MemoryError()
-            lengths = starts + ngroups
-            perm = lengths + ngroups
-            m = 0
             for g in range(ngroups):
-                s, n = self._groups[g]
-                starts[g] = s
-                lengths[g] = n
-                base[g] = m
-                for i in range(n):
-                    perm[m + i] = s + i
-                m += n
-            self.modified = True           # until the search ends back at the stored order
-            with nogil:
-                while True:
-                    tried += 1
-                    if (tried & 0xFFFF) == 0:  # a long search stays interruptible (Ctrl-C)
-                        with gil:
-                            PyErr_CheckSignals()
-                    if memcmp(t.node(t.depth - 1, 0), target, size) == 0:
-                        found = True
-                        break
-                    # odometer: advance the last group; a group that wraps carries leftwards
-                    g = ngroups - 1
-                    while g >= 0:
-                        k = ck_next_permutation(perm + base[g], lengths[g])
-                        wrapped = k < 0
-                        if wrapped:
-                            k = 0
-                        for i in range(k, lengths[g]):
-                            pos = starts[g] + i + self.offset
-                            memcpy(t.node(0, pos), self.leaves0 + size * (perm[base[g] + i]
-                                                                           + self.offset), size)
-                        ck_tree_refresh_range(h, t.store, t.counts, t.offsets, t.depth,
-                                              starts[g] + k + self.offset,
-                                              starts[g] + lengths[g] - 1 + self.offset)
-                        if wrapped:
-                            g -= 1             # wrapped back to the stored order: carry
-                        else:
-                            break
-                    if g < 0:
-                        break                  # every group wrapped: the space is exhausted
+                starts[g], starts[ngroups + g] = self._groups[g]
+            if ck_odometer_init(&odo, starts, starts + ngroups, <size_t>ngroups,
+                                <size_t>self.offset) != 0:
+                raise MemoryError()
+            if (ck_keccak_lanes() > 1 and odo.npos > 0
+                    and ck_tie_window(odo.pos, odo.npos, t.depth) <= CK_TIE_MAX_WINDOW):
+                found = self._search_lanes(&odo, target, &tried)
+            else:
+                found = self._search_serial(&odo, target, &tried)
             if found:
                 order = list(range(self.count))
-                for g in range(ngroups):
-                    for i in range(lengths[g]):
-                        order[starts[g] + i] = perm[base[g] + i]
-                self.modified = tried > 1
+                for g in range(<Py_ssize_t>odo.ngroups):
+                    for i in range(<Py_ssize_t>odo.lengths[g]):
+                        order[odo.starts[g] + i] = odo.perm[odo.base[g] + i]
                 return order, tried, False
-            self.modified = False         # every group is back at the stored order
             return None, tried, False
         finally:
             self.busy = False
             PyMem_Free(starts)
-            PyMem_Free(base)
+            ck_odometer_free(&odo)
+
+    cdef bint _search_serial(self, ck_odometer *odo, const uint8_t *target,
+                             unsigned long long *tried) except -1:
+        """One candidate at a time in the shared tree: only the level-0 nodes from the first
+        changed position of each changed group are rewritten and their ancestors rehashed.
+        Leaves the tree at the order found (at the stored order when none is)."""
+        cdef _Tree t = self.tree
+        cdef ck_tree_hasher *h = &t.h
+        cdef size_t size = h.size, i, pos
+        cdef ptrdiff_t g, k
+        cdef bint found = False, wrapped, stopped = False
+        self.modified = True               # until the search ends back at the stored order
+        with nogil:
+            while True:
+                tried[0] += 1
+                if (tried[0] & 0xFFFF) == 0 and _interrupted():  # a long search stays
+                    stopped = True                                # interruptible (Ctrl-C)
+                    break
+                if memcmp(t.node(t.depth - 1, 0), target, size) == 0:
+                    found = True
+                    break
+                # odometer: advance the last group; a group that wraps carries leftwards
+                g = <ptrdiff_t>odo.ngroups - 1
+                while g >= 0:
+                    k = ck_next_permutation(odo.perm + odo.base[g], odo.lengths[g])
+                    wrapped = k < 0
+                    if wrapped:
+                        k = 0
+                    for i in range(<size_t>k, odo.lengths[g]):
+                        pos = odo.starts[g] + i + odo.offset
+                        memcpy(t.node(0, pos), self.leaves0 + size * (odo.perm[odo.base[g] + i]
+                                                                       + odo.offset), size)
+                    ck_tree_refresh_range(h, t.store, t.counts, t.offsets, t.depth,
+                                          odo.starts[g] + <size_t>k + odo.offset,
+                                          odo.starts[g] + odo.lengths[g] - 1 + odo.offset)
+                    if wrapped:
+                        g -= 1             # wrapped back to the stored order: carry
+                    else:
+                        break
+                if g < 0:
+                    break                  # every group wrapped: the space is exhausted
+        if stopped:
+            return _raise_pending()
+        self.modified = found and tried[0] > 1
+        return found
+
+    cdef bint _search_lanes(self, ck_odometer *odo, const uint8_t *target,
+                            unsigned long long *tried) except -1:
+        """CK_TIE_LANES candidates at a time (ext/astp/astp_tie_lanes.h), each in its own
+        copy of the groups' window of the tree; the shared tree stays at the stored order.
+        On a match ``odo`` is left at the order found."""
+        cdef _Tree t = self.tree
+        cdef ck_tie_lanes lanes
+        cdef int outcome
+        if ck_tie_init(&lanes, &t.h, t.store, t.counts, t.offsets, t.depth, self.leaves0,
+                       odo.pos, odo.npos) != 0:
+            ck_tie_free(&lanes)
+            raise MemoryError()
+        try:
+            with nogil:
+                outcome = ck_tie_search(&lanes, odo, target, tried, _interrupted)
+        finally:
+            ck_tie_free(&lanes)
+        if outcome == CK_TIE_NO_MEMORY:
+            raise MemoryError()
+        if outcome == CK_TIE_INTERRUPTED:
+            return _raise_pending()
+        return outcome == CK_TIE_FOUND
 
 
 def search_orders(inputs, groups, target_root, *, spine_algorithm_version, episode_id=None,

@@ -10,14 +10,17 @@ two in agreement (the scanner may decline where the twin reads, never the other 
 from cpython.dict cimport PyDict_GetItem
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.ref cimport PyObject
+from libc.stddef cimport ptrdiff_t
 
 from canonkit._instant import instant_from_text
 from canonkit.errors import InvalidFieldError
 
 include "astp_kernel.pxi"
 include "astp_instants.pxi"
+include "astp_hex_text.pxi"
+include "astp_search.pxi"
 
-__all__ = ["plain_json", "scan_episode"]
+__all__ = ["plain_json", "read_instant", "scan_episode", "scan_verdict"]
 
 import_datetime()
 
@@ -38,8 +41,8 @@ cdef str _SEGMENT = "segment"
 # (and words any refusal).
 
 from libc.stdint cimport int64_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memcmp
+from libc.stdlib cimport free, malloc, qsort, realloc
+from libc.string cimport memchr, memcmp, memset
 from cpython.bytes cimport PyBytes_Check
 
 import orjson
@@ -228,42 +231,38 @@ cdef Py_ssize_t _plain_string(const unsigned char *p, Py_ssize_t i, Py_ssize_t n
     """p[i] is '"': a string of printable ASCII without escapes. Its length (the text is
     p[i+1 : i+1+length]) and *end after the quote, or -1 for anything else."""
     cdef Py_ssize_t j = i + 1
-    while j < n and p[j] != 34:
-        if p[j] < 32 or p[j] > 126 or p[j] == 92:
+    cdef unsigned char c
+    while j < n:
+        c = p[j]
+        if c == 34:
+            end[0] = j + 1
+            return j - i - 1
+        if <unsigned char>(c - 32) > 94 or c == 92:
             return -1
         j += 1
-    if j >= n:
-        return -1
-    end[0] = j + 1
-    return j - i - 1
-
-
-cdef int _hex_digest(const unsigned char *s, Py_ssize_t length, uint8_t *out) noexcept:
-    if length != 64:
-        return -1
-    return ck_unhex32(s, out)
+    return -1
 
 
 cdef extern from "astp_tree.h" nogil:
     signed char ck_hex_values[256]
-
-
-cdef int _UUID_AT[16]
-for _k, _at in enumerate((0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34)):
-    _UUID_AT[_k] = _at
+    enum:
+        CK_MAX_LANES
+        CK_SHA3_256_RATE
+    void ck_sha3_256_padded_many(const uint8_t *const *blocks, uint8_t *const *out, int count)
+    int ck_unhex(const uint8_t *hex, uint8_t *raw, int n)
 
 
 cdef int _uuid16(const unsigned char *s, Py_ssize_t length, uint8_t *out) noexcept:
     """8-4-4-4-12 hex text (either case) into out[16]; -1 for anything else."""
-    cdef int k, hi, lo, bad = 0
+    cdef uint8_t digits[32]
     if length != 36 or s[8] != 45 or s[13] != 45 or s[18] != 45 or s[23] != 45:
         return -1
-    for k in range(16):
-        hi = ck_hex_values[s[_UUID_AT[k]]]
-        lo = ck_hex_values[s[_UUID_AT[k] + 1]]
-        bad |= hi | lo
-        out[k] = <uint8_t>((hi << 4) | (lo & 15))
-    return -1 if bad < 0 else 0
+    memcpy(digits, s, 8)
+    memcpy(digits + 8, s + 9, 4)
+    memcpy(digits + 12, s + 14, 4)
+    memcpy(digits + 16, s + 19, 4)
+    memcpy(digits + 20, s + 24, 12)
+    return ck_unhex(digits, out, 16)
 
 
 cdef inline int _fixed(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, Py_ssize_t length
@@ -330,38 +329,60 @@ cdef int _instant_us(const unsigned char *p, Py_ssize_t n, int64_t *out) noexcep
     return 0
 
 
-cdef int _field(const unsigned char *k, Py_ssize_t length, bint por) noexcept:
-    """The F_* bit of a segment key, or 0 for a key outside the canonical shape."""
-    if length == 14 and memcmp(k, b"sequence_index", 14) == 0:
-        return F_INDEX
-    if length == 12 and memcmp(k, b"content_hash", 12) == 0:
-        return F_CONTENT
-    if length == 7 and memcmp(k, b"node_id", 7) == 0:
-        return F_NODE_ID
-    if length == 9 and memcmp(k, b"node_type", 9) == 0:
-        return F_NODE_TYPE
-    if length == 14 and memcmp(k, b"schema_version", 14) == 0:
-        return F_SCHEMA
-    if length == 14 and memcmp(k, b"parent_node_id", 14) == 0:
-        return F_PARENT
-    if por:
-        if length == 10 and memcmp(k, b"leaf_index", 10) == 0:
-            return F_LEAF_INDEX
+cdef inline bint _literal(const unsigned char *k, Py_ssize_t room, const char *key,
+                          Py_ssize_t length) noexcept:
+    """Whether the text at k (``room`` bytes readable) is ``key`` and its closing quote."""
+    return room > length and memcmp(k, key, length) == 0 and k[length] == 34
+
+
+cdef int _key(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, bint por,
+              Py_ssize_t *end) noexcept:
+    """p[i] is the '"' opening a segment key: its F_* bit and *end after its closing
+    quote, or 0 for a key outside the canonical shape. A key is compared with the one
+    literal its first character allows, closing quote included, so no other key (and no
+    escape or control character) can match."""
+    cdef const unsigned char *k = p + i + 1
+    cdef Py_ssize_t room = n - i - 1
+    cdef int f = 0
+    cdef Py_ssize_t length = 0
+    if room < 8:
         return 0
-    if length == 14 and memcmp(k, b"retention_tier", 14) == 0:
-        return F_TIER
-    if length == 10 and memcmp(k, b"created_at", 10) == 0:
-        return F_CREATED
-    return 0
+    if k[0] == 115:    # s
+        if _literal(k, room, b"sequence_index", 14):
+            f, length = F_INDEX, 14
+        elif _literal(k, room, b"schema_version", 14):
+            f, length = F_SCHEMA, 14
+    elif k[0] == 99:   # c
+        if _literal(k, room, b"content_hash", 12):
+            f, length = F_CONTENT, 12
+        elif not por and _literal(k, room, b"created_at", 10):
+            f, length = F_CREATED, 10
+    elif k[0] == 110:  # n
+        if _literal(k, room, b"node_id", 7):
+            f, length = F_NODE_ID, 7
+        elif _literal(k, room, b"node_type", 9):
+            f, length = F_NODE_TYPE, 9
+    elif k[0] == 112:  # p
+        if _literal(k, room, b"parent_node_id", 14):
+            f, length = F_PARENT, 14
+    elif k[0] == 114:  # r
+        if not por and _literal(k, room, b"retention_tier", 14):
+            f, length = F_TIER, 14
+    elif k[0] == 108:  # l
+        if por and _literal(k, room, b"leaf_index", 10):
+            f, length = F_LEAF_INDEX, 10
+    end[0] = i + length + 2
+    return f
 
 
 cdef Py_ssize_t _segment(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, bint por,
                          Seg *s) noexcept:
     """The object at p[i] as one canonical segment into *s: the index after it, or -1."""
-    cdef Py_ssize_t klen, vlen, kat, end = 0
+    cdef Py_ssize_t vlen, end = 0
     cdef int f, seen = 0
     cdef bint closed = False
     cdef uint64_t leaf_index = 0
+    cdef const unsigned char *q
     s.fields = 0
     s.tier = TIER_NONE
     s.type_len = -1
@@ -375,19 +396,21 @@ cdef Py_ssize_t _segment(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, bin
     while True:
         if i >= n or p[i] != 34:
             return -1
-        kat = i + 1
-        klen = _plain_string(p, i, n, &end)
-        if klen < 0:
-            return -1
-        f = _field(p + kat, klen, por)
+        f = _key(p, i, n, por, &end)
         if f == 0 or seen & f:
             return -1  # a key the fast path does not read, or a repeated key
         seen |= f
         s.fields |= f
-        i = _ws(p, end, n)
-        if i >= n or p[i] != 58:
-            return -1
-        i = _ws(p, i + 1, n)
+        i = end
+        if i < n and p[i] == 58:
+            i += 1
+        else:
+            i = _ws(p, i, n)
+            if i >= n or p[i] != 58:
+                return -1
+            i += 1
+        if i < n and p[i] <= 32:
+            i = _ws(p, i, n)
         if i >= n:
             return -1
         if f == F_INDEX:
@@ -407,7 +430,7 @@ cdef Py_ssize_t _segment(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, bin
                 return -1
             i += 4
         elif f == F_CONTENT:
-            if not _fixed(p, i, n, 64) or ck_unhex32(p + i + 1, s.content) != 0:
+            if not _fixed(p, i, n, 64) or ck_unhex(p + i + 1, s.content, 32) != 0:
                 return -1
             i += 66
         elif f == F_NODE_ID:
@@ -418,39 +441,47 @@ cdef Py_ssize_t _segment(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, bin
             if not _fixed(p, i, n, 36) or _uuid16(p + i + 1, 36, s.parent) != 0:
                 return -1
             i += 38
-        else:
-            if p[i] != 34:
+        elif p[i] != 34:
+            return -1
+        elif f == F_CREATED:
+            # an instant is at most 32 characters, all of them digits and separators: the
+            # first quote ends it, and _instant_us accepts no other character
+            q = <const unsigned char *>memchr(p + i + 1, 34, min(n - i - 1, 40))
+            if q == NULL:
                 return -1
+            vlen = q - (p + i + 1)
+            if _instant_us(p + i + 1, vlen, &s.created_us) != 0:
+                return -1
+            s.created_at, s.created_len = i + 1, vlen
+            i += vlen + 2
+        elif f == F_TIER and _fixed(p, i, n, 8) and memcmp(p + i + 1, b"STANDARD", 8) == 0:
+            s.tier_at, s.tier_len, s.tier = i + 1, 8, TIER_OTHER
+            i += 10
+        elif f == F_TIER and _fixed(p, i, n, 9) and memcmp(p + i + 1, b"EPHEMERAL", 9) == 0:
+            s.tier_at, s.tier_len, s.tier = i + 1, 9, TIER_EPHEMERAL
+            i += 11
+        else:
             vlen = _plain_string(p, i, n, &end)
             if vlen < 0:
                 return -1
-            kat = i + 1
-            i = end
-            if f == F_CONTENT:
-                if _hex_digest(p + kat, vlen, s.content) != 0:
-                    return -1
-            elif f == F_NODE_ID:
-                if _uuid16(p + kat, vlen, s.node_id) != 0:
-                    return -1
-            elif f == F_PARENT:
-                if _uuid16(p + kat, vlen, s.parent) != 0:
-                    return -1
-            elif f == F_NODE_TYPE:
+            if f == F_NODE_TYPE:
                 if vlen > SCAN_MAX_TEXT:
                     return -1
-                s.type_at, s.type_len = kat, vlen
+                s.type_at, s.type_len = i + 1, vlen
             elif f == F_SCHEMA:
                 if vlen > SCAN_MAX_TEXT:
                     return -1
-                s.schema_at, s.schema_len = kat, vlen
-            elif f == F_TIER:
-                s.tier_at, s.tier_len = kat, vlen
-                s.tier = TIER_EPHEMERAL if (vlen == 9 and memcmp(p + kat, b"EPHEMERAL", 9) == 0) \
+                s.schema_at, s.schema_len = i + 1, vlen
+            else:  # F_TIER: another tier
+                s.tier_at, s.tier_len = i + 1, vlen
+                s.tier = TIER_EPHEMERAL if (vlen == 9 and memcmp(p + i + 1, b"EPHEMERAL", 9) == 0) \
                     else TIER_OTHER
-            elif f == F_CREATED:
-                if _instant_us(p + kat, vlen, &s.created_us) != 0:
-                    return -1
-                s.created_at, s.created_len = kat, vlen
+            i = end
+        if i < n and p[i] == 44:  # the common separator, then the next key's quote
+            i += 1
+            if i < n and p[i] <= 32:
+                i = _ws(p, i, n)
+            continue
         i = _after(p, i, n, 125, &closed)
         if i < 0:
             return -1
@@ -477,6 +508,9 @@ cdef class SegmentTable:
     cdef bytes text
     cdef object segment_type
     cdef list made
+    #: ``{(sav, ov): spine root hex}`` of the stored order, as the verdict found them (the
+    #: general path then need not fold them again); None until then
+    cdef public dict spine_roots
 
     def __dealloc__(self):
         free(self.segs)
@@ -543,45 +577,125 @@ cdef class SegmentTable:
             hashes.add(None)   # no stored leaf_hash on this path
         return ids, hashes
 
+    def spine_hits(self, ids, hashes) -> tuple:
+        """``(ids found, hashes found)``: the texts of ``ids`` that are a segment's
+        ``node_id`` or ``parent_node_id``, and of ``hashes`` that are its ``content_hash``,
+        as ``spine_keys`` writes them (so only lowercase canonical text can be found), as
+        ``SegmentList.spine_hits`` gives them — without a text per segment."""
+        cdef list id_texts = [x for x in ids if _lower_hex(x, 36)]
+        cdef list hash_texts = [x for x in hashes if _lower_hex(x, 64)]
+        cdef Probe *id_probes = NULL
+        cdef Probe *hash_probes = NULL
+        cdef set found_ids = set(), found_hashes = set()
+        cdef Py_ssize_t k, n_ids = len(id_texts), n_hashes = len(hash_texts)
+        cdef Seg *s
+        cdef Probe *hit
+        cdef uint64_t id_firsts[4]
+        cdef uint64_t hash_firsts[4]
+        if not n_ids and not n_hashes:
+            return found_ids, found_hashes
+        try:
+            id_probes = _probes(id_texts, 16, id_firsts)
+            hash_probes = _probes(hash_texts, 32, hash_firsts)
+            for k in range(self.n):
+                s = &self.segs[k]
+                if s.fields & F_NODE_ID and _maybe(id_firsts, s.node_id[0]):
+                    hit = _find(id_probes, n_ids, s.node_id, 16)
+                    if hit != NULL:
+                        found_ids.add(id_texts[hit.at])
+                if s.fields & F_PARENT and _maybe(id_firsts, s.parent[0]):
+                    hit = _find(id_probes, n_ids, s.parent, 16)
+                    if hit != NULL:
+                        found_ids.add(id_texts[hit.at])
+                if _maybe(hash_firsts, s.content[0]):
+                    hit = _find(hash_probes, n_hashes, s.content, 32)
+                    if hit != NULL:
+                        found_hashes.add(hash_texts[hit.at])
+        finally:
+            free(id_probes)
+            free(hash_probes)
+        return found_ids, found_hashes
+
     def leaves_v2_raw(self, int sav) -> bytes:
         """The ``hash_version`` 2 leaf hashes (ASTP.md §4.1), 32 raw bytes each; the same
         InvalidFieldError as the general path for a segment without the leaf fields."""
+        cdef Py_ssize_t k
+        out = self._leaves_v2()
+        if out is None:
+            for k in range(self.n):
+                if not self.segs[k].fields & F_NODE_ID or self.segs[k].schema_len < 0:
+                    raise InvalidFieldError(f"segment {self.segs[k].index} lacks the leaf-hash "
+                                            f"fields sav {sav} needs")
+        return out
+
+    cdef object _leaves_v2(self):
+        """The v2 leaf hashes as bytes, or None when a segment lacks the leaf fields. A
+        preimage that fits one SHA3-256 block (every canonical one does) is written
+        straight into a pre-padded block, and CK_MAX_LANES of them are hashed side by side."""
         cdef bytes out = PyBytes_FromStringAndSize(NULL, 32 * self.n)
         cdef uint8_t *o = <uint8_t *>PyBytes_AS_STRING(out)
         cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(self.text)
         cdef uint8_t buf[FAST_LEAF_ROOM]
-        cdef Py_ssize_t k, m, w
+        cdef uint8_t blocks[CK_MAX_LANES][CK_SHA3_256_RATE]
+        cdef const uint8_t *pending[CK_MAX_LANES]
+        cdef uint8_t *dest[CK_MAX_LANES]
+        cdef Py_ssize_t k, m, type_len
+        cdef int filled = 0
+        cdef uint8_t *b
         cdef Seg *s
         for k in range(self.n):
             s = &self.segs[k]
             if not s.fields & F_NODE_ID or s.schema_len < 0:
-                raise InvalidFieldError(
-                    f"segment {s.index} lacks the leaf-hash fields sav {sav} needs")
-            memcpy(buf, b"LEAF_HASH:v2:", 13)
-            buf[13] = 0x04
-            memcpy(buf + 14, s.node_id, 16)
-            m = 30
-            if s.type_len < 0:
-                m += _put_string(<const unsigned char *>b"segment", 7, buf + m)
-            else:
-                m += _put_string(p + s.type_at, s.type_len, buf + m)
-            m += _put_string(p + s.schema_at, s.schema_len, buf + m)
-            buf[m] = 0x03
-            for w in range(8):
-                buf[m + 1 + w] = <uint8_t>(s.index >> (56 - 8 * w))
-            m += 9
-            buf[m] = 0x06
-            memcpy(buf + m + 1, s.content, 32)
-            m += 33
-            if s.fields & F_PARENT:
-                buf[m] = 0x04
-                memcpy(buf + m + 1, s.parent, 16)
-                m += 17
-            else:
-                buf[m] = 0x00
-                m += 1
-            ck_sha3_256(buf, <size_t>m, o + 32 * k)
+                return None
+            type_len = 7 if s.type_len < 0 else s.type_len
+            m = 30 + 5 + type_len + 5 + s.schema_len + 9 + 33 + (17 if s.fields & F_PARENT else 1)
+            if m >= CK_SHA3_256_RATE:
+                _leaf_v2_preimage(p, s, buf)
+                ck_sha3_256(buf, <size_t>m, o + 32 * k)
+                continue
+            b = blocks[filled]
+            memset(b, 0, CK_SHA3_256_RATE)
+            _leaf_v2_preimage(p, s, b)
+            b[m] = 0x06
+            b[CK_SHA3_256_RATE - 1] |= 0x80
+            pending[filled] = b
+            dest[filled] = o + 32 * k
+            filled += 1
+            if filled == CK_MAX_LANES:
+                ck_sha3_256_padded_many(pending, dest, filled)
+                filled = 0
+        if filled:
+            ck_sha3_256_padded_many(pending, dest, filled)
         return out
+
+
+cdef Py_ssize_t _leaf_v2_preimage(const unsigned char *p, const Seg *s, uint8_t *buf) noexcept:
+    """The §4.1 leaf preimage of a segment with the leaf fields into buf; its length."""
+    cdef Py_ssize_t m, w
+    memcpy(buf, b"LEAF_HASH:v2:", 13)
+    buf[13] = 0x04
+    memcpy(buf + 14, s.node_id, 16)
+    m = 30
+    if s.type_len < 0:
+        m += _put_string(<const unsigned char *>b"segment", 7, buf + m)
+    else:
+        m += _put_string(p + s.type_at, s.type_len, buf + m)
+    m += _put_string(p + s.schema_at, s.schema_len, buf + m)
+    buf[m] = 0x03
+    for w in range(8):
+        buf[m + 1 + w] = <uint8_t>(s.index >> (56 - 8 * w))
+    m += 9
+    buf[m] = 0x06
+    memcpy(buf + m + 1, s.content, 32)
+    m += 33
+    if s.fields & F_PARENT:
+        buf[m] = 0x04
+        memcpy(buf + m + 1, s.parent, 16)
+        m += 17
+    else:
+        buf[m] = 0x00
+        m += 1
+    return m
 
 
 cdef inline Py_ssize_t _put_string(const unsigned char *s, Py_ssize_t length, uint8_t *out) noexcept:
@@ -593,6 +707,72 @@ cdef inline Py_ssize_t _put_string(const unsigned char *s, Py_ssize_t length, ui
     out[4] = <uint8_t>length
     memcpy(out + 5, s, length)
     return length + 5
+
+
+cdef struct Probe:
+    uint8_t raw[32]       # a UUID's 16 bytes or a digest's 32
+    Py_ssize_t at         # its text's index in the query
+
+
+cdef inline bint _maybe(const uint64_t *firsts, uint8_t first) noexcept:
+    """Whether a probe starts with byte ``first`` (a bitmap of the probes' first bytes)."""
+    return (firsts[first >> 6] >> (first & 63)) & 1
+
+
+cdef int _probe_order16(const void *a, const void *b) noexcept nogil:
+    return memcmp(a, b, 16)
+
+
+cdef int _probe_order32(const void *a, const void *b) noexcept nogil:
+    return memcmp(a, b, 32)
+
+
+cdef Probe *_probes(list texts, int width, uint64_t *firsts) except? NULL:
+    """The raw bytes of hex ``texts`` (already checked), sorted for ``_find``; ``firsts``
+    (4 words) gets the bitmap of their first bytes."""
+    cdef Py_ssize_t i, k, j
+    cdef Probe *probes
+    cdef object text
+    cdef const unsigned char *p
+    firsts[0] = firsts[1] = firsts[2] = firsts[3] = 0
+    if not texts:
+        return NULL
+    probes = <Probe *>malloc(len(texts) * sizeof(Probe))
+    if probes == NULL:
+        raise MemoryError()
+    for i in range(len(texts)):
+        text = texts[i]
+        p = <const unsigned char *>PyUnicode_DATA(text)
+        j = 0
+        k = 0
+        while j < width:
+            if p[k] == 45:
+                k += 1
+                continue
+            probes[i].raw[j] = <uint8_t>(_hex_value(p[k]) * 16 + _hex_value(p[k + 1]))
+            j += 1
+            k += 2
+        probes[i].at = i
+        firsts[probes[i].raw[0] >> 6] |= (<uint64_t>1) << (probes[i].raw[0] & 63)
+    qsort(probes, <size_t>len(texts), sizeof(Probe),
+          _probe_order16 if width == 16 else _probe_order32)
+    return probes
+
+
+cdef Probe *_find(Probe *probes, Py_ssize_t n, const uint8_t *raw, int width) noexcept:
+    """The probe of ``raw`` (binary search), or NULL."""
+    cdef Py_ssize_t lo = 0, hi = n, mid
+    cdef int order
+    while lo < hi:
+        mid = (lo + hi) // 2
+        order = memcmp(probes[mid].raw, raw, <size_t>width)
+        if order == 0:
+            return &probes[mid]
+        if order < 0:
+            lo = mid + 1
+        else:
+            hi = mid
+    return NULL
 
 
 cdef str _uuid_text(const uint8_t *raw):
@@ -734,23 +914,73 @@ cdef int _signal(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, Sig *g, Py_
     return 0
 
 
-cdef object _signals(bytes text, const unsigned char *p, Py_ssize_t i, Py_ssize_t n,
-                     object signal_type, Py_ssize_t *end):
-    """The signals array at p[i] as (SPINE ``Signal`` values in stored order, latest
-    received_at of any signal in UTC microseconds or None, whether a SPINE content hash
-    repeats); None outside the canonical shape."""
-    cdef list spine = []
-    cdef list keys = []
+cdef struct SpineSig:
+    uint8_t content[32]
+    int64_t received_us
+    Py_ssize_t received_at, received_len      # received_at text; received_len -1: absent
+    Py_ssize_t position                       # among all the signals of the document
+
+
+cdef int _arrival(const void *a, const void *b) noexcept nogil:
+    """Stored (arrival) order: received_at, then document order."""
+    cdef const SpineSig *x = <const SpineSig *>a
+    cdef const SpineSig *y = <const SpineSig *>b
+    if x.received_us != y.received_us:
+        return -1 if x.received_us < y.received_us else 1
+    return -1 if x.position < y.position else (1 if x.position > y.position else 0)
+
+
+cdef int _digest_order(const void *a, const void *b) noexcept nogil:
+    return memcmp(a, b, 32)
+
+
+cdef class _Signals:
+    """A document's SPINE signals as the scanner read them, in stored order, held in C:
+    ``signals()`` makes the ``Signal`` values only when the general path needs them."""
+    cdef SpineSig *sigs
+    cdef Py_ssize_t n
+    cdef object latest              # latest received_at of any signal (UTC us), or None
+    cdef bint repeated              # whether a SPINE content hash repeats
+    cdef bytes text
+
+    def __dealloc__(self):
+        free(self.sigs)
+
+    cdef tuple signals(self, object signal_type):
+        """``(SPINE Signal values in stored order, latest_received_us, repeated)``."""
+        cdef list spine = []
+        cdef Py_ssize_t k
+        cdef SpineSig *g
+        cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(self.text)
+        for k in range(self.n):
+            g = &self.sigs[k]
+            received = None
+            if g.received_len >= 0:
+                received = _fast_instant(
+                    (<bytes>p[g.received_at:g.received_at + g.received_len]).decode("ascii"))
+            spine.append(signal_type(_hex_of(g.content), received))
+        return spine, self.latest, self.repeated
+
+
+cdef _Signals _signals(bytes text, const unsigned char *p, Py_ssize_t i, Py_ssize_t n,
+                       Py_ssize_t *end):
+    """The signals array at p[i] (SPINE signals in stored order, the latest received_at of
+    any signal, whether a SPINE content hash repeats); None outside the canonical shape."""
+    cdef _Signals out = _Signals.__new__(_Signals)
     cdef Sig g
-    cdef Py_ssize_t position = 0
+    cdef Py_ssize_t position = 0, cap = 0, k
     cdef bint timed = True, any_received = False, closed = False
     cdef int64_t latest = 0
+    cdef SpineSig *grown
+    cdef uint8_t *digests
+    out.text = text
+    out.latest = None
     if i >= n or p[i] != 91:
         return None
     i = _ws(p, i + 1, n)
     if i < n and p[i] == 93:
         end[0] = i + 1
-        return [], None, False
+        return out
     while True:
         if _signal(p, i, n, &g, &i) != 0:
             return None
@@ -759,14 +989,19 @@ cdef object _signals(bytes text, const unsigned char *p, Py_ssize_t i, Py_ssize_
                 latest = g.received_us
             any_received = True
         if g.spine:
-            received = None
-            if g.received_len >= 0:
-                received = _fast_instant((<bytes>p[g.received_at:g.received_at + g.received_len]).decode("ascii"))
-            else:
-                timed = False
-            content = _hex_of(g.content)
-            spine.append(signal_type(content, received))
-            keys.append((g.received_us, position))
+            if out.n == cap:
+                cap = 16 if cap == 0 else 2 * cap
+                grown = <SpineSig *>realloc(out.sigs, cap * sizeof(SpineSig))
+                if grown == NULL:
+                    raise MemoryError()
+                out.sigs = grown
+            memcpy(out.sigs[out.n].content, g.content, 32)
+            out.sigs[out.n].received_at = g.received_at
+            out.sigs[out.n].received_len = g.received_len
+            out.sigs[out.n].received_us = g.received_us if g.received_len >= 0 else 0
+            out.sigs[out.n].position = position
+            timed = timed and g.received_len >= 0
+            out.n += 1
         position += 1
         i = _after(p, i, n, 93, &closed)
         if i < 0:
@@ -774,11 +1009,23 @@ cdef object _signals(bytes text, const unsigned char *p, Py_ssize_t i, Py_ssize_
         if closed:
             break
     end[0] = i + 1
-    if spine and timed:  # stored (arrival) order: received_at, then document order
-        order = sorted(range(len(spine)), key=keys.__getitem__)
-        spine = [spine[k] for k in order]
-    repeated = len({sig.content_hash for sig in spine}) < len(spine)
-    return spine, (latest if any_received else None), repeated
+    if out.n and timed:
+        qsort(out.sigs, <size_t>out.n, sizeof(SpineSig), _arrival)
+    if out.n > 1:
+        digests = <uint8_t *>malloc(32 * out.n)
+        if digests == NULL:
+            raise MemoryError()
+        for k in range(out.n):
+            memcpy(digests + 32 * k, out.sigs[k].content, 32)
+        qsort(digests, <size_t>out.n, 32, _digest_order)
+        for k in range(1, out.n):
+            if memcmp(digests + 32 * (k - 1), digests + 32 * k, 32) == 0:
+                out.repeated = True
+                break
+        free(digests)
+    if any_received:
+        out.latest = latest
+    return out
 
 
 cdef bint _members(bytes text, const unsigned char *p, Py_ssize_t i, Py_ssize_t n,
@@ -821,7 +1068,7 @@ cdef bint _members(bytes text, const unsigned char *p, Py_ssize_t i, Py_ssize_t 
             out[key] = None  # marks the key as seen; removed below
             i = vend
         elif key == "signals" and not stored and i < n and p[i] == 91:
-            scanned = _signals(text, p, i, n, signal_type, &vend)
+            scanned = _signals(text, p, i, n, &vend)
             if scanned is None:
                 return False
             found[2] = scanned
@@ -854,15 +1101,8 @@ cdef bint _members(bytes text, const unsigned char *p, Py_ssize_t i, Py_ssize_t 
     return True
 
 
-def scan_episode(data, segment_type, signal_type):
-    """Read an Episode document's JSON text (``bytes``) on the fast path: ``(members,
-    table, excluded, latest_created_us, signals)`` — ``members`` the top-level members as
-    ``orjson.loads`` gives them, without the stored segments (``segments``, or
-    ``stored["segments"]`` for ``astp-proof-of-record/1``), which are ``table`` and
-    ``excluded`` instead, and (``canonkit-episode/1``) without ``signals`` when that array
-    was read here: ``signals`` is then ``(SPINE Signal values in stored order,
-    latest_received_us, repeated)``, else None — or None when the general reader must
-    decide. docs/astp-kernel-api.md."""
+cdef tuple _scan(object data, object segment_type, object signal_type):
+    """``scan_episode`` with the signals still in C (a ``_Signals``, or None)."""
     cdef bytes text
     cdef const unsigned char *p
     cdef Py_ssize_t n, end = 0
@@ -891,6 +1131,52 @@ def scan_episode(data, segment_type, signal_type):
     return members, table, excluded, latest, (found[2] if fmt == "canonkit-episode/1" else None)
 
 
+cdef tuple _with_signals(tuple scanned, object signal_type):
+    """A scan as ``scan_episode`` gives it: the signals as ``Signal`` values."""
+    members, table, excluded, latest, signals = scanned
+    if signals is not None:
+        signals = (<_Signals>signals).signals(signal_type)
+    return members, table, excluded, latest, signals
+
+
+def scan_episode(data, segment_type, signal_type):
+    """Read an Episode document's JSON text (``bytes``) on the fast path: ``(members,
+    table, excluded, latest_created_us, signals)`` — ``members`` the top-level members as
+    ``orjson.loads`` gives them, without the stored segments (``segments``, or
+    ``stored["segments"]`` for ``astp-proof-of-record/1``), which are ``table`` and
+    ``excluded`` instead, and (``canonkit-episode/1``) without ``signals`` when that array
+    was read here: ``signals`` is then ``(SPINE Signal values in stored order,
+    latest_received_us, repeated)``, else None — or None when the general reader must
+    decide. docs/astp-kernel-api.md."""
+    cdef tuple scanned = _scan(data, segment_type, signal_type)
+    return None if scanned is None else _with_signals(scanned, signal_type)
+
+
+def scan_verdict(data, segment_type, signal_type, search_cap=40320):
+    """``(verdict, scanned)`` of an Episode document's JSON text: ``verdict`` is
+    ``(outcome, episode_id, components, construction, order, flags, reason)``, what
+    ``reproduce(..., search_cap=search_cap)`` says of the document, when that is
+    ``reproduced`` (from the stored order with no note, or ``reproduced_by_search``) under
+    its seal's own construction or ``reproduced_under_other_construction``, and the document
+    carries no Layer 3 (``astp_verdict.pxi``); ``scanned`` is then None. Otherwise
+    ``verdict`` is None and ``scanned`` what ``scan_episode`` gives, for the general path to
+    go on from. docs/astp-kernel-api.md."""
+    cdef tuple scanned = _scan(data, segment_type, signal_type)
+    if scanned is None:
+        return None, None
+    members, table, excluded, latest, signals = scanned
+    if isinstance(search_cap, bool) or not isinstance(search_cap, int) or search_cap < 0:
+        raise InvalidFieldError(f"search_cap must be a non-negative integer, got {search_cap!r}")
+    verdict = _verdict(members, table, excluded, latest, signals,
+                       members.get("format") == "astp-proof-of-record/1", search_cap)
+    if verdict is not None:
+        return verdict, None
+    return None, _with_signals(scanned, signal_type)
+
+
+include "astp_verdict.pxi"
+
+
 def plain_json(data):
     """Whether orjson may read ``data`` for the strict reader (``canonkit._files.loads_json``):
     ``orjson.loads`` either refuses it or gives exactly the strict reader's value. True
@@ -907,3 +1193,15 @@ def plain_json(data):
     n = PyBytes_GET_SIZE(data)
     end = _plain_value(p, _ws(p, 0, n), n)
     return end >= 0 and _ws(p, end, n) == n
+
+
+def read_instant(text):
+    """``canonkit._instant.instant_from_text(text)``: the same datetime, or the same
+    ValueError. The shapes of canonical documents (``_instant_fields``) are read in C;
+    any other text is left to ``instant_from_text``. docs/astp-kernel-api.md."""
+    cdef object value
+    if type(text) is str:
+        value = _fast_instant(<str>text)
+        if value is not None:
+            return value
+    return instant_from_text(text)

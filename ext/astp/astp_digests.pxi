@@ -62,16 +62,6 @@ cdef inline const uint8_t *_first_ptr(bytes first):
     return <const uint8_t *>PyBytes_AS_STRING(first) if first is not None else NULL
 
 
-cdef uint8_t *_alloc_nodes(Py_ssize_t count, size_t size) except NULL:
-    cdef uint8_t *p
-    if count < 1 or <size_t>count > (<size_t>-1) // (2 * size):
-        raise MemoryError("tree too large")
-    p = <uint8_t *>PyMem_Malloc(<size_t>count * size)
-    if p == NULL:
-        raise MemoryError()
-    return p
-
-
 cdef bytes _node_raw(const ck_tree_hasher *h, const uint8_t *node):
     cdef uint8_t raw[32]
     if h.size == 64:

@@ -3,6 +3,7 @@
 # and benchmarks, and the digest parser every kernel uses.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdint cimport uint8_t
 from libc.string cimport memcpy
 
@@ -119,3 +120,14 @@ cdef inline bytes _u64be(unsigned long long v):
     for i in range(8):
         b[i] = <uint8_t>(v >> (56 - 8 * i))
     return PyBytes_FromStringAndSize(<char *>b, 8)
+
+
+cdef inline uint8_t *_alloc_nodes(Py_ssize_t count, size_t size) except NULL:
+    """Room for ``count`` node values of ``size`` bytes (a tree's levels, PyMem)."""
+    cdef uint8_t *p
+    if count < 1 or <size_t>count > (<size_t>-1) // (2 * size):
+        raise MemoryError("tree too large")
+    p = <uint8_t *>PyMem_Malloc(<size_t>count * size)
+    if p == NULL:
+        raise MemoryError()
+    return p

@@ -45,10 +45,10 @@ static inline void ck_hex32(const uint8_t *raw, uint8_t *out64) {
         memcpy(out64 + 2 * i, &ck_hex_pairs[raw[i]], 2);
 }
 
-/* 64 hex characters (either case) -> 32 bytes; returns -1 on a non-hex character. */
-static inline int ck_unhex32(const uint8_t *hex, uint8_t *raw) {
+/* 2n hex characters (either case) -> n bytes; returns -1 on a non-hex character. */
+static inline int ck_unhex_scalar(const uint8_t *hex, uint8_t *raw, int n) {
     int i, bad = 0;
-    for (i = 0; i < 32; i++) {
+    for (i = 0; i < n; i++) {
         int hi = ck_hex_values[hex[2 * i]], lo = ck_hex_values[hex[2 * i + 1]];
         bad |= hi | lo;
         raw[i] = (uint8_t)((hi << 4) | (lo & 15));
@@ -80,6 +80,57 @@ ck_hex32_avx2(const uint8_t *const *raw, uint8_t *const *out, int count) {
     }
 }
 #endif
+
+#if CK_X86_SIMD
+/* 32 hex characters -> their 32 nibble values; lanes that are no hex digit set *bad. */
+__attribute__((target("avx2"))) static inline __m256i ck_nibbles_avx2(__m256i v, __m256i *bad) {
+    __m256i lower = _mm256_or_si256(v, _mm256_set1_epi8(0x20));
+    __m256i digit = _mm256_sub_epi8(v, _mm256_set1_epi8('0'));      /* 0..9 for '0'..'9' */
+    __m256i alpha = _mm256_sub_epi8(lower, _mm256_set1_epi8('a'));  /* 0..5 for a-f, A-F */
+    __m256i is_digit = _mm256_cmpeq_epi8(_mm256_min_epu8(digit, _mm256_set1_epi8(9)), digit);
+    __m256i is_alpha = _mm256_cmpeq_epi8(_mm256_min_epu8(alpha, _mm256_set1_epi8(5)), alpha);
+    *bad = _mm256_or_si256(*bad, _mm256_xor_si256(_mm256_or_si256(is_digit, is_alpha),
+                                                  _mm256_set1_epi8(-1)));
+    return _mm256_blendv_epi8(_mm256_add_epi8(alpha, _mm256_set1_epi8(10)), digit, is_digit);
+}
+
+/* ck_unhex_scalar for n = 16 or 32 with AVX2: nibbles, then each (high, low) pair as
+ * 16 * high + low (VPMADDUBSW), packed back to bytes in text order. */
+__attribute__((target("avx2"), noinline)) static int
+ck_unhex_avx2(const uint8_t *hex, uint8_t *raw, int n) {
+    const __m256i weights = _mm256_set1_epi16(0x0110);   /* bytes 16, 1 */
+    __m256i bad = _mm256_setzero_si256();
+    __m256i a = _mm256_maddubs_epi16(
+        ck_nibbles_avx2(_mm256_loadu_si256((const __m256i *)hex), &bad), weights);
+    if (n == 32) {
+        __m256i b = _mm256_maddubs_epi16(
+            ck_nibbles_avx2(_mm256_loadu_si256((const __m256i *)(hex + 32)), &bad), weights);
+        /* packus interleaves the 128-bit halves: a0 b0 a1 b1 -> a0 a1 b0 b1 */
+        _mm256_storeu_si256((__m256i *)raw,
+                            _mm256_permute4x64_epi64(_mm256_packus_epi16(a, b), 0xD8));
+    } else {
+        __m128i packed = _mm_packus_epi16(_mm256_castsi256_si128(a),
+                                          _mm256_extracti128_si256(a, 1));
+        _mm_storeu_si128((__m128i *)raw, packed);
+    }
+    return _mm256_movemask_epi8(bad) ? -1 : 0;
+}
+#endif
+
+/* 2n hex characters -> n bytes (n = 16 or 32), -1 on a non-hex character; vectorised when
+ * the AVX2 or AVX-512F Keccak is in use (so the lane knob of the tests reaches both). */
+static inline int ck_unhex(const uint8_t *hex, uint8_t *raw, int n) {
+#if CK_X86_SIMD
+    if (ck_keccak_lanes() >= 4)
+        return ck_unhex_avx2(hex, raw, n);
+#endif
+    return ck_unhex_scalar(hex, raw, n);
+}
+
+/* 64 hex characters (either case) -> 32 bytes; returns -1 on a non-hex character. */
+static inline int ck_unhex32(const uint8_t *hex, uint8_t *raw) {
+    return ck_unhex(hex, raw, 32);
+}
 
 /* Hex text of count 32-byte values; vectorised when the AVX2 or AVX-512F Keccak is in use. */
 static inline void ck_hex32_many(const uint8_t *const *raw, uint8_t *const *out, int count) {

@@ -87,6 +87,7 @@ cdef extern from "Python.h":
     PyTypeObject_ PyLong_Type
     PyTypeObject_ PyUnicode_Type
     PyTypeObject_ PyList_Type
+    PyTypeObject_ PyBytes_Type
     PyTypeObject_ *Py_TYPE_raw "Py_TYPE"(PyObject *)
     double PyFloat_AS_DOUBLE_raw "PyFloat_AS_DOUBLE"(PyObject *)
     long long PyLong_AsLongLongAndOverflow_raw "PyLong_AsLongLongAndOverflow"(PyObject *, int *)
@@ -105,6 +106,10 @@ cdef extern from "cbor_float.h":
 cdef extern from "cbor_stack.h":
     uintptr_t ck_stack_floor(uintptr_t here) noexcept nogil
     uintptr_t ck_stack_here() noexcept nogil
+
+cdef extern from "cbor_link.h":
+    void ck_link_setup(PyObject *, PyObject *) noexcept
+    PyObject *ck_link_cid(PyObject *) noexcept
 
 cdef extern from "cbor_sort.h":
     ctypedef struct ck_entry:
@@ -139,6 +144,7 @@ cdef object _Tag = Tag
 cdef object _Simple = Simple
 cdef object _Link = Link
 cdef object _FrozenDict = FrozenDict
+ck_link_setup(<PyObject *>Link, <PyObject *>Link.__dict__["cid_bytes"])
 
 
 cdef inline bint is_nfc(object text) except -1:
@@ -490,17 +496,25 @@ cdef int enc_buffer(Out *o, object obj) except -1:
     return 0
 
 
+cdef enum:
+    # levels at the top of a walk that are not compared with the stack's floor: the floor
+    # keeps at least 16 KiB free below it (cbor_stack.h), and this many levels take at
+    # most about 7 KiB of that even in a sanitizer build
+    STACK_FREE_LEVELS = 4
+
+
 cdef inline int check_depth(Out *o, int depth) except -1:
     if depth >= o.max_depth:
         raise EncodeDepthExceededError(
             f"nesting deeper than {o.max_depth} levels (or a self-referencing container)")
-    # each nesting level is a C frame: every level compares its own with the thread's
-    # floor (cbor_stack.h), so a small thread stack or a sanitizer build's large frames
-    # stop with an error instead of crashing, whatever a level costs
-    if o.stack_floor == 0:  # once per walk; the system is asked once per thread
-        o.stack_floor = ck_stack_floor(ck_stack_here()) or 1
-    if ck_stack_here() < o.stack_floor:
-        return stack_exhausted(depth)
+    # each nesting level is a C frame: every level past the first few compares its own
+    # with the thread's floor (cbor_stack.h), so a small thread stack or a sanitizer
+    # build's large frames stop with an error instead of crashing, whatever a level costs
+    if depth >= STACK_FREE_LEVELS:
+        if o.stack_floor == 0:  # once per walk; the system is asked once per thread
+            o.stack_floor = ck_stack_floor(ck_stack_here()) or 1
+        if ck_stack_here() < o.stack_floor:
+            return stack_exhausted(depth)
     return 0
 
 
@@ -525,6 +539,38 @@ cdef inline int enc_child(Out *o, object obj, int depth) except -1:
     if t is _Tag:
         return enc_tag(o, obj, depth)
     return enc_any(o, obj, depth)
+
+
+cdef inline bint put_scalar(Out *o, PyObject *it) except -1:
+    """Write an item of exact str (outside dcbor, whose text is checked for NFC), int,
+    float or bytes type, or True, False or None, from the borrowed pointer (no Python code runs
+    while it is written, so its container cannot drop it). Returns False, having written
+    nothing, for anything else: the caller dispatches it."""
+    cdef PyTypeObject_ *t = Py_TYPE_raw(it)
+    cdef const char *p
+    cdef Py_ssize_t n
+    if t == &PyUnicode_Type:
+        if o.profile == P_DCBOR:
+            return False
+        p = ck_utf8(it, &n)
+        if p == NULL:
+            text_not_encodable(<object>it)
+        put_string(o, 3, p, n)
+    elif t == &PyLong_Type:
+        enc_int_raw(o, it)
+    elif t == &PyFloat_Type:
+        enc_float(o, PyFloat_AS_DOUBLE_raw(it))
+    elif t == &PyBytes_Type:
+        put_string(o, 2, PyBytes_AS_STRING_raw(it), PyBytes_GET_SIZE_raw(it))
+    elif it == <PyObject *>True:
+        put_byte(o, 0xf5)
+    elif it == <PyObject *>False:
+        put_byte(o, 0xf4)
+    elif it == <PyObject *>None:
+        put_byte(o, 0xf6)
+    else:
+        return False
+    return True
 
 
 cdef int list_changed() except -1:
@@ -579,13 +625,10 @@ cdef inline bint put_float_row(Out *o, PyObject *row, int depth) except -1:
 
 
 cdef int enc_list(Out *o, object seq, Py_ssize_t n, bint is_list, int depth) except -1:
-    """Items of exact float, int and str type are written straight from the borrowed
-    pointer (no Python code can run while one is written, so the list cannot drop it);
-    anything else is held by a reference while enc_any encodes it."""
-    cdef Py_ssize_t i, ln
+    """Scalars are written by put_scalar straight from the borrowed pointer; anything
+    else is held by a reference while it is encoded."""
+    cdef Py_ssize_t i
     cdef PyObject *it
-    cdef PyTypeObject_ *t
-    cdef const char *p
     cdef object item
     check_depth(o, depth)
     if o.twin_order:
@@ -601,21 +644,13 @@ cdef int enc_list(Out *o, object seq, Py_ssize_t n, bint is_list, int depth) exc
                 ck_prefetch_list_ahead(<PyObject *>seq, i)
         else:
             it = PyTuple_GET_ITEM_raw(seq, i)
-        t = Py_TYPE_raw(it)
-        if t == &PyFloat_Type:
+        if Py_TYPE_raw(it) == &PyFloat_Type:  # vectors, coordinates: floats first
             enc_float(o, PyFloat_AS_DOUBLE_raw(it))
-        elif t == &PyLong_Type:
-            enc_int_raw(o, it)
-        elif t == &PyUnicode_Type and o.profile != P_DCBOR:
-            p = ck_utf8(it, &ln)
-            if p == NULL:
-                text_not_encodable(<object>it)
-            put_string(o, 3, p, ln)
-        elif t == &PyList_Type:  # rows of a matrix, coordinate pairs: skip the dispatch
+        elif Py_TYPE_raw(it) == &PyList_Type:  # rows of a matrix, coordinate pairs
             if not put_float_row(o, it, depth + 1):
                 item = <object>it
                 enc_list(o, item, PyList_GET_SIZE(item), True, depth + 1)
-        else:
+        elif not put_scalar(o, it):
             item = <object>it
             enc_child(o, item, depth + 1)
     if is_list and PyList_GET_SIZE(seq) != n:
@@ -641,6 +676,18 @@ cdef int enc_list_located(Out *o, object seq, Py_ssize_t n, bint is_list, int de
     return 0
 
 
+
+
+cdef int put_entries(Out *o, ck_entry *e, Py_ssize_t n, int depth) except -1:
+    """A map of the n sorted text-key entries at e, at nesting ``depth``: its head, then
+    each key's string and its value."""
+    cdef Py_ssize_t j
+    put_head(o, 5, <uint64_t>n)
+    for j in range(n):
+        put_string(o, 3, e[j].p, e[j].n)
+        if not put_scalar(o, e[j].value):
+            enc_child(o, <object>e[j].value, depth + 1)
+    return 0
 
 
 cdef int enc_dict(Out *o, object d, int depth) except -1:
@@ -686,10 +733,7 @@ cdef int enc_dict(Out *o, object d, int depth) except -1:
         if i != n:
             raise ChangedDuringEncodingError("dict changed size during encoding")
         ck_sort_text_cached(e, n, perm_tmp)
-        put_head(o, 5, <uint64_t>n)
-        for j in range(n):
-            put_string(o, 3, e[j].p, e[j].n)
-            enc_child(o, <object>e[j].value, depth + 1)
+        put_entries(o, e, n, depth)
     finally:
         ck_release_entries(e, i)
         if e != pooled:
@@ -860,7 +904,11 @@ cdef int enc_frozen(Out *o, object frozen, int depth) except -1:
 
 
 cdef int enc_link(Out *o, object link, int depth) except -1:
-    cdef bytes cid = link.cid_bytes
+    """A Link: the CID of an exact one read from its slot (cbor_link.h), else (a
+    subclass, which may define cid_bytes otherwise) as an attribute."""
+    cdef PyObject *slot = ck_link_cid(<PyObject *>link) if type(link) is _Link else NULL
+    cdef bytes cid = <bytes>slot if slot != NULL and Py_TYPE_raw(slot) == &PyBytes_Type \
+        else link.cid_bytes
     if o.profile != P_DAG:
         enc_error(EncodeUnsupportedItemError,
                   f"Link (tag 42) is a dag-cbor item, not allowed in {profile_name(o.profile)}")
@@ -1103,7 +1151,10 @@ cdef int enc_merged_text(Out *o, dict first, dict second) except -1:
     cdef PyObject *v
     cdef ck_entry *e
     cdef ck_entry *pooled = NULL
-    cdef object d
+    cdef PyObject *dicts[2]
+    cdef int which
+    dicts[0] = <PyObject *>first
+    dicts[1] = <PyObject *>second
     if n <= POOL_WIDTH and o.pool != NULL:
         pooled = e = o.pool
     else:
@@ -1111,9 +1162,9 @@ cdef int enc_merged_text(Out *o, dict first, dict second) except -1:
         if e == NULL:
             raise MemoryError()
     try:
-        for d in (first, second):
+        for which in range(2):
             ppos = 0
-            while PyDict_Next(d, &ppos, &k, &v):
+            while PyDict_Next(<object>dicts[which], &ppos, &k, &v):
                 if not PyUnicode_CheckExact_raw(k) or i == n:
                     return 0
                 e[i].p = ck_utf8(k, &e[i].n)
@@ -1128,10 +1179,7 @@ cdef int enc_merged_text(Out *o, dict first, dict second) except -1:
         if i != n:
             return 0
         ck_sort_text_cached(e, n, perm_tmp)  # the keys are distinct objects
-        put_head(o, 5, <uint64_t>n)
-        for j in range(n):
-            put_string(o, 3, e[j].p, e[j].n)
-            enc_any(o, <object>e[j].value, 1)
+        put_entries(o, e, n, 0)
     finally:
         ck_release_entries(e, i)
         if e != pooled:
@@ -1183,6 +1231,10 @@ def encode_into(obj, buffer, offset=0, /, *, profile="core", default=None,
     return encode_into_buffer(obj, buffer, offset, &settings, &module_scratch)
 
 
+# methods as method descriptors, which the interpreter calls directly; "clinic" signatures
+# keep inspect.signature working on them
+@cython.binding(False)
+@cython.embedsignature.format("clinic")
 cdef class Encoder:
     """A reusable encoder for one profile, ``default`` hook and depth limit, with its own
     scratch buffer. ``__init__`` raises ``InUseError`` while one of its calls is running

@@ -56,6 +56,7 @@ cdef extern from "Python.h":
     PyObject *PyList_AsTuple(PyObject *) except NULL
     PyObject *PyTuple_New(Py_ssize_t) except NULL
     int PyDict_SetItem(PyObject *, PyObject *, PyObject *) except -1
+    int PyDict_SetItem_raw "PyDict_SetItem"(PyObject *, PyObject *, PyObject *)
     int PyDict_Contains(PyObject *, PyObject *) except -1
     PyObject *PyDict_New() except NULL
     PyObject *PyLong_FromUnsignedLongLong(unsigned long long) except NULL
@@ -107,16 +108,31 @@ cdef extern from "cbor_dec.h":
     int cu_utf8_best() noexcept nogil
     int cu_utf8_select(int) noexcept nogil
     void cu_utf8_init() noexcept nogil
+    int cu_utf8_raw(int, const uint8_t *, Py_ssize_t) noexcept nogil
     bint cd_cid_ok(const uint8_t *, Py_ssize_t) noexcept nogil
-    size_t cd_key_hash(const uint8_t *, Py_ssize_t) noexcept nogil
-    PyObject *cd_key_cache_get(PyObject **, size_t, const uint8_t *, Py_ssize_t,
-                               size_t *) noexcept nogil
     PyObject *cd_dict_presized(Py_ssize_t) except NULL
     Py_ssize_t cd_link_content(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t *) noexcept nogil
-    void cd_link_setup(PyObject *, PyObject *) noexcept
-    PyObject *cd_new_link(PyObject *, const uint8_t *, Py_ssize_t) noexcept
     bint cd_likely(bint) noexcept nogil
     bint cd_unlikely(bint) noexcept nogil
+
+cdef extern from "cbor_check.h":
+    Py_ssize_t ck_fast_check(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t,
+                             int) except? -2
+    int ck_fast_enabled
+    int (*ck_nfc_ok)(const uint8_t *, Py_ssize_t) except -1
+
+cdef extern from "cbor_link.h":
+    void ck_link_setup(PyObject *, PyObject *) noexcept
+    PyObject *ck_new_link(PyObject *, const uint8_t *, Py_ssize_t) noexcept
+
+cdef extern from "cbor_build.h":
+    int cb_init() except -1
+    PyObject *cb_uint(uint64_t) except NULL
+    PyObject *cb_ascii(const uint8_t *, Py_ssize_t) except NULL
+    Py_ssize_t cb_take_key(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t, PyObject **,
+                           Py_ssize_t *, Py_ssize_t *, int *) except -2
+    int cb_common_item(const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t *, int, bint,
+                       PyObject **) except -1
 
 
 # --- profiles: one compiled copy of each loop per profile ------------------------------
@@ -149,7 +165,8 @@ cdef object _Link = Link
 cdef object _FrozenDict = FrozenDict
 cdef object _from_bytes = int.from_bytes
 cdef int _MAX_KEY_DEPTH = MAX_KEY_DEPTH
-cd_link_setup(<PyObject *>Link, <PyObject *>Link.__dict__["cid_bytes"])
+ck_link_setup(<PyObject *>Link, <PyObject *>Link.__dict__["cid_bytes"])
+cb_init()
 
 
 # --- state ----------------------------------------------------------------------------
@@ -180,8 +197,6 @@ cdef enum:
     # decode asks whether this thread's stack can release a deeper one (cbor_stack.h)
     RELEASE_CHECK_DEPTH = 64
     NO_DEPTH_LIMIT = 0x7fffffff
-    KEY_CACHE_SIZE = 1024  # power of two
-    KEY_CACHE_MAX_LEN = 32
 
 cdef struct Opts:
     int profile
@@ -211,13 +226,7 @@ cdef struct Dec:
     Py_ssize_t fcap
     Frame inline_frames[INLINE_FRAMES]
 
-# Decoded short ASCII text keys, keyed by their bytes: repeated keys (records, JSON-like
-# documents) are neither re-validated nor re-allocated, and the shared str objects keep
-# their cached hashes for the dict insert. Entries are compact ASCII strs only.
-cdef PyObject *key_cache[KEY_CACHE_SIZE]
 cdef Py_ssize_t _k
-for _k in range(KEY_CACHE_SIZE):
-    key_cache[_k] = NULL
 
 
 # --- errors -----------------------------------------------------------------------------
@@ -355,6 +364,14 @@ cdef int nfc_check(Dec *d, Py_ssize_t start, object text) except -1:
     return 0
 
 
+cdef int nfc_ok(const uint8_t *s, Py_ssize_t n) except -1:
+    """The first pass's NFC test of dcbor's non-ASCII text (valid UTF-8): 1 or 0."""
+    return 1 if _is_normalized("NFC", (<const char *>s)[:n].decode("utf-8")) else 0
+
+
+ck_nfc_ok = nfc_ok
+
+
 cdef int check_release(Dec *d, Py_ssize_t start) except -1:
     """The value is released one C frame per level by the interpreter (CPython 3.13):
     refuse nesting this thread's stack could not release, rather than crash when the
@@ -429,21 +446,11 @@ cdef inline bint ascii_text(Dec *d, Py_ssize_t pos, Py_ssize_t n) noexcept:
     return cd_is_ascii(d.p + pos, n)
 
 
-cdef inline PyObject *new_ascii(const uint8_t *s, Py_ssize_t n) except NULL:
-    cdef PyObject *r = PyUnicode_New(n, 127)
-    memcpy(PyUnicode_DATA(r), s, <size_t>n)
-    return r
-
-
-cdef PyObject *dec_text(Dec *d, Prof *prof, Py_ssize_t start, Py_ssize_t pos,
+cdef PyObject *dec_utf8(Dec *d, Prof *prof, Py_ssize_t start, Py_ssize_t pos,
                         Py_ssize_t n) except NULL:
-    """A text value (new reference). ASCII is copied into a new str without going
-    through the UTF-8 decoder; anything else is decoded (and validated) by CPython."""
-    cdef const uint8_t *s = d.p + pos
-    cdef PyObject *r
-    if ascii_text(d, pos, n):
-        return new_ascii(s, n)
-    r = PyUnicode_DecodeUTF8(<const char *>s, n, NULL)
+    """A text value that is not all ASCII (new reference), decoded and validated by
+    CPython."""
+    cdef PyObject *r = PyUnicode_DecodeUTF8(<const char *>(d.p + pos), n, NULL)
     if r == NULL:
         if PyErr_ExceptionMatches(UnicodeDecodeError):
             PyErr_Clear()
@@ -458,40 +465,13 @@ cdef PyObject *dec_text(Dec *d, Prof *prof, Py_ssize_t start, Py_ssize_t pos,
     return r
 
 
-cdef PyObject *dec_key_text(Dec *d, Prof *prof, Py_ssize_t start, Py_ssize_t pos,
-                            Py_ssize_t n) except NULL:
-    """A text map key (new reference), from the short-key cache when it was seen."""
-    cdef const uint8_t *s = d.p + pos
-    cdef size_t slot
-    cdef PyObject *hit
-    if n > KEY_CACHE_MAX_LEN:
-        return dec_text(d, prof, start, pos, n)
-    hit = cd_key_cache_get(key_cache, KEY_CACHE_SIZE - 1, s, n, &slot)
-    if hit != NULL:
-        incref(hit)
-        return hit
-    if not ascii_text(d, pos, n):
-        return dec_text(d, prof, start, pos, n)
-    return cache_key(slot, s, n)
-
-
-cdef PyObject *cache_key(size_t slot, const uint8_t *s, Py_ssize_t n) except NULL:
-    """A new str of the n ASCII bytes at s, also kept in the key cache (new reference)."""
-    cdef PyObject *r = new_ascii(s, n)
-    xdecref(key_cache[slot])
-    incref(r)
-    key_cache[slot] = r
-    return r
-
-
-cdef inline PyObject *short_key(const uint8_t *s, Py_ssize_t n) except NULL:
-    """The str of a short ASCII key (new reference), from the cache when it was seen."""
-    cdef size_t slot
-    cdef PyObject *hit = cd_key_cache_get(key_cache, KEY_CACHE_SIZE - 1, s, n, &slot)
-    if hit != NULL:
-        incref(hit)
-        return hit
-    return cache_key(slot, s, n)
+cdef inline PyObject *dec_text(Dec *d, Prof *prof, Py_ssize_t start, Py_ssize_t pos,
+                               Py_ssize_t n) except NULL:
+    """A text value (new reference). ASCII is copied into a new str without going
+    through the UTF-8 decoder."""
+    if ascii_text(d, pos, n):
+        return cb_ascii(d.p + pos, n)
+    return dec_utf8(d, prof, start, pos, n)
 
 
 cdef PyObject *new_ref(object value) except NULL:
@@ -501,7 +481,6 @@ cdef PyObject *new_ref(object value) except NULL:
 
 cdef PyObject *dec_negative(Dec *d, Prof *prof, Py_ssize_t start, uint64_t arg) except NULL:
     cdef PyObject *big
-    cdef PyObject *r
     if arg < 0x8000000000000000ULL:
         return PyLong_FromLongLong(-1 - <int64_t>arg)
     if Prof is ProfDcbor:
@@ -527,6 +506,23 @@ cdef PyObject *dec_simple(Dec *d, Prof *prof, Py_ssize_t start, uint64_t value) 
     if value == 23:
         return new_ref(_UNDEFINED)
     return new_ref(_Simple(value))
+
+
+cdef inline PyObject *dec_float(Dec *d, Prof *prof, Py_ssize_t start, int profile, int ai,
+                                uint64_t arg) except NULL:
+    """The float of a major-7 head with ai 25-27 (new reference). The binary64 that each
+    profile accepts as it is (dag-cbor: finite and not -0.0; core: not exactly a binary32)
+    is checked here on its bits; everything else goes through float_ok."""
+    cdef double x
+    if Prof is ProfDag:
+        if ai == 27 and (arg & 0x7ff0000000000000ULL) != 0x7ff0000000000000ULL and \
+                arg != 0x8000000000000000ULL:
+            return PyFloat_FromDouble(cbor_bits_to_double(arg))
+    elif Prof is ProfCore:
+        if ai == 27 and not cd_double_fits_single(arg):
+            return PyFloat_FromDouble(cbor_bits_to_double(arg))
+    float_ok(d, start, profile, ai, arg, &x)
+    return PyFloat_FromDouble(x)
 
 
 cdef PyObject *finish_tag(Dec *d, Prof *prof, Frame *f, PyObject *content) except NULL:
@@ -559,7 +555,7 @@ cdef PyObject *finish_tag(Dec *d, Prof *prof, Frame *f, PyObject *content) excep
 cdef PyObject *link_of(const uint8_t *s, Py_ssize_t n) except NULL:
     """A Link (new reference) of the n CID bytes at s, which cd_cid_ok accepted: the
     constructor's check is that one, so the instance is built without running it."""
-    cdef PyObject *r = cd_new_link(<PyObject *>_Link, s, n)
+    cdef PyObject *r = ck_new_link(<PyObject *>_Link, s, n)
     if r == NULL:
         if PyErr_Occurred():
             return NULL
@@ -583,14 +579,12 @@ cdef object make_link(Dec *d, Py_ssize_t head, object content):
         derr(d, "invalid_link", head, str(exc))
 
 
-cdef PyObject *finish_container(Dec *d, Frame *f) except NULL:
-    """Hand over a completed frame's list/dict (new reference): a tuple or FrozenDict
-    inside a map key, else the list, or the dict after ``object_hook``."""
+cdef PyObject *finish_keyed(Dec *d, Frame *f) except NULL:
+    """Hand over a completed frame's list/dict (new reference) when it is inside a map key
+    (a tuple or FrozenDict) or a map with ``object_hook`` (the hook's result)."""
     cdef PyObject *obj = f.obj
     cdef PyObject *r
     f.obj = NULL
-    if not f.klevel and (f.kind == F_ARRAY or d.object_hook == NULL):
-        return obj
     try:
         if f.kind == F_ARRAY:
             r = PyList_AsTuple(obj)
@@ -603,27 +597,73 @@ cdef PyObject *finish_container(Dec *d, Frame *f) except NULL:
     return r
 
 
-cdef Frame *push_container(Dec *d, int kind, Py_ssize_t start, Py_ssize_t pos, uint64_t n,
-                           int klevel) except NULL:
-    """Open an array or map of n (> 0) items or pairs at ``start``; content at ``pos``."""
-    cdef Frame *f
-    cdef Py_ssize_t remaining = d.n - pos
-    enter(d, start, klevel, kind, n)
-    f = open_frame(d, kind, start, n, klevel)
-    f.obj = NULL
+cdef inline int dec_enter(Dec *d, Py_ssize_t start, int klevel, int kind,
+                          uint64_t n) except -1:
+    """``enter``'s checks, made where one of them could apply."""
+    if cd_unlikely(klevel or not leaf_ok(d)):
+        enter(d, start, klevel, kind, n)
+    return 0
+
+
+cdef inline Frame *push_frame(Dec *d, int kind, Py_ssize_t start, uint64_t n,
+                              int klevel) except NULL:
+    """A new decode frame on top (after dec_enter); its ``obj`` and ``key`` are NULL."""
+    cdef Frame *f = open_frame(d, kind, start, n, klevel)
     f.key = NULL
-    if kind == F_ARRAY:
-        # Each item takes at least one byte: never preallocate more slots than the input
-        # could fill (a short input claiming 2**60 items fails later with `truncated`).
-        f.obj = PyList_New(<Py_ssize_t>n if n <= <uint64_t>remaining else remaining)
-    else:
-        remaining >>= 1  # each pair takes at least two bytes
-        f.obj = cd_dict_presized(<Py_ssize_t>n if n <= <uint64_t>remaining else remaining)
+    f.obj = NULL
     return f
 
 
+cdef inline Frame *open_container(Dec *d, int kind, Py_ssize_t start, Py_ssize_t pos,
+                                  uint64_t n, int klevel) except NULL:
+    """Open an array or map of n (> 0) items or pairs at ``start``; content at ``pos``."""
+    cdef Frame *f
+    cdef Py_ssize_t room = d.n - pos
+    dec_enter(d, start, klevel, kind, n)
+    f = push_frame(d, kind, start, n, klevel)
+    if kind == F_ARRAY:
+        # Each item takes at least one byte: never preallocate more slots than the input
+        # could fill (a short input claiming 2**60 items fails later with `truncated`).
+        f.obj = PyList_New(<Py_ssize_t>n if n <= <uint64_t>room else room)
+    else:
+        room >>= 1  # each pair takes at least two bytes
+        f.obj = cd_dict_presized(<Py_ssize_t>n if n <= <uint64_t>room else room)
+    return f
+
+
+cdef inline int key_level(Frame *f, bint is_key) noexcept:
+    """The key level of a container or tag opened now as the next item of ``f`` (see
+    Frame.klevel)."""
+    if f == NULL:
+        return 0
+    if f.klevel:
+        return f.klevel + 1
+    return is_key
+
+
+cdef PyObject *dec_empty(Dec *d, Py_ssize_t start, int major, int klevel) except NULL:
+    """An empty array or map (new reference)."""
+    enter(d, start, klevel, F_ARRAY if major == 4 else F_MAP, 0)
+    if major == 4:
+        return PyTuple_New(0) if klevel else PyList_New(0)
+    if klevel:
+        return new_ref(_FrozenDict())
+    if d.object_hook != NULL:
+        return new_ref(empty_dict_hook(d, start))
+    return PyDict_New()
+
+
 cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
-    """Decode the item at d.pos; returns a new reference and leaves d.pos after it."""
+    """Decode the item at d.pos; returns a new reference and leaves d.pos after it.
+
+    Two paths. The generic one reads any item from its head, with every check. Once an
+    item is complete it is handed to its container, which then reads what follows while
+    it is of the common kinds: an array its next items while they are scalars valid as
+    they stand or small arrays of those (``cb_common_item``), a map its
+    next pairs while the key is a short ASCII text (``cb_take_key``, which also checks the
+    key's order) and the value such a scalar or array.
+    The first item of another kind goes back to the generic path (a key with ``is_key``
+    set), so each check is made once, by one of the two paths, in the input's order."""
     cdef const uint8_t *p = d.p
     cdef Py_ssize_t n = d.n
     cdef Py_ssize_t pos = d.pos
@@ -632,11 +672,10 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
     cdef PyObject *done
     cdef Frame *f = NULL
     cdef uint8_t ib
-    cdef int major, ai, klevel
+    cdef int major, ai, klevel, c, r
     cdef uint64_t arg
-    cdef bint is_key
-    cdef double x
-    cdef int c
+    cdef bint is_key = False
+    cdef bint arrays
     cdef int profile
     if Prof is ProfCore:
         profile = P_CORE
@@ -645,17 +684,8 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
     else:
         profile = P_DAG
     while True:
-        # ---- one head --------------------------------------------------------------
+        # ---- one item, from its head ---------------------------------------------
         start = pos
-        is_key = False
-        klevel = 0
-        if f != NULL:
-            if f.kind == F_MAP and f.key == NULL:
-                is_key = True
-                klevel = f.klevel + 1
-                f.key_start = start
-            elif f.klevel:
-                klevel = f.klevel + 1
         if cd_unlikely(start >= n):
             if f != NULL:  # a missing child is reported at its container's head
                 dshort(d, f.head, "input ends inside a container")
@@ -663,7 +693,6 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
         ib = p[start]
         major = ib >> 5
         ai = ib & 0x1f
-        arg = 0
         if ai < 24:
             arg = ai
             pos = start + 1
@@ -686,56 +715,39 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
                 arg_error(d, start, major, ai, arg)
             pos = start + 1 + w
         else:
+            arg = 0
             head_error(d, start, major, ai)
-        if Prof is ProfDag:
-            if is_key and major != 3:
-                key_type_error(d, start)
+        if cd_unlikely(is_key):  # f is a map and this is its key
+            f.key_start = start
+            if Prof is ProfDag:
+                if major != 3:
+                    key_type_error(d, start)
 
-        # ---- the item ----------------------------------------------------------------
         if major == 3:
             if cd_unlikely(arg > <uint64_t>(n - pos)):
                 dshort(d, start, f"string of {arg} bytes runs past the end")
-            if is_key:
-                val = dec_key_text(d, prof, start, pos, <Py_ssize_t>arg)
-            else:
-                val = dec_text(d, prof, start, pos, <Py_ssize_t>arg)
+            val = dec_text(d, prof, start, pos, <Py_ssize_t>arg)
             pos += <Py_ssize_t>arg
         elif major == 0:
-            val = PyLong_FromUnsignedLongLong(arg)
+            val = cb_uint(arg)
         elif major == 4 or major == 5:
+            klevel = key_level(f, is_key)
             if arg == 0:
-                enter(d, start, klevel, F_ARRAY if major == 4 else F_MAP, 0)
-                if major == 4:
-                    val = PyTuple_New(0) if klevel else PyList_New(0)
-                elif klevel:
-                    val = new_ref(_FrozenDict())
-                elif d.object_hook != NULL:
-                    val = new_ref(empty_dict_hook(d, start))
-                else:
-                    val = PyDict_New()
+                val = dec_empty(d, start, major, klevel)
+            else:  # its items are read below, by the container
+                f = open_container(d, F_ARRAY if major == 4 else F_MAP, start, pos, arg,
+                                   klevel)
+                val = NULL
+        elif major == 7:
+            if ai >= 25:
+                val = dec_float(d, prof, start, profile, ai, arg)
             else:
-                f = push_container(d, F_ARRAY if major == 4 else F_MAP, start, pos, arg, klevel)
-                if major == 5:  # the first key, when a short ASCII text
-                    w = cd_short_ascii_key(p, n, d.full_n, pos)
-                    if w >= 0:
-                        f.key_start = pos
-                        f.key = short_key(p + pos + 1, w - pos - 1)
-                        c = cd_key_order(p, d.full_n, pos, w, &f.prev_start, &f.prev_len)
-                        if cd_unlikely(c >= 0):
-                            key_order_error(d, f, c)
-                        pos = w
-                continue
+                val = dec_simple(d, prof, start, arg)
         elif major == 2:
             if cd_unlikely(arg > <uint64_t>(n - pos)):
                 dshort(d, start, f"string of {arg} bytes runs past the end")
             val = PyBytes_FromStringAndSize(<const char *>(p + pos), <Py_ssize_t>arg)
             pos += <Py_ssize_t>arg
-        elif major == 7:
-            if ai >= 25:
-                float_ok(d, start, profile, ai, arg, &x)
-                val = PyFloat_FromDouble(x)
-            else:
-                val = dec_simple(d, prof, start, arg)
         elif major == 1:
             val = dec_negative(d, prof, start, arg)
         else:  # major 6
@@ -745,61 +757,70 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
             elif Prof is ProfDcbor:
                 if arg == 2 or arg == 3:
                     tag_error(d, start, P_DCBOR, arg)
-            enter(d, start, klevel, F_TAG, 1)
+            klevel = key_level(f, is_key)
+            is_key = False
+            dec_enter(d, start, klevel, F_TAG, 1)
             if Prof is ProfDag:  # a valid link is built from the input in one step
                 w = cd_link_content(p, n, pos, &end)
                 if w < 0:
-                    f = open_frame(d, F_TAG, start, arg, klevel)
-                    f.obj = NULL
-                    f.key = NULL
-                    continue
+                    f = push_frame(d, F_TAG, start, arg, klevel)
+                    continue  # its content is the next item
                 val = link_of(p + w, end - w)
                 pos = end
             else:
-                f = open_frame(d, F_TAG, start, arg, klevel)
-                f.obj = NULL
-                f.key = NULL
+                f = push_frame(d, F_TAG, start, arg, klevel)
                 continue
+        is_key = False
 
-        # ---- hand the value to the enclosing frames --------------------------------
-        # ``val`` is an owned reference until a container takes it.
+        # ---- hand ``val`` (an owned reference; NULL: a container was opened) to the
+        # frames, which then read what follows while it is of the common kinds --------
         while True:
             if f == NULL:
                 d.pos = pos
                 return val
             if f.kind == F_ARRAY:
-                PyList_SET_ITEM(f.obj, <Py_ssize_t>f.i, val)
-                f.i += 1
+                if val != NULL:
+                    PyList_SET_ITEM(f.obj, <Py_ssize_t>f.i, val)
+                    f.i += 1
+                arrays = not f.klevel and leaf_ok(d)  # small arrays may be read in one step
+                while f.i < f.n:
+                    r = cb_common_item(p, n, d.full_n, &pos, profile, arrays, &val)
+                    if r == 0:
+                        break
+                    PyList_SET_ITEM(f.obj, <Py_ssize_t>f.i, val)
+                    f.i += 1
                 if f.i < f.n:
-                    break
+                    break  # the generic path reads the next item
             elif f.kind == F_MAP:
-                if f.key == NULL:
-                    f.key = val  # owned by the frame from here (freed on errors)
-                    key_order(d, f, pos)
-                    # distinct encodings of text or bytes keys are distinct values; other
-                    # keys may be equal as Python values (1, 1.0, True; 0.0 and -0.0),
-                    # which a dict cannot hold
-                    if f.i and Py_TYPE(val) != &PyUnicode_Type and \
-                            Py_TYPE(val) != &PyBytes_Type and PyDict_Contains(f.obj, val):
-                        derr(d, "unrepresentable_map", f.key_start,
-                             "map key equals an earlier key as a Python value")
-                    break
-                try:
-                    PyDict_SetItem(f.obj, f.key, val)
-                finally:
-                    decref(val)
-                decref(f.key)
-                f.key = NULL
-                f.i += 1
-                if f.i < f.n:  # the next key, when a short ASCII text
-                    w = cd_short_ascii_key(p, n, d.full_n, pos)
-                    if w >= 0:
+                if val != NULL:
+                    if f.key == NULL:  # a key cb_take_key did not take
+                        f.key = val  # owned by the frame from here (freed on errors)
+                        key_order(d, f, pos)
+                        # distinct encodings of text or bytes keys are distinct values;
+                        # other keys may be equal as Python values (1, 1.0, True; 0.0 and
+                        # -0.0), which a dict cannot hold
+                        if f.i and Py_TYPE(val) != &PyUnicode_Type and \
+                                Py_TYPE(val) != &PyBytes_Type and PyDict_Contains(f.obj, val):
+                            derr(d, "unrepresentable_map", f.key_start,
+                                 "map key equals an earlier key as a Python value")
+                        break  # the generic path reads its value
+                    dict_set(f, val)
+                arrays = not f.klevel and leaf_ok(d)
+                while f.i < f.n:
+                    w = cb_take_key(p, n, d.full_n, pos, &f.key, &f.prev_start, &f.prev_len,
+                                    &c)
+                    if w < 0:
+                        is_key = True  # the generic path reads it, and says what is wrong
+                        break
+                    if cd_unlikely(c >= 0):
                         f.key_start = pos
-                        f.key = short_key(p + pos + 1, w - pos - 1)
-                        c = cd_key_order(p, d.full_n, pos, w, &f.prev_start, &f.prev_len)
-                        if cd_unlikely(c >= 0):
-                            key_order_error(d, f, c)
-                        pos = w
+                        key_order_error(d, f, c)
+                    pos = w
+                    r = cb_common_item(p, n, d.full_n, &pos, profile, arrays, &val)
+                    if r == 0:
+                        break  # the generic path reads the value
+                    dict_set(f, val)
+                if f.i < f.n:
                     break
             else:
                 try:
@@ -810,9 +831,34 @@ cdef PyObject *dec_loop(Dec *d, Prof *prof) except NULL:
                 d.depth -= 1
                 f = &d.frames[d.depth - 1] if d.depth else NULL
                 continue
-            val = finish_container(d, f)
+            # the container is complete: a tuple or FrozenDict inside a map key, a map
+            # through object_hook, else the list or dict itself
+            if cd_likely(not f.klevel and (f.kind == F_ARRAY or d.object_hook == NULL)):
+                val = f.obj
+                f.obj = NULL
+            else:
+                val = finish_keyed(d, f)
             d.depth -= 1
             f = &d.frames[d.depth - 1] if d.depth else NULL
+
+
+cdef inline bint leaf_ok(Dec *d) noexcept:
+    """Whether an array opened now, outside map keys, passes every check of ``enter``
+    without it doing anything (so ``cb_common_item`` may read it without ``enter``)."""
+    return d.max_items < 0 and d.depth < d.max_depth and d.depth < d.release_depth
+
+
+cdef inline int dict_set(Frame *f, PyObject *val) except -1:
+    """Insert the pair of map frame ``f``: its key and ``val`` (whose reference this
+    takes)."""
+    cdef int rc = PyDict_SetItem_raw(f.obj, f.key, val)
+    decref(val)
+    if cd_unlikely(rc < 0):
+        return -1
+    decref(f.key)
+    f.key = NULL
+    f.i += 1
+    return 0
 
 
 cdef object empty_dict_hook(Dec *d, Py_ssize_t start):
@@ -1146,8 +1192,16 @@ cdef object read_item(object data, const uint8_t *p, Py_ssize_t n, Py_ssize_t st
 
 cdef Py_ssize_t check_item(object data, const uint8_t *p, Py_ssize_t n, Py_ssize_t start,
                            const Opts *o, bint whole) except -1:
-    """Validate the item at ``start``; returns the offset after it."""
+    """Validate the item at ``start``; returns the offset after it. The first pass
+    (cbor_check.h) accepts the common valid item; chk_loop validates from the start
+    whatever it leaves, and chk_loop alone refuses."""
     cdef Dec d
+    cdef Py_ssize_t end
+    if o.max_items < 0:
+        end = ck_fast_check(p, n if o.max_size < 0 or o.max_size >= n - start
+                            else start + o.max_size, n, start, o.max_depth, o.profile)
+        if end >= 0 and (end == n or not whole):
+            return end
     start_dec(&d, data, p, n, start, o, False)
     try:
         if o.profile == P_CORE:
@@ -1217,17 +1271,15 @@ cdef object decode_prefix_with(object data, object offset, const Opts *o):
     cdef Py_ssize_t end, start, n
     if type(data) is bytes:  # no buffer to acquire and release
         n = len(<bytes>data)
-        if type(offset) is int and 0 <= offset <= n:
-            start = offset
-        else:
+        start = ck_offset(<PyObject *>offset, n)
+        if start < 0:
             start = check_offset(offset, n)
         value = read_item(data, <const uint8_t *><char *><bytes>data, n, start, o, False, &end)
         return value, end
     get_view(data, &view)
     try:
-        if type(offset) is int and 0 <= offset <= view.len:
-            start = offset
-        else:
+        start = ck_offset(<PyObject *>offset, view.len)
+        if start < 0:
             start = check_offset(offset, view.len)
         value = read_item(data, <const uint8_t *>view.buf, view.len, start, o, False, &end)
     finally:
@@ -1311,12 +1363,52 @@ cdef int set_opts(Opts *o, object profile, object max_depth, object max_size,
 
 cu_utf8_init()  # the widest UTF-8 kernel this CPU runs, chosen once
 
-_UTF8_KERNELS = ("scalar", "sse4.1", "avx2")
+_UTF8_KERNELS = ("scalar", "sse4.1", "avx2", "avx512")
 
 
 def _utf8_kernels():
     """The UTF-8 validation kernels this CPU runs, narrowest first (tests compare them)."""
     return _UTF8_KERNELS[:cu_utf8_best() + 1]
+
+
+def _utf8_raw(name, data):
+    """The UTF-8 kernel ``name`` itself on the bytes ``data``: 0 (invalid), 1 (valid, not
+    all ASCII) or 2 (all ASCII); None where it does not take that many bytes. A test hook
+    (``ValueError`` for a kernel this CPU does not run)."""
+    cdef bytes b = bytes(data)
+    cdef int r
+    if name not in _UTF8_KERNELS or _UTF8_KERNELS.index(name) > cu_utf8_best():
+        raise ValueError(f"UTF-8 kernel {name!r} is not one of {_utf8_kernels()}")
+    r = cu_utf8_raw(_UTF8_KERNELS.index(name), <const uint8_t *><char *>b, len(b))
+    return None if r < 0 else r
+
+
+def _first_pass(data, profile="core", max_depth=DEFAULT_MAX_DEPTH):
+    """The answer of ``check``'s first pass (cbor_check.h) alone on the item at the start
+    of the bytes ``data``: the offset after it, or None when it leaves the item to the
+    full validator. A test hook."""
+    cdef bytes b = bytes(data)
+    cdef Py_ssize_t end
+    global ck_fast_enabled
+    cdef int was = ck_fast_enabled
+    ck_fast_enabled = 1
+    try:
+        end = ck_fast_check(<const uint8_t *><char *>b, len(b), len(b), 0,
+                            min(max_depth, 0x7fffffff), profile_id(profile))
+    finally:
+        ck_fast_enabled = was
+    return None if end < 0 else end
+
+
+def _check_first_pass(enabled=None):
+    """Whether ``check`` runs its first pass (cbor_check.h) before the full validator;
+    with ``enabled``, turn it on or off from now on and return the previous setting. A
+    test hook: with and without it, ``check`` accepts and refuses the same inputs."""
+    global ck_fast_enabled
+    cdef bint previous = ck_fast_enabled
+    if enabled is not None:
+        ck_fast_enabled = 1 if enabled else 0
+    return previous
 
 
 def _utf8_kernel(name=None):
@@ -1427,6 +1519,10 @@ install_entry(globals(), 3, "check_prefix", f"(data, offset=0, /, *, {_OPTIONS})
               check_prefix_fast, 2)
 
 
+# methods as method descriptors, which the interpreter calls directly; "clinic" signatures
+# keep inspect.signature working on them
+@cython.binding(False)
+@cython.embedsignature.format("clinic")
 cdef class Decoder:
     """A reusable strict decoder for one profile, set of limits and hooks.
 

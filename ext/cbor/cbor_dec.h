@@ -1,13 +1,11 @@
 /* C helpers of the CBOR decoder and validator (ext/cbor/_decode.pyx): big-endian loads,
- * ASCII checks (strict UTF-8: cbor_utf8.h), the CID structure check of DAG-CBOR links, and the slot
- * hash of the short-key cache. Pure functions of their arguments; no Python objects
- * except cd_dict_presized and the Link builder cd_new_link.
+ * ASCII checks (strict UTF-8: cbor_utf8.h) and the CID structure check of DAG-CBOR links.
+ * Pure functions of their arguments; no Python objects except cd_dict_presized.
  */
 #ifndef CANONKIT_CBOR_DEC_H
 #define CANONKIT_CBOR_DEC_H
 
 #include <Python.h>
-#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -202,55 +200,6 @@ static inline int cd_cid_ok(const unsigned char *s, Py_ssize_t n) {
     return (uint64_t)(n - pos) == len;
 }
 
-/* Slot hash of the short-key cache from the key's length and first/last (up to) 8
- * bytes loaded as words. Collisions only cost a miss (hits are confirmed by memcmp). */
-CD_INLINE size_t cd_key_hash(const unsigned char *p, Py_ssize_t n) {
-    uint64_t a = 0, b = 0;
-    if (n >= 8) {
-        memcpy(&a, p, 8);
-        memcpy(&b, p + n - 8, 8);
-    } else if (n >= 4) {
-        uint32_t x, y;
-        memcpy(&x, p, 4);
-        memcpy(&y, p + n - 4, 4);
-        a = x;
-        b = y;
-    } else if (n > 0) {
-        a = (uint64_t)p[0] | ((uint64_t)p[n / 2] << 8) | ((uint64_t)p[n - 1] << 16);
-    }
-    a = (a ^ (uint64_t)n) * 0x9E3779B97F4A7C15ULL;
-    b = (b + 0x632BE59BD9B4E019ULL) * 0xC2B2AE3D27D4EB4FULL;
-    a ^= b;
-    return (size_t)(a ^ (a >> 29) ^ (a >> 47));
-}
-
-/* a[0..n) == b[0..n), without a library call (keys are short). */
-CD_INLINE int cd_bytes_eq(const unsigned char *a, const unsigned char *b, Py_ssize_t n) {
-    uint64_t x, y;
-    Py_ssize_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&x, a + i, 8);
-        memcpy(&y, b + i, 8);
-        if (x != y) return 0;
-    }
-    for (; i < n; i++)
-        if (a[i] != b[i]) return 0;
-    return 1;
-}
-
-/* The cached str for the n key bytes at s, or NULL; *slot is its slot either way.
- * Cache entries are compact ASCII strs (their data is the key's bytes). */
-CD_INLINE PyObject *cd_key_cache_get(PyObject **cache, size_t mask, const unsigned char *s,
-                                     Py_ssize_t n, size_t *slot) {
-    PyObject *hit;
-    *slot = cd_key_hash(s, n) & mask;
-    hit = cache[*slot];
-    if (hit != NULL && PyUnicode_GET_LENGTH(hit) == n &&
-        cd_bytes_eq((const unsigned char *)PyUnicode_DATA(hit), s, n))
-        return hit;
-    return NULL;
-}
-
 /* A dict with room for n entries (no rehash while filling); plain PyDict_New where the
  * private presizing call is not available. */
 #if PY_VERSION_HEX >= 0x030D0000 || defined(PYPY_VERSION)
@@ -258,24 +207,6 @@ CD_INLINE PyObject *cd_key_cache_get(PyObject **cache, size_t mask, const unsign
 #else
 #define cd_dict_presized(n) _PyDict_NewPresized(n)
 #endif
-
-/* Links built without calling the Link class: the instance is allocated as object.__new__
- * would (tp_alloc), and its one slot, cid_bytes, filled at the offset its member descriptor
- * names. cd_link_setup finds that offset once; while it is -1 (the class is not laid out
- * as expected) cd_new_link returns NULL without an exception and the caller calls the
- * class instead. */
-static Py_ssize_t cd_link_offset = -1;
-
-static void cd_link_setup(PyObject *link_type, PyObject *slot) {
-    PyMemberDef *m;
-    if (!PyType_Check(link_type) || !PyObject_TypeCheck(slot, &PyMemberDescr_Type))
-        return;
-    m = ((PyMemberDescrObject *)slot)->d_member;
-    if (m->type == T_OBJECT_EX && ((PyTypeObject *)link_type)->tp_itemsize == 0 &&
-            m->offset > 0 && (size_t)m->offset + sizeof(PyObject *) <=
-            (size_t)((PyTypeObject *)link_type)->tp_basicsize)
-        cd_link_offset = m->offset;
-}
 
 /* Tag 42's content at pos, when it is a byte string with its shortest head of 1..255
  * bytes, inside the input, holding 0x00 then a CID cd_cid_ok accepts: the offset of the
@@ -299,25 +230,6 @@ static inline Py_ssize_t cd_link_content(const unsigned char *p, Py_ssize_t n, P
         return -1;
     *end = start + len;
     return start + 1;
-}
-
-/* A new Link of the n CID bytes at s (already checked by cd_cid_ok), or NULL: with an
- * exception set when allocation failed, without one when cd_link_setup found no slot. */
-static PyObject *cd_new_link(PyObject *link_type, const unsigned char *s, Py_ssize_t n) {
-    PyTypeObject *type = (PyTypeObject *)link_type;
-    PyObject *cid, *link;
-    if (cd_link_offset < 0)
-        return NULL;
-    cid = PyBytes_FromStringAndSize((const char *)s, n);
-    if (cid == NULL)
-        return NULL;
-    link = type->tp_alloc(type, 0);
-    if (link == NULL) {
-        Py_DECREF(cid);
-        return NULL;
-    }
-    *(PyObject **)((char *)link + cd_link_offset) = cid;
-    return link;
 }
 
 #if defined(__GNUC__) || defined(__clang__)

@@ -43,6 +43,21 @@ static inline PyObject *ck_dispatch(const ck_entry_spec *spec, PyObject *const *
     return PyObject_Vectorcall(spec->full, args, (size_t)nargs, kwnames);
 }
 
+/* The offset argument of a prefix call when it is an exact int in 0..n (the common call),
+ * without rich comparisons; -1 for anything else, with no exception set (the caller's
+ * full check then reports what is wrong with it). */
+static inline Py_ssize_t ck_offset(PyObject *offset, Py_ssize_t n) {
+    Py_ssize_t v;
+    if (!PyLong_CheckExact(offset))
+        return -1;
+    v = PyLong_AsSsize_t(offset);
+    if (v == -1 && PyErr_Occurred()) { /* out of range: not the common call */
+        PyErr_Clear();
+        return -1;
+    }
+    return v <= n ? v : -1;
+}
+
 #define CK_SLOT(i)                                                                      \
     static PyObject *ck_entry_##i(PyObject *self, PyObject *const *args, Py_ssize_t nargs, \
                                   PyObject *kwnames) {                                  \

@@ -4,6 +4,7 @@
 cdef extern from "cbor_entry.h":
     ctypedef PyObject *(*ck_fast_fn)(PyObject **, Py_ssize_t, PyObject *) except NULL
     object ck_install(int, const char *, const char *, object, ck_fast_fn, Py_ssize_t, object)
+    Py_ssize_t ck_offset(PyObject *, Py_ssize_t) noexcept
 
 # the names and docstrings the builtin functions point into, kept for the process's life
 cdef list _entry_texts = []

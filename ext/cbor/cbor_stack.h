@@ -3,8 +3,9 @@
  * Encoding recurses once per nesting level: 300-600 bytes of C stack a level, about three
  * times that under AddressSanitizer. MAX_ENCODE_DEPTH keeps that within a default 8 MiB
  * stack, but a thread may be given far less (threading.stack_size accepts 32 KiB), so every
- * level compares its own frame with the floor: ck_stack_floor(). Nothing assumes a size
- * per level, so the guard holds for plain and sanitizer builds alike.
+ * level but the first four compares its own frame with the floor: ck_stack_floor(). Past
+ * those four, nothing assumes a size per level, so the guard holds for plain and
+ * sanitizer builds alike; the four fit the margin below the floor (at least 16 KiB).
  *
  * Decoding is iterative, but the value it builds is released recursively by the
  * interpreter: CPython 3.13 frees nested lists, dicts, tuples and instances one C frame

@@ -6,6 +6,7 @@ runs in C is everything around it: the kind lookup, the attribute reads and call
 common case, taking and returning the hasher, and the hex text, written straight into a
 71-character string instead of ``digest().hex()`` and a concatenation.
 """
+cimport cython
 from cpython.object cimport PyObject
 from cpython.unicode cimport PyUnicode_New
 
@@ -22,12 +23,24 @@ cdef extern from "Python.h":
     Py_ssize_t PyList_GET_SIZE(object)
     void *PyUnicode_DATA(object)
 
+cdef extern from "address_slots.h":
+    ctypedef struct ao_slots:
+        PyObject *type
+    PyObject *ao_slot(ao_slots *, PyObject *, int) noexcept
+    void ao_slots_clear(ao_slots *) noexcept
+
 cdef Py_ssize_t C_PARALLEL_MIN = PARALLEL_MIN
 cdef object AUTO = _blake3.AUTO
 cdef object ONE = 1
 cdef list _idle = []  # hashers no call is using (see the twin)
 globals()["_idle"] = _idle  # the same list, readable from Python as in the twin (tests)
 cdef const char *HEX = b"0123456789abcdef"
+
+
+# blake3's methods, called as functions on a hasher (no attribute lookup per call)
+cdef object _reset = _blake3.reset
+cdef object _update = _blake3.update
+cdef object _hash_digest = _blake3.digest
 
 
 cdef bytes _digest(object data, Py_ssize_t n):
@@ -39,9 +52,9 @@ cdef bytes _digest(object data, Py_ssize_t n):
         hasher = _idle.pop()
     else:
         hasher = _blake3()
-    hasher.reset()
-    hasher.update(data)  # a failure here drops the hasher: only finished ones go back
-    cdef bytes digest = hasher.digest()
+    _reset(hasher)
+    _update(hasher, data)  # a failure here drops the hasher: only finished ones go back
+    cdef bytes digest = _hash_digest(hasher)
     _idle.append(hasher)
     return digest
 
@@ -83,12 +96,29 @@ def addresses(items, /):
     return [_text(_digest(item, _length(item))) for item in items]
 
 
+cdef enum:
+    SLOT_CHECK = 0
+    SLOT_FAST = 1
+    SLOT_ENVELOPE = 2
+
+
+# a method descriptor, which the interpreter calls directly; "clinic" signatures keep
+# inspect.signature working on it
+@cython.binding(False)
+@cython.embedsignature.format("clinic")
 cdef class Addresser:
     """``address_object`` over one ``encode_merged(envelope, fields)``; see the twin."""
 
     cdef readonly object kinds
     cdef readonly object encode_merged
     cdef readonly object slow
+    cdef ao_slots _slots  # where a kind's check, _fast and _envelope are (address_slots.h)
+
+    def __cinit__(self):
+        self._slots.type = NULL
+
+    def __dealloc__(self):
+        ao_slots_clear(&self._slots)
 
     def __init__(self, kinds, encode_merged, slow):
         self.kinds = kinds
@@ -108,7 +138,20 @@ cdef class Addresser:
                 spec = None if found == NULL else <object>found  # a strong reference now
             else:
                 spec = kinds.get(kind)
-            if spec is not None and spec.check is None and spec._fast(fields):
-                data = self.encode_merged(spec._envelope, fields)
+            if spec is not None and self._attr(spec, SLOT_CHECK) is None and \
+                    self._attr(spec, SLOT_FAST)(fields):
+                data = self.encode_merged(self._attr(spec, SLOT_ENVELOPE), fields)
                 return _text(_digest(data, _length(data)))
         return self.slow(kind, fields, version=version)
+
+    cdef inline object _attr(self, object spec, int which):
+        """``spec.check``, ``spec._fast`` or ``spec._envelope``: read from the instance's
+        slot where that is what the attribute access would do, else by that access."""
+        cdef PyObject *value = ao_slot(&self._slots, <PyObject *>spec, which)
+        if value != NULL:
+            return <object>value
+        if which == SLOT_CHECK:
+            return spec.check
+        if which == SLOT_FAST:
+            return spec._fast
+        return spec._envelope

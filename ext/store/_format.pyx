@@ -35,6 +35,20 @@ cdef extern from "store_inflate.h":
         char msg[200]
     int ck_inflate(const unsigned char *data, size_t n, unsigned char *out, size_t logical,
                    ck_inflated *r) noexcept
+cdef extern from "store_batch.h":
+    ctypedef struct ck_job:
+        const unsigned char *src
+        size_t n
+        unsigned char *dst
+        size_t logical
+        const unsigned char *want
+        int deflated
+        int hashed
+        int first
+        int ok
+    void ck_batch(ck_job *jobs, Py_ssize_t count) noexcept nogil
+    void ck_b3_hash(const unsigned char *p, size_t n, unsigned char *out) noexcept nogil
+    int CK_LANE_HASH
 from libc.stdint cimport uint8_t, uint64_t
 from libc.stdlib cimport qsort
 from libc.string cimport memcmp, memcpy
@@ -101,6 +115,13 @@ def _forked():
 _os.register_at_fork(after_in_child=_forked)
 cdef unsigned long C_ZLIB_MAX = 0xFFFFFFFF  # zlib's uInt: larger inputs go to Python
 
+# A batch reader (fsck's entries, get_many) inflates and hashes the small entries of a
+# batch on two threads without the GIL (store_batch.h's ck_batch), then hands them out in
+# order: up to this many entries at a time, holding at most this many inflated bytes (a
+# hostile pack declaring large objects costs no more memory than one entry).
+cdef Py_ssize_t C_BATCH_ENTRIES = 4096
+cdef uint64_t C_BATCH_BYTES = 8 << 20
+
 
 cdef inline uint64_t _be64(const uint8_t *p) noexcept nogil:
     return ((<uint64_t>p[0] << 56) | (<uint64_t>p[1] << 48) | (<uint64_t>p[2] << 40)
@@ -165,6 +186,7 @@ cdef struct _Want:
     const uint8_t *digest
     uint64_t offset
     Py_ssize_t slot
+    bint found
 
 
 cdef int _by_digest(const void *a, const void *b) noexcept nogil:
@@ -195,12 +217,14 @@ cdef class _Buffer:
     cdef const uint8_t *p
     cdef Py_ssize_t n
     cdef object obj
+    cdef object base       # the buffer as one byte view: every view handed out slices it
 
     def __cinit__(self, buffer, *args, **kwargs):
         PyObject_GetBuffer(buffer, &self.view, PyBUF_SIMPLE)
         self.held = True
         self.slot = -1
         self.obj = buffer
+        self.base = memoryview(buffer).cast("B")
         self.p = <const uint8_t *>self.view.buf
         self.n = self.view.len
         if isinstance(buffer, _mmap.mmap):
@@ -224,6 +248,8 @@ cdef class _Buffer:
             self.p = NULL
             self.n = 0
             PyBuffer_Release(&self.view)
+            self.base.release()  # views sliced from it keep the buffer until they go
+            self.base = None
             self.obj = None
 
     cdef int _begin(self) except -1:
@@ -266,6 +292,14 @@ cdef uint64_t _inline_limit(object inflate):
     return min(<uint64_t>limit, <uint64_t>C_ZLIB_MAX - 1)
 
 
+cdef inline bint _zlib_header_ok(const uint8_t *p, uint64_t n) noexcept:
+    """deflate._header's checks: a zlib stream header, no preset dictionary."""
+    if n < 2:
+        return False
+    cdef int cmf = p[0], flg = p[1]
+    return not (cmf & 0x0F != 8 or cmf >> 4 > 7 or (cmf << 8 | flg) % 31 or flg & 0x20)
+
+
 cdef object _inflate_inline(const uint8_t *p, uint64_t n, uint64_t logical,
                             const uint8_t *want):
     """``deflate.inflate``'s result for an intact stream of ``n`` bytes at ``p``, inflated
@@ -273,11 +307,8 @@ cdef object _inflate_inline(const uint8_t *p, uint64_t n, uint64_t logical,
     caller to call ``inflate`` itself, which says exactly what (its zlib's message and
     all: the error is the same whichever reader meets it)."""
     cdef ck_inflated r
-    if n < 2:
+    if not _zlib_header_ok(p, n):
         return None
-    cdef int cmf = p[0], flg = p[1]
-    if cmf & 0x0F != 8 or cmf >> 4 > 7 or (cmf << 8 | flg) % 31 or flg & 0x20:
-        return None  # deflate._header's checks
     out = PyBytes_FromStringAndSize(NULL, <Py_ssize_t>logical)
     if ck_inflate(p, n, <unsigned char *>PyBytes_AS_STRING(out), logical, &r) < 0:
         raise MemoryError()
@@ -510,13 +541,16 @@ cdef class Index(_Buffer):
                               f"digest {i} does not follow digest {i - 1} in strictly "
                               f"ascending order"))
                 break
-        body = memoryview(self.obj).cast("B")[:self.n - C_TRAILER]
+        body = self.base[:self.n - C_TRAILER]
         if blake3(body).digest() != self.checksum:
             found.append(("index_checksum", self.n - C_TRAILER,
                           "the index checksum is not BLAKE3 of the preceding bytes"))
         body.release()
         self._intact(self.n)
         return found
+
+
+cdef class _Batch
 
 
 cdef class Pack(_Buffer):
@@ -541,7 +575,7 @@ cdef class Pack(_Buffer):
     def body_digest(self):
         """BLAKE3 of every byte before the trailer (what the trailer must be)."""
         self._live()
-        body = memoryview(self.obj).cast("B")[:self.c_end]
+        body = self.base[:self.c_end]
         try:
             got = _blake3(body, <Py_ssize_t>self.c_end)
         finally:
@@ -612,7 +646,7 @@ cdef class Pack(_Buffer):
                 out = PyBytes_FromStringAndSize(<const char *>self.p + start,
                                                 <Py_ssize_t>stored)
             else:
-                out = memoryview(self.obj).cast("B")[start:start + stored]
+                out = self.base[start:start + stored]
             if want != NULL:
                 _verify(out, want, start)
             return out
@@ -623,8 +657,67 @@ cdef class Pack(_Buffer):
         # inflate checks the digest itself: it may stream the output into the hash
         digest = None if want == NULL else PyBytes_FromStringAndSize(<const char *>want,
                                                                       C_DIGEST)
-        return inflate(memoryview(self.obj).cast("B")[start:start + stored], logical, start,
-                       digest)
+        return inflate(self.base[start:start + stored], logical, start, digest)
+
+    cdef object _staged(self, uint64_t at, uint64_t limit, const uint8_t *want, bint keep,
+                        ck_job *job):
+        """Stage the entry at ``at`` as a batch job (``job`` filled in): returns its
+        output buffer (bytes: a DEFLATE entry's, or a raw one's copy when ``keep``), or
+        True for a raw entry hashed where it lies, or None when the entry is read one by
+        one instead: a DEFLATE one larger than ``limit``, a raw one larger than the lanes
+        hash, its framing or zlib header wrong (that path says what)."""
+        cdef int form
+        cdef uint64_t stored, logical
+        try:
+            self._frame(at, &form, &stored, &logical)
+        except CorruptObjectError:
+            return None
+        cdef const uint8_t *src = self.p + at + C_ENTRY_HEADER
+        if form == C_FORM_DEFLATE:
+            if logical > limit or stored > C_ZLIB_MAX or not _zlib_header_ok(src, stored):
+                return None
+        elif logical > <uint64_t>CK_LANE_HASH:
+            return None
+        out = True
+        job.dst = NULL
+        if form == C_FORM_DEFLATE or keep:
+            out = PyBytes_FromStringAndSize(NULL, <Py_ssize_t>logical)
+            job.dst = <unsigned char *>PyBytes_AS_STRING(out)
+        job.src = src
+        job.n = stored
+        job.logical = logical
+        job.want = want
+        job.deflated = form == C_FORM_DEFLATE
+        job.ok = 0
+        return out
+
+    cdef int _run_batch(self, ck_job *jobs, Py_ssize_t n) except -1:
+        """Run the staged jobs on two threads; if the mapping shrank meanwhile what was
+        read may be zeros, so no job counts (each entry is then read one by one)."""
+        cdef Py_ssize_t i
+        if n == 0:
+            return 0
+        with nogil:
+            ck_batch(jobs, n)
+        if self._shrunk(0) is not None:
+            for i in range(n):
+                jobs[i].ok = 0
+        return 0
+
+    cdef object _batched(self, object staged, ck_job *job):
+        """A staged entry's result if its job went wholly right and its digest (if one
+        was asked for) holds, else None: bytes, or for a raw entry hashed where it lies
+        the view of it that ``entry(copy=False)`` gives."""
+        if staged is None or not job.ok:
+            return None
+        if job.want != NULL and not job.hashed:  # larger than the lanes hash: SIMD
+            if memcmp(PyBytes_AS_STRING(_blake3(staged, <Py_ssize_t>job.logical)), job.want,
+                      C_DIGEST) != 0:
+                return None
+        if staged is True:
+            start = job.src - self.p
+            return self.base[start:start + job.n]
+        return staged
 
     def entry(self, offset, digest, inflate, copy=True):
         """The logical bytes of the entry at ``offset``; with ``copy=False`` a raw entry is
@@ -683,6 +776,9 @@ cdef class Pack(_Buffer):
         cdef _Want *wants = <_Want *>PyMem_Malloc(max(m, 1) * sizeof(_Want))
         if wants == NULL:
             raise MemoryError()
+        cdef uint64_t limit = _inline_limit(inflate)
+        cdef Py_ssize_t start, stop
+        cdef _Batch batch = _Batch()
         self.busy += 1
         index.busy += 1
         try:
@@ -692,21 +788,38 @@ cdef class Pack(_Buffer):
                     wants[n].slot = k
                     n += 1
             qsort(wants, n, sizeof(_Want), _by_digest)
-            for j in range(n):
-                k = wants[j].slot
-                if k > first_bad:
-                    continue  # discarded anyway: an earlier request failed
+            for j in range(n):  # every offset first: the index is read front to back
                 i = index._find(wants[j].digest)
-                if i < 0:
-                    continue
-                wants[j].offset = _be64(index.off + 8 * i)
-                try:
-                    got[k] = self._entry(wants[j].offset, wants[j].digest if verify else NULL,
-                                         inflate, copy)
-                except CorruptObjectError as exc:
-                    got[k] = _detached(exc)
-                    first_bad = min(first_bad, k)
+                wants[j].found = i >= 0
+                wants[j].offset = _be64(index.off + 8 * i) if i >= 0 else 0
             index._intact(index.n)
+            start = 0
+            while start < n:
+                # a batch: its small entries inflated and hashed side by side, then each
+                # entry in turn (read one by one when the batch did not give it)
+                stop = start
+                while stop < n and stop - start < C_BATCH_ENTRIES and batch.add(
+                        self, stop - start, wants[stop].found and wants[stop].slot <= first_bad,
+                        wants[stop].offset, limit, wants[stop].digest if verify else NULL,
+                        copy):
+                    stop += 1
+                batch.run(self)
+                for j in range(start, stop):
+                    k = wants[j].slot
+                    if k > first_bad or not wants[j].found:
+                        continue  # not here; or discarded anyway: an earlier request failed
+                    value = batch.take(self, j - start)
+                    if value is not None:
+                        got[k] = value
+                        continue
+                    try:
+                        got[k] = self._entry(wants[j].offset, wants[j].digest if verify else NULL,
+                                             inflate, copy)
+                    except CorruptObjectError as exc:
+                        got[k] = _detached(exc)
+                        first_bad = min(first_bad, k)
+                batch.clear()
+                start = stop
         finally:
             self.busy -= 1
             index.busy -= 1
@@ -764,38 +877,70 @@ cdef class Pack(_Buffer):
         cdef list rest = []
         leaves = PyBytes_FromStringAndSize(NULL, 32 * m)  # shrunk to n_leaves at the end
         cdef uint8_t *o = <uint8_t *>PyBytes_AS_STRING(leaves)
+        cdef uint64_t limit = _inline_limit(inflate)
+        cdef Py_ssize_t start = 0, stop
+        cdef ck_job *job
+        cdef _Batch batch = _Batch()
         self.busy += 1
         try:
-            for k in range(m):
-                offset = offsets[k]
-                if offset < 0:
-                    rest.append((k, _corrupt("bad_offset", offset, "entry offset outside "
-                                             "the pack's entries")))
-                    continue
-                try:
-                    got = self._entry(offset, d + k * C_DIGEST, inflate, copy, &framed)
-                except CorruptObjectError as exc:
-                    rest.append((k, _detached(exc)))
-                    continue
-                if framed.form == C_FORM_DEFLATE:
-                    deflated += 1
-                    deflated_bytes += framed.logical
-                if type(got) is bytes:
-                    n = PyBytes_GET_SIZE(got)
-                    first = (<const uint8_t *>PyBytes_AS_STRING(got))[0] if n else -1
-                elif type(got) is memoryview and framed.form == C_FORM_RAW:
-                    first = framed.first  # a view of the raw entry: read in _entry
-                elif isinstance(got, (bytes, memoryview)):
-                    first = got[0] if len(got) else -1
-                else:
-                    rest.append((k, got))  # not bytes (a streamed object): Python's
-                    continue
-                if _map_head(first):
-                    rest.append((k, got))
-                    continue
-                memcpy(o + n_leaves * C_DIGEST, d + k * C_DIGEST, C_DIGEST)
-                n_leaves += 1
-                leaf_bytes += framed.logical
+            while start < m:
+                # a batch: its small entries inflated and hashed side by side, then every
+                # entry in turn (one the batch did not give is read one by one)
+                stop = start
+                while stop < m and stop - start < C_BATCH_ENTRIES:
+                    offset = offsets[stop]
+                    if not batch.add(self, stop - start, offset >= 0,
+                                     offset if offset >= 0 else 0, limit,
+                                     d + stop * C_DIGEST, False):
+                        break
+                    stop += 1
+                batch.run(self)
+                for k in range(start, stop):
+                    offset = offsets[k]
+                    job = batch.job(k - start)
+                    got = batch.take(self, k - start)
+                    if got is not None and job.deflated:
+                        framed.form = C_FORM_DEFLATE
+                        framed.logical = job.logical
+                    elif got is not None and not _map_head(job.first):
+                        # a raw leaf, verified where it lies: counted, not handed out
+                        memcpy(o + n_leaves * C_DIGEST, d + k * C_DIGEST, C_DIGEST)
+                        n_leaves += 1
+                        leaf_bytes += job.logical
+                        continue
+                    else:
+                        got = None  # not from the batch, or a raw structured entry
+                    if got is None:
+                        if offset < 0:
+                            rest.append((k, _corrupt("bad_offset", offset, "entry offset "
+                                                     "outside the pack's entries")))
+                            continue
+                        try:
+                            got = self._entry(offset, d + k * C_DIGEST, inflate, copy, &framed)
+                        except CorruptObjectError as exc:
+                            rest.append((k, _detached(exc)))
+                            continue
+                    if framed.form == C_FORM_DEFLATE:
+                        deflated += 1
+                        deflated_bytes += framed.logical
+                    if type(got) is bytes:
+                        n = PyBytes_GET_SIZE(got)
+                        first = (<const uint8_t *>PyBytes_AS_STRING(got))[0] if n else -1
+                    elif type(got) is memoryview and framed.form == C_FORM_RAW:
+                        first = framed.first  # a view of the raw entry: read in _entry
+                    elif isinstance(got, (bytes, memoryview)):
+                        first = got[0] if len(got) else -1
+                    else:
+                        rest.append((k, got))  # not bytes (a streamed object): Python's
+                        continue
+                    if _map_head(first):
+                        rest.append((k, got))
+                        continue
+                    memcpy(o + n_leaves * C_DIGEST, d + k * C_DIGEST, C_DIGEST)
+                    n_leaves += 1
+                    leaf_bytes += framed.logical
+                batch.clear()
+                start = stop
         finally:
             self.busy -= 1
         return (leaves[:n_leaves * C_DIGEST], leaf_bytes, deflated, deflated_bytes, rest)
@@ -823,6 +968,69 @@ cdef class Pack(_Buffer):
             return offsets, ("pack_count", 8, f"the header says {self.count} entries, "
                                               f"the pack holds {len(offsets)}")
         return offsets, None
+
+
+cdef class _Batch:
+    """A batch reader's current batch: the entries staged as jobs for the two lanes
+    (store_batch.h) and the position each belongs to; at most ``C_BATCH_ENTRIES``
+    positions and ``C_BATCH_BYTES`` of output."""
+    cdef ck_job *jobs
+    cdef int *job_of     # position -> its job, or -1 (read one by one)
+    cdef list staged     # job -> its output (bytes, or True: a raw entry hashed in place)
+    cdef Py_ssize_t count
+    cdef uint64_t held
+
+    def __cinit__(self):
+        self.jobs = <ck_job *>PyMem_Malloc(C_BATCH_ENTRIES * sizeof(ck_job))
+        self.job_of = <int *>PyMem_Malloc(C_BATCH_ENTRIES * sizeof(int))
+        if self.jobs == NULL or self.job_of == NULL:
+            raise MemoryError()
+        self.staged = [None] * C_BATCH_ENTRIES
+
+    def __dealloc__(self):
+        PyMem_Free(self.jobs)
+        PyMem_Free(self.job_of)
+
+    cdef bint add(self, Pack pack, Py_ssize_t pos, bint wanted, uint64_t at, uint64_t limit,
+                  const uint8_t *want, bint keep) except -1:
+        """Position ``pos``: its entry (at ``at``, if ``wanted``) staged as a job when it
+        can be (``Pack._staged``); False, and nothing added, when the batch holds too
+        many bytes to take it."""
+        self.job_of[pos] = -1
+        if not wanted:
+            return True
+        item = pack._staged(at, limit, want, keep, &self.jobs[self.count])
+        if item is None:
+            return True
+        if self.count and self.held + self.jobs[self.count].logical > C_BATCH_BYTES:
+            return False
+        self.held += self.jobs[self.count].logical
+        self.staged[self.count] = item
+        self.job_of[pos] = <int>self.count
+        self.count += 1
+        return True
+
+    cdef int run(self, Pack pack) except -1:
+        return pack._run_batch(self.jobs, self.count)
+
+    cdef ck_job *job(self, Py_ssize_t pos) noexcept:
+        return NULL if self.job_of[pos] < 0 else &self.jobs[self.job_of[pos]]
+
+    cdef object take(self, Pack pack, Py_ssize_t pos):
+        """Position ``pos``'s result from the batch (``Pack._batched``), or None."""
+        cdef int j = self.job_of[pos]
+        if j < 0:
+            return None
+        item = self.staged[j]
+        self.staged[j] = None
+        return pack._batched(item, &self.jobs[j])
+
+    cdef void clear(self) noexcept:
+        cdef Py_ssize_t i
+        for i in range(self.count):
+            self.staged[i] = None
+        self.count = 0
+        self.held = 0
 
 
 cdef inline int _hexval(Py_UCS4 c) noexcept:
@@ -853,6 +1061,20 @@ cdef int _parse_into(object item, uint8_t *o, Py_ssize_t k, bint many) except -1
     where = f"addresses[{k}] is" if many else "not"
     raise SchemaViolationError(f"{where} {'not ' if many else ''}a blake3 address: {item!r}",
                                detail="address")
+
+
+def _portable_blake3(data):
+    """BLAKE3-256 of ``data`` by the batch lanes' portable C (store_blake3.h): for tests,
+    which hold it to the blake3 package."""
+    cdef Py_buffer view
+    cdef uint8_t out[32]
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    try:
+        with nogil:
+            ck_b3_hash(<const uint8_t *>view.buf, <size_t>view.len, out)
+    finally:
+        PyBuffer_Release(&view)
+    return PyBytes_FromStringAndSize(<const char *>out, 32)
 
 
 def parse_address(text):

@@ -21,26 +21,38 @@ typedef struct {
     char msg[200];      /* zlib's message for zerr ("" if none) */
 } ck_inflated;
 
-/* One decoder, reset for each stream (inflateReset keeps its state and window: no
- * allocation per object). Only called with the GIL held: one caller at a time. */
-static z_stream ck_zs;
-static int ck_zs_ready = 0;
+/* A decoder, reset for each stream (inflateReset keeps its state and window: no
+ * allocation per object). One user at a time: the module's own (ck_shared) only with
+ * the GIL held, a lane's (ck_batch) only by that lane's thread. */
+typedef struct {
+    z_stream zs;
+    int ready;
+} ck_inflater;
+
+static ck_inflater ck_shared;
+
+static void ck_inflater_end(ck_inflater *d)
+{
+    if (d->ready)
+        inflateEnd(&d->zs);
+    d->ready = 0;
+}
 
 /* Returns 0, or -1 when zlib could not be initialised (out of memory). `n` and
  * `logical` must fit zlib's uInt (the caller falls back to Python otherwise). */
-static int ck_inflate(const unsigned char *in, size_t n, unsigned char *out,
-                      size_t logical, ck_inflated *r)
+static int ck_inflate_with(ck_inflater *d, const unsigned char *in, size_t n,
+                           unsigned char *out, size_t logical, ck_inflated *r)
 {
-    z_stream *zs = &ck_zs;
+    z_stream *zs = &d->zs;
     unsigned char spill[1];
     int err, spilled = 0;
 
     memset(r, 0, sizeof *r);
-    if (!ck_zs_ready) {
+    if (!d->ready) {
         memset(zs, 0, sizeof *zs);
         if (inflateInit(zs) != Z_OK)
             return -1;
-        ck_zs_ready = 1;
+        d->ready = 1;
     } else if (inflateReset(zs) != Z_OK) {
         return -1;
     }
@@ -81,6 +93,12 @@ static int ck_inflate(const unsigned char *in, size_t n, unsigned char *out,
     zs->next_in = NULL;  /* nothing of the caller's buffers is kept */
     zs->next_out = NULL;
     return 0;
+}
+
+static int ck_inflate(const unsigned char *in, size_t n, unsigned char *out,
+                      size_t logical, ck_inflated *r)
+{
+    return ck_inflate_with(&ck_shared, in, n, out, logical, r);
 }
 
 #endif

@@ -23,6 +23,7 @@ KERNELS: dict[str, dict[str, tuple[str, str]]] = {
         "scanner": ("_scan", "_py.scan"),  # Episode JSON text -> members + segment table
         "former": ("_formb", "_py.formb"),  # Layer 3 Form B serialization and hash
         "auditor": ("_audit", "_py.audit"),  # §2.3 canonical JSON, §14 audit record hash
+        "checker": ("_layer3", "_py.layer3"),  # Layer 3 verify's fast path: what holds
     },
     "objects": {
         "planner": ("_plans", "_plans_py"),  # the fields check of simple kinds

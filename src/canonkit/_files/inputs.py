@@ -347,10 +347,12 @@ class JSONLines:
                 self.consumed += len(line)
             if line is None:
                 yield self.lines, None
-            elif not line.strip(_JSON_WHITESPACE):
-                yield self.lines, b""
-            else:
+            elif line[0] not in _JSON_WHITESPACE or line.strip(_JSON_WHITESPACE):
+                # a document starts with no whitespace: strip (a copy of the whole line)
+                # only to tell a blank line from an indented document
                 yield self.lines, line
+            else:
+                yield self.lines, b""
 
     def _long_line(self, head: bytes) -> bytes | None:
         """The rest of a line longer than a piece; None (and skipped) if over the limit."""

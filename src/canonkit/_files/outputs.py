@@ -141,7 +141,7 @@ class _Temporary:
 
     __slots__ = ("fd", "name")
 
-    def __init__(self, fd: int, name: str) -> None:
+    def __init__(self, fd: int | None, name: str) -> None:
         self.fd: int | None = fd
         self.name = name
 
@@ -179,20 +179,27 @@ class AtomicWriter:
                                          replace=replace)
         self._replace = replace
         directory, base = os.path.split(self.path)
+        self._buffer = bytearray()
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
         for _ in range(100):
             temporary = os.path.join(directory, f".{base[:200]}.{secrets.token_hex(6)}.partial")
+            # The finalizer owns the name before the file can exist: a KeyboardInterrupt
+            # raised as os.open returns (signals are handled between calls) still
+            # removes it. A name someone else made (FileExistsError) is never ours.
+            tmp = _Temporary(None, temporary)
+            cleanup = weakref.finalize(self, tmp.remove)
             try:
                 fd = os.open(temporary, flags, 0o666)
+                tmp.fd = fd
                 break
             except FileExistsError:
+                cleanup.detach()
                 continue
         else:  # pragma: no cover - 100 collisions of 48 random bits
             raise FileExistsError(errno.EEXIST, "no unique temporary name", directory)
         self.temporary = temporary
-        self._tmp = _Temporary(fd, temporary)
-        self._buffer = bytearray()
-        self._cleanup = weakref.finalize(self, self._tmp.remove)
+        self._tmp = tmp
+        self._cleanup = cleanup
         try:
             existing = os.stat(self.path)
             os.fchmod(fd, stat.S_IMODE(existing.st_mode))

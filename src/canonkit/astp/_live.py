@@ -13,6 +13,7 @@ attribute at call time (``hasher.spine_root(...)``); the twins are the typed sur
 | ``scanner`` | ``_scan`` | ``_py.scan`` | an Episode document's JSON text in one pass |
 | ``former`` | ``_formb`` | ``_py.formb`` | Layer 3 Form B serialization and hash |
 | ``auditor`` | ``_audit`` | ``_py.audit`` | §2.3 canonical JSON, §14 audit record hash |
+| ``checker`` | ``_layer3`` | ``_py.layer3`` | Layer 3 ``verify``'s fast path: what holds |
 """
 from __future__ import annotations
 
@@ -20,11 +21,12 @@ from typing import TYPE_CHECKING
 
 from canonkit._backend import select
 
-__all__ = ["auditor", "former", "hasher", "prover", "reader", "scanner"]
+__all__ = ["auditor", "checker", "former", "hasher", "prover", "reader", "scanner"]
 
 if TYPE_CHECKING:
     from canonkit.astp._py import audit as auditor
     from canonkit.astp._py import formb as former
+    from canonkit.astp._py import layer3 as checker
     from canonkit.astp._py import hash as hasher
     from canonkit.astp._py import proofs as prover
     from canonkit.astp._py import scan as scanner
@@ -37,3 +39,4 @@ else:
     scanner = select("astp", compiled="canonkit.astp._scan", twin="canonkit.astp._py.scan")
     former = select("astp", compiled="canonkit.astp._formb", twin="canonkit.astp._py.formb")
     auditor = select("astp", compiled="canonkit.astp._audit", twin="canonkit.astp._py.audit")
+    checker = select("astp", compiled="canonkit.astp._layer3", twin="canonkit.astp._py.layer3")

@@ -10,12 +10,12 @@ and ``reproduce`` judges them.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from canonkit._instant import INSTANT_FORM, instant_from_text
+from canonkit._instant import INSTANT_FORM
 from canonkit.astp._live import reader, scanner
 from canonkit.astp.encoding import hash_hex, is_uuid_text, uuid_text
 from canonkit.astp.structural import member_hash
@@ -30,6 +30,7 @@ __all__ = [
     "Segment",
     "SegmentList",
     "Signal",
+    "episode_from_scan",
     "parse_instant",
     "read_episode",
     "read_episode_bytes",
@@ -88,6 +89,15 @@ class SegmentList(list[Segment]):
             hashes.add(s.content_hash)
             hashes.add(s.leaf_hash)
         return ids, hashes
+
+    def spine_hits(self, ids: Iterable[Any], hashes: Iterable[Any]
+                   ) -> tuple[set[Any], set[Any]]:
+        """``(ids found, hashes found)``: the texts of ``ids`` among the segments'
+        ``node_id`` and ``parent_node_id``, and of ``hashes`` among their ``content_hash``
+        and ``leaf_hash`` (``spine_keys``) — what Layer 3 asks of an Episode (L3-001)."""
+        spine_ids, spine_hashes = self.spine_keys()
+        return ({x for x in ids if type(x) is str and x in spine_ids},
+                {x for x in hashes if type(x) is str and x in spine_hashes})
 
     def leaves_v2_raw(self, sav: int) -> bytes:
         """The ``hash_version`` 2 leaf hashes (ASTP.md §4.1), 32 raw bytes each."""
@@ -227,7 +237,7 @@ def parse_instant(value: Any, path: Path) -> datetime | None:
     if not isinstance(value, str):
         raise _fail(path, f"expected ISO 8601 text, got {type(value).__name__}")
     try:
-        instant = instant_from_text(value)
+        instant = scanner.read_instant(value)
     except ValueError:
         raise _fail(path, f"not an ISO 8601 instant ({INSTANT_FORM}): {value[:80]!r}") from None
     if instant.tzinfo is None:
@@ -467,7 +477,12 @@ def read_episode_bytes(data: bytes) -> Episode | None:
     no Python object per stored segment); None when the text is outside that path — then
     ``read_episode(canonkit._files.loads_json(data))`` (the strict reader) reads it, with
     the same result for every document this one reads. Raises ``InvalidRecordError`` exactly as ``read_episode`` would."""
-    scanned = scanner.scan_episode(data, Segment, Signal)
+    return episode_from_scan(scanner.scan_episode(data, Segment, Signal))
+
+
+def episode_from_scan(scanned: Any) -> Episode | None:
+    """The Episode of a document as the scanner kernel read it (what ``scan_episode`` gives:
+    ``read_episode_bytes`` without the scan); None for None."""
     if scanned is None:
         return None
     doc, segments, excluded, latest, signals = scanned

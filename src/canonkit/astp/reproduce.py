@@ -17,15 +17,17 @@ from datetime import datetime
 from itertools import groupby
 from typing import Any
 
-from canonkit.astp._live import hasher, prover
-from canonkit.astp.documents import Episode, parse_instant, read_episode
+from canonkit.astp._live import hasher, prover, scanner
+from canonkit.astp.documents import (
+    Episode, Segment, Signal, episode_from_scan, parse_instant, read_episode,
+)
 from canonkit.astp._py import common
 from canonkit.astp.roots import leaf_hash_v1, leaf_hash_v2
 from canonkit.astp.seal import check_identifiers, compute_roots
 from canonkit.errors import ASTPError, InvalidFieldError, InvalidRecordError, UnknownIdentifierError
 
 __all__ = ["COMPONENTS", "FLAGS", "OUTCOMES", "Reproduction", "construction_name", "reproduce",
-           "tie_groups"]
+           "reproduce_bytes", "tie_groups"]
 
 OUTCOMES = ("reproduced", "reproduced_with_annotation", "reproduced_by_search",
             "reproduced_under_other_construction", "not_reproducible", "no_seal_record", "unsealed",
@@ -121,13 +123,24 @@ class _Inputs:
     of ``seal.spine_inputs``, no Python object per input), each made once for all the
     constructions tried."""
 
-    __slots__ = ("episode", "_content", "_signals", "_leaves")
+    __slots__ = ("episode", "_content", "_signals", "_leaves", "_roots")
 
     def __init__(self, episode: Episode) -> None:
         self.episode = episode
         self._content: bytes | None = None
         self._signals: bytes | None = None
         self._leaves: bytes | None = None
+        # the scanner kernel's table carries the stored-order roots its verdict folded
+        known = getattr(episode.segments, "spine_roots", None)
+        self._roots: dict[tuple[int, int], str] = dict(known) if known else {}
+
+    def stored_root(self, sav: int, ov: int) -> str:
+        """The spine root of the stored order under (sav, ov), folded once."""
+        root = self._roots.get((sav, ov))
+        if root is None:
+            root = self._roots[sav, ov] = _spine_root(self.raw(sav, ov), sav,
+                                                      self.episode.episode_id)
+        return root
 
     def raw(self, sav: int, ov: int, signal_order: Sequence[str] | None = None) -> bytes:
         segments: Any = self.episode.segments
@@ -164,16 +177,16 @@ def _spine(episode: Episode, seal: Mapping[str, Any], sav: int, ov: int, cap: in
     order, then the tie search. Returns the reproduced spine root (or None) and the root
     of the stored order."""
     sealed: str = seal["spine_root"]
-    raw = inputs.raw(sav, ov)
-    stored = [s.content_hash for s in episode.signals]
+    inputs.raw(sav, ov)  # a construction that cannot be applied is refused here, first
     if ov == 1 and episode.seal is not None and episode.seal.resolved_signal_order is not None:
-        order = _admissible(episode.seal.resolved_signal_order, stored)
+        order = _admissible(episode.seal.resolved_signal_order,
+                            [s.content_hash for s in episode.signals])
         if order is not None and _spine_root(inputs.raw(sav, ov, order), sav,
                                              episode.episode_id) == sealed:
             attempt.how, attempt.order = "annotation", order
             return sealed, sealed
         attempt.notes.append("resolved_signal_order inadmissible; ignored")
-    root = _spine_root(raw, sav, episode.episode_id)
+    root = inputs.stored_root(sav, ov)
     if root == sealed:
         return root, root
     if ov == 1 and sav in (0, 1) and episode.signals:
@@ -182,19 +195,19 @@ def _spine(episode: Episode, seal: Mapping[str, Any], sav: int, ov: int, cap: in
         if groups is None:
             attempt.notes.append("signals carry no timestamps: no tie search possible")
         elif groups:
-            segments: Any = episode.segments
-            hexes: list[str] = segments.content_hex() + stored
-            search = prover.TieSearch(hexes, groups, spine_algorithm_version=sav, episode_id=episode.episode_id)
-            found, tried, cap_hit = search.search(sealed, cap=cap)
-            if cap_hit:
-                space = math.prod(math.factorial(n) for _, n in groups)
+            space = math.prod(math.factorial(n) for _, n in groups)
+            if space > cap:  # what the search says at once, without folding a tree for it
                 attempt.notes.append(f"search cap hit ({space} orders > cap {cap})")
-            elif found is not None:
+                return None, root
+            segments: Any = episode.segments
+            hexes: list[str] = segments.content_hex() + [s.content_hash for s in episode.signals]
+            search = prover.TieSearch(hexes, groups, spine_algorithm_version=sav, episode_id=episode.episode_id)
+            found, tried, _ = search.search(sealed, cap=cap)
+            if found is not None:
                 attempt.how = "search"
                 attempt.order = [hexes[i] for i in found[offset:]]
                 return sealed, root
-            else:
-                attempt.notes.append(f"tie search exhausted ({tried} orders)")
+            attempt.notes.append(f"tie search exhausted ({tried} orders)")
     return None, root
 
 
@@ -314,6 +327,28 @@ def _sealed_instant(seal: Mapping[str, Any], episode: Episode) -> datetime | Non
         return episode.sealed_at  # judged (refused) later by _refusal
 
 
+def _check_cap(search_cap: Any) -> None:
+    if isinstance(search_cap, bool) or not isinstance(search_cap, int) or search_cap < 0:
+        raise InvalidFieldError(f"search_cap must be a non-negative integer, got {search_cap!r}")
+
+
+def reproduce_bytes(data: bytes, *, search_cap: int = 40320
+                    ) -> tuple[Reproduction, Episode | None] | None:
+    """``reproduce`` of an Episode document's JSON text on the fast path, with the Episode
+    read (None when the scanner kernel gave the verdict itself: the common Episode, which
+    carries no Layer 3); None when the text is outside the fast path (then
+    ``reproduce(canonkit._files.loads_json(data))`` decides, alike). Raises as
+    ``read_episode_bytes`` and ``reproduce`` do."""
+    _check_cap(search_cap)
+    verdict, scanned = scanner.scan_verdict(data, Segment, Signal, search_cap)
+    if verdict is not None:
+        return Reproduction(*verdict), None
+    episode = episode_from_scan(scanned)
+    if episode is None:
+        return None
+    return reproduce(episode, search_cap=search_cap), episode
+
+
 def reproduce(document: Any, *, search_cap: int = 40320,
               legacy_sav0_before: datetime | None = None) -> Reproduction:
     """Reproduce the seal of one Episode document (a parsed ``astp-proof-of-record/1`` or
@@ -324,8 +359,7 @@ def reproduce(document: Any, *, search_cap: int = 40320,
     is ASTP.md §3's explicit history override: a seal *without* ``spine_algorithm_version``
     sealed before that instant is read as sav 0 instead of the default 1 (noted in
     ``reason``); recorded identifiers are never overridden."""
-    if isinstance(search_cap, bool) or not isinstance(search_cap, int) or search_cap < 0:
-        raise InvalidFieldError(f"search_cap must be a non-negative integer, got {search_cap!r}")
+    _check_cap(search_cap)
     if legacy_sav0_before is not None and (not isinstance(legacy_sav0_before, datetime)
                                            or legacy_sav0_before.utcoffset() is None):
         raise InvalidFieldError("legacy_sav0_before must be a timezone-aware datetime")

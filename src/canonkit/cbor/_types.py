@@ -190,6 +190,15 @@ _DAG_CBOR = "dag-cbor"
 _SHA2_256 = "sha2-256"
 _ONE = 1  # CPython's one cached 1: ``version is _ONE`` holds for every int 1
 _DEFAULT_BLOCK = (_DAG_CBOR, _SHA2_256, 1)
+# BLOCK_PREFIXES[_DEFAULT_BLOCK] once make_cid has made such a CID (read without hashing
+# the key tuple: for_block's common call)
+_default_block: tuple[bytes, Any] | None = None
+
+
+def _learn_default_block() -> None:
+    global _default_block
+    if _default_block is None:
+        _default_block = _cid.BLOCK_PREFIXES.get(_DEFAULT_BLOCK)
 
 
 class Link:
@@ -228,19 +237,19 @@ class Link:
         tagged with the content ``codec`` (a multicodec name such as ``"dag-cbor"`` or
         ``"raw"``, or a code). ``version=0`` makes a CIDv0 (dag-pb with sha2-256 only).
         Raises ``UnknownMulticodecError`` or ``UnsupportedHashError``."""
-        if cls is Link:
-            if codec is _DAG_CBOR and hash is _SHA2_256 and version is _ONE:  # the defaults
-                known = _cid.BLOCK_PREFIXES.get(_DEFAULT_BLOCK)
-            elif type(codec) is str and type(hash) is str and type(version) is int:
-                known = _cid.BLOCK_PREFIXES.get((codec, hash, version))
-            else:
-                known = None
-            if known is not None:  # arguments seen before: the CID is valid by construction
-                prefix, hasher = known
-                link = _new_object(Link)
-                _set_cid(link, prefix + hasher(data).digest())
-                return link
-        return cls(_cid.make_cid(data, codec, hash, version))
+        if codec is _DAG_CBOR and hash is _SHA2_256 and version is _ONE and cls is Link:
+            known = _default_block  # the defaults: the common call, once they were seen
+        elif cls is Link and type(codec) is str and type(hash) is str and type(version) is int:
+            known = _cid.BLOCK_PREFIXES.get((codec, hash, version))
+        else:
+            known = None
+        if known is not None:  # arguments seen before: the CID is valid by construction
+            link = _new_object(Link)
+            _set_cid(link, known[0] + known[1](data).digest())
+            return link
+        link = cls(_cid.make_cid(data, codec, hash, version))
+        _learn_default_block()
+        return link
 
     @classmethod
     def from_string(cls, text: str) -> Link:

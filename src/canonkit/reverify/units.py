@@ -333,6 +333,18 @@ def _verify_json_files(unit: JsonFiles, search_cap: int, require_layer3: bool,
                          unit)
 
 
+def _source_heads(items: list[Item]) -> list[bytes]:
+    """Every item's ``lines.source_head``, rendered once per file (and key)."""
+    heads: dict[tuple[str, str | None], bytes] = {}
+    out = []
+    for i in items:
+        head = heads.get((i.source.file, i.source.key))
+        if head is None:
+            head = heads[i.source.file, i.source.key] = source_head(i.source)
+        out.append(head)
+    return out
+
+
 def _verify_documents(unit: Documents, search_cap: int, require_layer3: bool,
                       cache: ResultCache | None) -> UnitResult:
     return _verify_items(b"documents", list(unit.items), [None] * len(unit.items),
@@ -352,9 +364,9 @@ def _verify_items(what: bytes, items: list[Item], origins: list[str | None], sea
         found = _found(cache, key, None, disk, _worker_looks_up(cache, unit))
         if found is not None:
             return found
-    verdicts = [verify_one(i.kind, i.payload, i.source, search_cap, None, origin,
+    verdicts = [verify_one(i.kind, i.payload, i.source, search_cap, head, origin,
                            require_layer3, cache)
-                for i, origin in zip(items, origins)]
+                for i, origin, head in zip(items, origins, _source_heads(items))]
     return UnitResult(verdicts, 0, doc_bytes, disk, block_key=key)
 
 

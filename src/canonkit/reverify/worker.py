@@ -112,20 +112,20 @@ def render_parts(source: Source, parts: Parts, head: bytes | None = None) -> Ver
 
 
 def _fast(payload: bytes, options: Options, origin: str | None) -> Parts | None:
-    """JSON text on the fast path (``astp.documents.read_episode_bytes``: the compiled
-    scanner, no Python object per segment); None sends the document the general way, which
-    also words every refusal, so the two paths give the same line for every document."""
-    from ..astp import reproduce
-    from ..astp.documents import read_episode_bytes
+    """JSON text on the fast path (``astp.reproduce.reproduce_bytes``: the compiled
+    scanner, no Python object per segment, and for the common Episode the verdict itself);
+    None sends the document the general way, which also words every refusal, so the two
+    paths give the same line for every document."""
+    from ..astp.reproduce import reproduce_bytes
 
     try:
-        episode = read_episode_bytes(payload)
-        if episode is None:
-            return None
-        result = reproduce(episode, search_cap=options.search_cap)
+        found = reproduce_bytes(payload, search_cap=options.search_cap)
     except (CanonkitError, *_SHAPE_ERRORS):
         return None
-    layer3 = _layer3(episode.layer3, episode, options, origin)
+    if found is None:
+        return None
+    result, episode = found  # no Episode: the kernel's verdict, of an Episode without Layer 3
+    layer3 = _layer3(None if episode is None else episode.layer3, episode, options, origin)
     return Parts(result.episode_id, result.outcome, result.components, result.construction,
                  result.order, result.flags, result.reason, layer3)
 
@@ -134,11 +134,10 @@ def assess(kind: str, payload: bytes, options: Options, origin: str | None) -> P
     """What the report line of a document (``kind`` "json" or "cbor") says, apart from
     its source; ``origin`` is the file it was read from (a named Layer 3 export is found
     beside it)."""
-    from .. import cbor
-    from ..astp import reproduce
-
     doc: Any = _UNREAD
     if kind == "cbor":  # decoded once; then as JSON text when JSON holds it exactly
+        from .. import cbor
+
         try:
             doc = plain(cbor.decode(payload))
         except CanonkitError as exc:
@@ -149,6 +148,8 @@ def assess(kind: str, payload: bytes, options: Options, origin: str | None) -> P
         parts = _fast(payload, options, origin) if FAST_PATH else None
     if parts is not None:
         return parts
+    from ..astp import reproduce
+
     if doc is _UNREAD:  # strict JSON, as every reader of canonkit (the input door)
         try:
             doc = _strict_json(payload)

@@ -20,6 +20,7 @@ each pack a worker downloaded.
 """
 from __future__ import annotations
 
+import bisect
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptObjectError, StoreError, UnsafePathError
 from . import refs as refs_module
-from .findings import Finding, FsckReport, finding
+from .findings import Finding, FsckReport, finding, sorted_findings
 from .fsck_reach import Graph, reachability
 from .fsck_units import UnitResult, run_unit
 from .inventory import leftovers, packs_on_disk
@@ -161,12 +162,16 @@ def _pack_structure(root: str, hex_name: str, kernel: Any, backend: str,
                            f"the index names pack trailer {index.pack_trailer.hex()}, "
                            f"the pack's is {pack.trailer.hex()}"))
     digests, offsets = index.entries()
+    if problem is None and offsets == framing:
+        # the common case: the index lists every entry once, in the order of the pack
+        # (packs are written in digest order), so the loop below would find nothing
+        _cut(root, pack_rel, offsets, digests, backend, units)
+        return len(offsets)
     starts = set(framing)
     if problem is None and len(offsets) == len(starts) and starts == set(offsets):
-        # the common case, decided by set operations: every index offset is a distinct
-        # entry start and every entry is listed, so the loop below would find nothing
+        # the same, listed in another order: decided by set operations
         todo = sorted(zip(offsets, digests))
-        _cut(root, pack_rel, todo, backend, units)
+        _cut(root, pack_rel, [o for o, _ in todo], [d for _, d in todo], backend, units)
         return len(todo)
     listed: dict[int, int] = {}
     todo = []
@@ -190,7 +195,7 @@ def _pack_structure(root: str, hex_name: str, kernel: Any, backend: str,
             out.append(finding(pack_rel, offset, "index_unlisted_entry", None,
                                "no index digest points at this entry"))
     todo.sort()
-    _cut(root, pack_rel, todo, backend, units)
+    _cut(root, pack_rel, [o for o, _ in todo], [d for _, d in todo], backend, units)
     return len(todo)
 
 
@@ -206,20 +211,22 @@ def _reader(root: str, rel: str, reader: Any, maps: list[Any], out: list[Finding
         return None
 
 
-def _cut(root: str, pack_rel: str, todo: list[tuple[int, bytes]], backend: str,
+def _cut(root: str, pack_rel: str, offsets: list[int], digests: list[bytes], backend: str,
          units: list[Unit]) -> None:
-    """Entries (sorted by offset) into units of byte ranges."""
-    start = 0
-    while start < len(todo):
-        stop = start + 1
-        first = todo[start][0]
-        while (stop < len(todo) and stop - start < RANGE_ENTRIES
-               and todo[stop][0] - first < RANGE_BYTES):
-            stop += 1
-        chunk = todo[start:stop]
-        units.append(("entries", root, pack_rel, [o for o, _ in chunk],
-                      b"".join(d for _, d in chunk), backend))
+    """Entries (ascending offsets, distinct) into units of byte ranges. A pack whose
+    entries make one unit gets one "pack" unit instead of that and its "trailer" unit:
+    the trailer is then hashed while the entries are checked (``fsck_units``)."""
+    start, added = 0, len(units)
+    while start < len(offsets):
+        stop = bisect.bisect_left(offsets, offsets[start] + RANGE_BYTES, start + 1,
+                           min(len(offsets), start + RANGE_ENTRIES))
+        units.append(("entries", root, pack_rel, offsets[start:stop],
+                      b"".join(digests[start:stop]), backend))
         start = stop
+    trailer = ("trailer", root, pack_rel, backend)
+    if len(units) == added + 1 and trailer in units:
+        units.remove(trailer)
+        units[-1] = ("pack", *units[-1][1:])
 
 
 def plan(store: Store, out: list[Finding]) -> tuple[list[Unit], int, int]:
@@ -384,7 +391,7 @@ def conclude(store: Store, ref_scan: refs_module.RefScan, graph: Graph,
     report.refs = len(refs)
     reachability(store, refs, graph, findings, report)
     report.objects = len(graph.where)
-    report.findings = sorted(set(findings), key=Finding.sort_key)
+    report.findings = sorted_findings(findings)
     report.seconds = time.perf_counter() - started
     report.phases = {"plan": planned - started, "check": checked - planned,
                      "reachability": started + report.seconds - checked}

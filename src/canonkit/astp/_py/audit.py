@@ -23,7 +23,7 @@ from canonkit._files import loads_json
 from canonkit.errors import InvalidFieldError, JSONInputError
 
 __all__ = ["audit_record_digest", "audit_record_hash", "canonical_json", "canonical_json_bytes",
-           "es_number", "parse_canonical"]
+           "es_number", "parse_canonical", "sealed_record"]
 
 # json's own string encoder escapes exactly what §2.3 escapes: '"', '\\', the short forms
 # \b \f \n \r \t and every other character below U+0020 as \u00xx (lowercase); the rest raw
@@ -194,3 +194,12 @@ def audit_record_digest(record: Mapping[str, Any]) -> tuple[str, Any]:
     digest = audit_record_hash(record)
     forward = record.get("forward_delta")
     return digest, parse_canonical(forward) if isinstance(forward, str) else None
+
+
+def sealed_record(record: Mapping[str, Any]) -> tuple[str, str, str]:
+    """``(forward, reverse, record_hash)`` of a record whose deltas are values: each delta's
+    canonical text (a delta stored as text, as it is) and ``audit_record_hash(record)``.
+    Refusals are those of ``canonical_json`` of a delta, then of ``audit_record_hash``."""
+    texts = [value if isinstance(value, str) else canonical_json(value)
+             for value in (record.get("forward_delta"), record.get("reverse_delta"))]
+    return texts[0], texts[1], audit_record_hash(record)

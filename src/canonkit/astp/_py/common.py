@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Any
 
+from canonkit._files import MAX_INTEGER_DIGITS
 from canonkit._instant import INSTANT_FORM, instant_from_text
 from canonkit.errors import InvalidFieldError, InvalidHashError, UnknownIdentifierError
 
@@ -53,6 +54,8 @@ __all__ = [
     "l3_datetime",
     "l3_field",
     "l3_value",
+    "readable",
+    "same_json",
     "search_space",
     "split_kind",
     "timestamp_ms",
@@ -362,6 +365,42 @@ def l3_value(value: Any, depth: int = 0) -> Any:
             out[str.__str__(key)] = l3_value(item, depth + 1)
         return out
     raise InvalidFieldError(f"Form B cannot serialize {type(value).__name__}")
+
+
+#: integers at or past this magnitude have more digits than the strict JSON reader reads
+_UNREADABLE = 10 ** MAX_INTEGER_DIGITS
+
+
+def readable(name: str, value: Any) -> None:
+    """Refuse (``InvalidFieldError`` naming ``name``) a stored Layer 3 value holding, at any
+    depth, an integer the strict JSON reader would refuse: an export or journal holding it
+    could not be read back."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is int:
+            if not -_UNREADABLE < item < _UNREADABLE:
+                raise InvalidFieldError(
+                    f"{name}: an integer of more than {MAX_INTEGER_DIGITS} digits; an export "
+                    "or journal holding it could not be read back", detail=name)
+        elif type(item) is dict:
+            stack.extend(item.values())
+        elif type(item) is list:
+            stack.extend(item)
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """JSON values equal in type too (``1``, ``1.0`` and ``true`` differ), objects in any
+    key order, a NaN equal to a NaN (Layer 3 compares a record with its restatement so)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b))
+    if isinstance(a, float):
+        return bool(a.hex() == b.hex()) if a == a else bool(b != b)
+    return bool(a == b)
 
 
 def l3_field(name: str, kind: int, nullable: bool, allowed: Any, value: Any) -> Any:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from canonkit.astp._py.common import decimal_text, l3_field, l3_value
+from canonkit.astp._py.common import L3_MAX_DEPTH, decimal_text, l3_field, l3_value, readable
 from canonkit.errors import InvalidFieldError
 
-__all__ = ["form_b", "form_b_hash", "json_value"]
+__all__ = ["copy_stored", "form_b", "form_b_hash", "json_value", "stored_node"]
 
 
 def form_b(layout: Sequence[tuple[str, int, bool, Any]], fields: Mapping[str, Any]) -> bytes:
@@ -61,3 +62,43 @@ def json_value(value: Any) -> Any:
     """``l3_value(value)``: the exact JSON types Form B serializes (a deep copy of
     containers)."""
     return l3_value(value)
+
+
+def stored_node(layout: Sequence[tuple[str, int, bool, Any]], fields: Mapping[str, Any]
+                ) -> tuple[dict[str, Any], str]:
+    """``(node, content_hash)``: the layout's fields as ``json_value`` makes them, in layout
+    order (a node as a Layer 3 writer stores it), and ``form_b_hash(layout, fields)``.
+    Refused as ``form_b`` refuses; then a field holding an integer of more than
+    ``MAX_INTEGER_DIGITS`` digits, which the strict JSON reader would not read back
+    (``InvalidFieldError`` naming the field)."""
+    digest = form_b_hash(layout, fields)
+    node = {name: l3_value(fields[name]) for name, _, _, _ in layout}
+    for name, value in node.items():
+        readable(name, value)
+    return node, digest
+
+
+class _Other(Exception):
+    """A value ``copy_stored`` leaves to pickle."""
+
+
+def _copy(value: Any, depth: int) -> Any:
+    kind = type(value)
+    if kind in (str, int, float, bool) or value is None:
+        return value
+    if depth >= L3_MAX_DEPTH or kind not in (list, dict):
+        raise _Other
+    if kind is list:
+        return [_copy(item, depth + 1) for item in value]
+    return {key: _copy(item, depth + 1) for key, item in value.items()}
+
+
+def copy_stored(value: Any) -> Any:
+    """A deep copy of stored values: exact dicts, lists, text, integers of any size, floats,
+    booleans and None; anything else (or nested deeper than ``L3_MAX_DEPTH``) by a pickle
+    round trip."""
+    try:
+        return _copy(value, 0)
+    except _Other:
+        copied = pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        return copied

@@ -1,7 +1,9 @@
 """ASTP Episode document scanner, pure-Python twin (the reference oracle of
 ``canonkit.astp._scan``): ``scan_episode``, an Episode document's JSON text as its members,
-its stored segments and its SPINE signals when all are in the canonical shape, and
-``plain_json``, whether orjson may read a text for the strict reader.
+its stored segments and its SPINE signals when all are in the canonical shape,
+``scan_verdict``, the same with the verdict of the common Episode, ``plain_json``, whether
+orjson may read a text for the strict reader, and ``read_instant``, the instants of Episode
+documents.
 See docs/astp-kernel-api.md; the differential tests hold the two to it.
 """
 from __future__ import annotations
@@ -10,11 +12,12 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from canonkit._files.strict_json import loads_json
+from canonkit._instant import instant_from_text
 from canonkit.astp._py.segments import NOT_CANONICAL as _NO
 from canonkit.astp._py.segments import read_segments, segment_hex, segment_instant
-from canonkit.errors import JSONInputError
+from canonkit.errors import InvalidFieldError, JSONInputError
 
-__all__ = ["plain_json", "scan_episode"]
+__all__ = ["plain_json", "read_instant", "scan_episode", "scan_verdict"]
 
 # --- Episode documents: the scanner ------------------------------------------------------
 
@@ -99,6 +102,21 @@ def scan_episode(data: Any, segment_type: Any, signal_type: Any) -> Any:
     return members, segments, excluded, None if por else _latest_created(items), signals
 
 
+def scan_verdict(data: Any, segment_type: Any, signal_type: Any,
+                 search_cap: int = 40320) -> tuple[Any, Any]:
+    """``(verdict, scanned)``: the compiled kernel gives the verdict of a common Episode
+    (``(outcome, episode_id, components, construction, order, flags, reason)``) straight
+    from the text where ``reproduce(..., search_cap=search_cap)`` is certain to agree; its
+    reference is ``reproduce`` itself, so this twin gives none and hands every document on
+    as ``scan_episode`` reads it: ``(None, scan_episode(data, ...))``
+    (docs/astp-kernel-api.md)."""
+    scanned = scan_episode(data, segment_type, signal_type)
+    if scanned is not None and (isinstance(search_cap, bool) or not isinstance(search_cap, int)
+                                or search_cap < 0):
+        raise InvalidFieldError(f"search_cap must be a non-negative integer, got {search_cap!r}")
+    return None, scanned
+
+
 def _same(a: Any, b: Any) -> bool:
     """Equal values of equal types at every depth (``1 == 1.0 == True`` is not enough)."""
     if type(a) is not type(b):
@@ -129,3 +147,9 @@ def plain_json(data: Any) -> bool:
     except (JSONInputError, RecursionError):
         return False
     return _same(strict, fast)
+
+
+def read_instant(text: Any) -> datetime:
+    """``canonkit._instant.instant_from_text(text)`` (the compiled kernel reads the shapes
+    of canonical documents itself, with the same result)."""
+    return instant_from_text(text)

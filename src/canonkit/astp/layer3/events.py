@@ -14,10 +14,9 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from canonkit.astp._live import former
+from canonkit.astp._live import auditor, former
 from canonkit.astp._py.common import l3_value
 from canonkit._files import MAX_INTEGER_DIGITS
-from canonkit.astp.audit import audit_record_hash
 from canonkit.astp.canonical_json import canonical_json, parse_canonical
 
 __all__ = ["TRIGGER_CONTEXT", "audit_time", "delta_value", "make_record"]
@@ -33,6 +32,8 @@ def audit_time(instant: datetime) -> str:
     if instant.tzinfo is None or instant.utcoffset() is None:
         instant = instant.replace(tzinfo=timezone.utc)
     instant = instant.astimezone(timezone.utc)
+    if instant.year >= 1000:    # four digits, as strftime writes them: the same text
+        return instant.isoformat(timespec="milliseconds")[:23] + "Z"
     return instant.strftime("%Y-%m-%dT%H:%M:%S.") + f"{instant.microsecond // 1000:03d}Z"
 
 
@@ -57,7 +58,7 @@ def make_record(*, audit_id: str, chain_key: str, delta_sequence: int, delta_typ
                 forward: Mapping[str, Any], reverse: Mapping[str, Any],
                 affected_nodes: list[str], prior_audit_hash: str | None) -> dict[str, Any]:
     """One audit record v2 with its ``record_hash``."""
-    forward_value, reverse_value = former.json_value(dict(forward)), former.json_value(dict(reverse))
+    forward_value, reverse_value = former.json_value(forward), former.json_value(reverse)
     record: dict[str, Any] = {
         "audit_id": audit_id,
         "chain_key": chain_key,
@@ -68,8 +69,8 @@ def make_record(*, audit_id: str, chain_key: str, delta_sequence: int, delta_typ
         "human_actor": None,
         "wall_clock_time": audit_time(wall_clock_time),
         "episode_time": delta_sequence,
-        "forward_delta": canonical_json(forward_value),
-        "reverse_delta": canonical_json(reverse_value),
+        "forward_delta": forward_value,
+        "reverse_delta": reverse_value,
         "affected_nodes": affected_nodes,
         "trigger_context": TRIGGER_CONTEXT,
         "explicit_reason": None,
@@ -77,7 +78,7 @@ def make_record(*, audit_id: str, chain_key: str, delta_sequence: int, delta_typ
         "detection_window_open": False,
         "prior_audit_hash": prior_audit_hash,
     }
-    # the deltas as values: the hash canonicalizes them again rather than re-reading the text
-    record["record_hash"] = audit_record_hash(
-        {**record, "forward_delta": forward_value, "reverse_delta": reverse_value})
+    # the deltas as values, canonicalized once for their text and the hash alike
+    record["forward_delta"], record["reverse_delta"], record["record_hash"] = (
+        auditor.sealed_record(record))
     return record

@@ -2,7 +2,12 @@
 ``code`` (and ``vector``) names the conformance vector broken. This is the one place a rule
 is decided: the writer (``Workspace``) calls these checks and refuses a write before
 anything is written; the verifier (``verify``) runs the same checks over a recorded export
-and reports each refusal as a finding (``_Verification.guard``).
+and reports each refusal as a finding (``_Verification.guard``). The verifier's fast path
+(the kernel ``canonkit.astp._layer3``) reads only what these checks admit: its twin
+(``canonkit.astp._py.layer3``) calls them, and the compiled side, which writes
+``check_execution_errors``, ``check_edge_properties``, ``check_precedes``,
+``check_sequence_gap`` and ``check_transition`` in C for values of the exact JSON types, is
+held to the twin by tests/test_layer3_kernel.py — a change here is a change there.
 
 | vector | rule | checks |
 |---|---|---|
@@ -145,11 +150,11 @@ def check_edge_properties(name: str, properties: Any, node_id: str | None = None
     records for that edge: for PRECEDES ``edge_type`` (one of SEQUENTIAL, CONDITIONAL,
     PARALLEL) and ``sequence_gap`` (an integer above 0); for the other six edges nothing
     (``{}``). ``node_id`` names the node a refusal is reported on."""
-    if not isinstance(properties, Mapping):
+    if type(properties) is not dict and not isinstance(properties, Mapping):
         raise _fail("L3-008", f"{name} properties must be an object, got "
                               f"{short_repr(properties)}", node_id, "properties")
     wanted = EDGE_PROPERTIES[name]
-    if len(properties) != len(wanted) or any(key not in properties for key in wanted):
+    if len(properties) != len(wanted) or wanted and any(key not in properties for key in wanted):
         keys = ", ".join(short_repr(k) for k in properties) or "none"
         expected = ", ".join(wanted) if wanted else "none (an empty object)"
         raise _fail("L3-008", f"{name} properties are exactly {expected}; got {keys}",

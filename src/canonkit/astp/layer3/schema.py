@@ -3,10 +3,19 @@ field orders, the excluded fields, the enumerations and transitions, the seven e
 four audit events with their required fields. Data only; the rules live in ``rules``."""
 from __future__ import annotations
 
-from canonkit.astp._py.common import L3_DATETIME, L3_ENUM, L3_INT, L3_OBJECT, L3_TEXT, L3_UUID
+from canonkit.astp._py.common import (
+    AUDIT_FIELDS,
+    L3_DATETIME,
+    L3_ENUM,
+    L3_INT,
+    L3_OBJECT,
+    L3_TEXT,
+    L3_UUID,
+)
 
 __all__ = [
     "AUDIT_EVENTS",
+    "AUDIT_RECORD_MEMBERS",
     "EXPORT_MEMBERS",
     "FORMAT",
     "JOURNAL_FORMAT",
@@ -25,6 +34,8 @@ __all__ = [
     "MUTABLE_DECLARATION_FIELDS",
     "NODE_MEMBERS",
     "NODE_TYPES",
+    "REQUIRED_FORWARD",
+    "RESTATED",
     "SCHEMA_VERSION",
     "SKILL",
     "TERMINAL_STATUSES",
@@ -177,3 +188,26 @@ CREATION_EVENTS: dict[str, tuple[str, str]] = {
     "EXECUTION_RECORDED": (EXECUTION, "execution_node_id"),
     "SKILL_INVOKED": (SKILL, "skill_invocation_id"),
 }
+#: CIA-004: each event's required forward fields but the CIA's own, as (name, whether it may
+#: be null)
+REQUIRED_FORWARD: dict[str, tuple[tuple[str, bool], ...]] = {
+    event: tuple((name.rstrip("?"), name.endswith("?")) for name in required
+                 if name.rstrip("?") != "cia_identifier")
+    for event, (_, required) in AUDIT_EVENTS.items()}
+#: creation-event forward field -> the node field it restates
+RESTATED: dict[str, dict[str, str]] = {
+    "WORKFLOW_DECLARED": {"episode_id": "episode_id", "intention_id": "intention_id",
+                          "mandate_id": "mandate_id", "declared_by": "declared_by",
+                          "declared_at": "declared_at", "content_hash": "content_hash"},
+    "EXECUTION_RECORDED": {"workflow_id": "workflow_id", "episode_id": "episode_id",
+                           "sequence_index": "sequence_index", "agent_id": "agent_id",
+                           "status": "status", "executed_at": "executed_at",
+                           "content_hash": "content_hash"},
+    "SKILL_INVOKED": {"execution_node_id": "execution_node_id", "workflow_id": "workflow_id",
+                      "episode_id": "episode_id", "skill_id": "skill_id",
+                      "skill_source": "skill_source", "invoked_by": "invoked_by",
+                      "invoked_at": "invoked_at", "status": "status",
+                      "content_hash": "content_hash"},
+}
+#: the members of an audit record v2 (§14): its hashed fields and its hash
+AUDIT_RECORD_MEMBERS = frozenset(name for name, _ in AUDIT_FIELDS) | {"record_hash"}

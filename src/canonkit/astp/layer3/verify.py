@@ -7,6 +7,11 @@ the recorded events (WF-004, WF-005), checks error consistency (EX-003), immutab
 (L3-004, L3-005), retry by new node (L3-006), the seven edges (L3-007, L3-008) and, given the
 Episode document, spine isolation (L3-001). Each finding names its vector, the node and the
 field. The two INTERRUPTED states of WF-006 are reported as notes, never as findings.
+
+The nodes, audit records and edges in which nothing is found are read by a kernel
+(``checker``: compiled ``canonkit.astp._layer3``, twin ``canonkit.astp._py.layer3``), one
+pass over each; the methods here judge everything else and word every finding, so a report
+is the same whatever the kernel reads (docs/astp-kernel-api.md).
 """
 from __future__ import annotations
 
@@ -15,10 +20,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from canonkit.astp._live import auditor
-from canonkit.astp._py.common import short_repr
-from canonkit.astp.audit import AUDIT_FIELDS, verify_audit_chain
+from canonkit.astp._live import auditor, checker
+from canonkit.astp._py.common import same_json, short_repr
+from canonkit.astp.audit import verify_audit_chain
 from canonkit.astp.canonical_json import parse_canonical
+from canonkit.astp.documents import SegmentList, read_episode
 from canonkit.astp.layer3.events import delta_value
 from canonkit.astp.layer3.hashing import content_hash
 from canonkit.astp.layer3.rules import (
@@ -33,6 +39,7 @@ from canonkit.astp.layer3.rules import (
 )
 from canonkit.astp.layer3.schema import (
     AUDIT_EVENTS,
+    AUDIT_RECORD_MEMBERS,
     CREATION_EVENTS,
     EDGE_MEMBERS,
     EDGES,
@@ -43,6 +50,8 @@ from canonkit.astp.layer3.schema import (
     MUTABLE_DECLARATION_FIELDS,
     NODE_MEMBERS,
     NODE_TYPES,
+    REQUIRED_FORWARD,
+    RESTATED,
     SKILL,
     TERMINAL_STATUSES,
     WORKFLOW,
@@ -57,49 +66,14 @@ WORKFLOW_STATES = ("declared", "in_progress", "completed", "failed",
                    "interrupted_before_start", "interrupted_after_start")
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-#: creation-event forward field -> the node field it restates
-_RESTATED: dict[str, dict[str, str]] = {
-    "WORKFLOW_DECLARED": {"episode_id": "episode_id", "intention_id": "intention_id",
-                          "mandate_id": "mandate_id", "declared_by": "declared_by",
-                          "declared_at": "declared_at", "content_hash": "content_hash"},
-    "EXECUTION_RECORDED": {"workflow_id": "workflow_id", "episode_id": "episode_id",
-                           "sequence_index": "sequence_index", "agent_id": "agent_id",
-                           "status": "status", "executed_at": "executed_at",
-                           "content_hash": "content_hash"},
-    "SKILL_INVOKED": {"execution_node_id": "execution_node_id", "workflow_id": "workflow_id",
-                      "episode_id": "episode_id", "skill_id": "skill_id",
-                      "skill_source": "skill_source", "invoked_by": "invoked_by",
-                      "invoked_at": "invoked_at", "status": "status",
-                      "content_hash": "content_hash"},
-}
 #: the vector of an unexplained change to a stored node of each type
 _CHANGED = {WORKFLOW: "L3-005", EXECUTION: "L3-004", SKILL: "L3-004"}
-#: each event's CIA-004 fields but the CIA's own: (name, whether it may be null)
-_REQUIRED = {event: tuple((name.rstrip("?"), name.endswith("?")) for name in required
-                          if name.rstrip("?") != "cia_identifier")
-             for event, (_, required) in AUDIT_EVENTS.items()}
-#: the members of an audit record v2 (§14): its hashed fields and its hash
-_RECORD_MEMBERS = frozenset(name for name, _ in AUDIT_FIELDS) | {"record_hash"}
 
 
 def _texts(key: tuple[Any, ...]) -> bool:
     """Whether every part of an edge's (name, from, to) is text."""
     return type(key[0]) is str and type(key[1]) is str and type(key[2]) is str or all(
         isinstance(k, str) for k in key)
-
-
-def _same(a: Any, b: Any) -> bool:
-    """JSON values equal in type too (``1``, ``1.0`` and ``true`` differ), objects in any
-    key order."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, float):
-        return bool(a.hex() == b.hex()) if a == a else bool(b != b)
-    return bool(a == b)
 
 
 @dataclass(frozen=True)
@@ -158,12 +132,23 @@ class _Workflow:
 
 
 class _Verification:
+    """One verification. The bookkeeping the kernel (``checker``) keeps with it, for what
+    holds, is the ledger its API describes: ``cia``, ``nodes``, ``steps``, ``collisions``,
+    ``created``, ``audited_edges``, ``workflows`` (``Workflow``), ``matched``, ``shaped``;
+    everything else it leaves to the methods here, which word the findings."""
+
+    Workflow = _Workflow
+
     def __init__(self, document: Any) -> None:
         self.document = document
         self.findings: list[Finding] = []
+        self.found: set[Finding] = set()
         self.notes: list[Finding] = []
         self.states: dict[str, str] = {}
         self.nodes: dict[str, Mapping[str, Any]] = {}
+        #: ExecutionNodes by (workflow, sequence_index): the first, and those that came later
+        self.steps: dict[tuple[str, int], str] = {}
+        self.collisions: list[tuple[str, str]] = []
         self.created: dict[str, tuple[str, Mapping[str, Any], int]] = {}   # node -> event
         self.audited_edges: dict[tuple[str, str, str], Mapping[str, Any]] = {}
         #: each audit record's forward delta as read while its hash was checked (by id: a
@@ -171,10 +156,13 @@ class _Verification:
         self.forwards: dict[int, Any] = {}
         self.workflows: dict[str, _Workflow] = {}
         self.cia: dict[str, str] = {}
+        self.matched: set[str] = set()      # nodes the kernel found to match their event
+        self.shaped: set[tuple[str, str, str]] = set()   # edges it found in shape
 
     def add(self, vector: str, node_id: Any, field: str | None, detail: str) -> None:
         finding = Finding(vector, node_id if isinstance(node_id, str) else None, field, detail)
-        if finding not in self.findings:
+        if finding not in self.found:
+            self.found.add(finding)
             self.findings.append(finding)
 
     def report(self) -> Layer3Report:
@@ -226,20 +214,29 @@ class _Verification:
         self.cia = dict(cia)
 
     def read_nodes(self, items: Sequence[Any]) -> None:
-        for i, node in enumerate(items):
-            node_type = node.get("node_type") if isinstance(node, Mapping) else None
-            node_id = node.get("node_id") if isinstance(node, Mapping) else None
-            if node_type not in NODE_TYPES or not isinstance(node_id, str):
-                self.add("L3-003", node_id, f"nodes[{i}]",
-                         "not a Layer 3 node (node_type and node_id)")
-                continue
-            assert isinstance(node, Mapping)
-            if node_id in self.nodes:
-                self.check_duplicate(self.nodes[node_id], node)
-                continue
-            self.nodes[node_id] = node
-            self.check_members(node_type, node_id, node)
-            self.check_node(node_type, node_id, node)
+        i = 0
+        while i < len(items):   # the kernel reads the nodes that hold; each other one here
+            i = checker.clean_nodes(items, i, self)
+            if i < len(items):
+                self.read_node(i, items[i])
+                i += 1
+
+    def read_node(self, i: int, node: Any) -> None:
+        node_type = node.get("node_type") if isinstance(node, Mapping) else None
+        node_id = node.get("node_id") if isinstance(node, Mapping) else None
+        if node_type not in NODE_TYPES or not isinstance(node_id, str):
+            self.add("L3-003", node_id, f"nodes[{i}]",
+                     "not a Layer 3 node (node_type and node_id)")
+            return
+        assert isinstance(node, Mapping)
+        if node_id in self.nodes:
+            self.check_duplicate(self.nodes[node_id], node)
+            return
+        self.nodes[node_id] = node
+        if node_type == EXECUTION:
+            checker.note_step(self, node_id, node)
+        self.check_members(node_type, node_id, node)
+        self.check_node(node_type, node_id, node)
 
     def check_members(self, node_type: str, node_id: str, node: Mapping[str, Any]) -> None:
         """A node holds its preimage and excluded fields and nothing else: a member outside
@@ -257,7 +254,7 @@ class _Verification:
         node_type = first.get("node_type")
         allowed = MUTABLE_DECLARATION_FIELDS if node_type == WORKFLOW else ()
         changed = sorted((k for k in set(first) | set(again) if k not in allowed
-                          and not _same(first.get(k, _MISSING), again.get(k, _MISSING))),
+                          and not same_json(first.get(k, _MISSING), again.get(k, _MISSING))),
                          key=short_repr)
         if changed:
             self.add(_CHANGED.get(str(node_type), "L3-004"), first.get("node_id"),
@@ -298,14 +295,27 @@ class _Verification:
     # --- the audit chain -----------------------------------------------------------------------
 
     def read_audit(self, records: Sequence[Any], episode_id: Any, workspace_id: Any) -> None:
-        mappings = [r for r in records if isinstance(r, Mapping)]
+        mappings = [r for r in records if type(r) is dict or isinstance(r, Mapping)]
         if len(mappings) != len(records):
             self.add("CIA-003", None, "audit", "an audit record is not an object")
             return
+        # the kernel checks the chain and replays the events that hold in one pass; a chain
+        # that does not hold is judged here, then each event it did not replay
+        forwards, i = checker.clean_records(mappings, episode_id, workspace_id, self)
+        if forwards is None:
+            forwards = self.check_chain(mappings, episode_id, workspace_id)
+        while i < len(mappings):
+            self.read_record(i, mappings[i], forwards[i])
+            i = checker.clean_events(mappings, forwards, i + 1, self)
+
+    def check_chain(self, mappings: Sequence[Mapping[str, Any]], episode_id: Any,
+                    workspace_id: Any) -> list[Any]:
+        """The chain's findings; each record's forward delta as read while its hash was
+        checked (None where it was not)."""
         for i, record in enumerate(mappings):
-            if record.keys() <= _RECORD_MEMBERS:
+            if record.keys() <= AUDIT_RECORD_MEMBERS:
                 continue
-            extra = next((k for k in record if k not in _RECORD_MEMBERS), None)
+            extra = next((k for k in record if k not in AUDIT_RECORD_MEMBERS), None)
             if extra is not None:
                 self.add("CIA-003", None, f"audit[{i}]", f"{short_repr(extra)} is not a field "
                          "of an audit record v2: it would pass unhashed")
@@ -329,21 +339,27 @@ class _Verification:
                 self.add("CIA-003", None, f"audit[{i}].session_id",
                          "the record's session_id is not the export's workspace_id")
                 break
-        for i, record in enumerate(mappings):
-            delta_type = record.get("delta_type")   # a non-text one broke the chain above
-            if isinstance(delta_type, str) and delta_type in AUDIT_EVENTS:
-                forward = self.read_event(i, delta_type, record)
-                if forward is not None:
-                    self.replay(i, str(delta_type), forward)
+        return [self.forwards.get(id(record)) for record in mappings]
+
+    def read_record(self, i: int, record: Mapping[str, Any], forward: Any) -> None:
+        delta_type = record.get("delta_type")   # a non-text one broke the chain
+        if isinstance(delta_type, str) and delta_type in AUDIT_EVENTS:
+            read = self.read_event(i, delta_type, record, forward)
+            if read is not None:
+                self.replay(i, str(delta_type), read)
 
     def record_hash(self, record: Mapping[str, Any]) -> str:
-        """The record's hash, keeping its forward delta for ``read_event``."""
+        """The record's hash, keeping its forward delta for ``read_event`` (by id: a
+        record is read once)."""
         digest, forward = auditor.audit_record_digest(record)
         if forward is not None:
             self.forwards[id(record)] = forward
         return digest
 
-    def read_event(self, i: int, delta_type: str, record: Mapping[str, Any]) -> dict[str, Any] | None:
+    def read_event(self, i: int, delta_type: str, record: Mapping[str, Any],
+                   forward: Any) -> dict[str, Any] | None:
+        """The record's forward delta (``forward``: as read with its hash, None when it was
+        not) if it is an object, with its CIA-001/002/004 findings."""
         node_type = AUDIT_EVENTS[delta_type][0]
         affected = record.get("affected_nodes")
         node = affected[0] if isinstance(affected, list) and affected else None
@@ -353,7 +369,6 @@ class _Verification:
                      f"not canonical JSON text: {short_repr(text)}")
             return None
         try:
-            forward = self.forwards.pop(id(record), None)
             if forward is None:     # the chain broke before this record, or its text is JSON null
                 forward = parse_canonical(text)
         except ASTPError as exc:
@@ -370,7 +385,7 @@ class _Verification:
             self.add("CIA-001", node, f"audit[{i}].cia_identifier",
                      f"{delta_type} written by {short_repr(cia)}, not the CIA "
                      f"{short_repr(self.cia[node_type])}")
-        for key, optional in _REQUIRED[delta_type]:
+        for key, optional in REQUIRED_FORWARD[delta_type]:
             if key not in forward or (not optional and forward[key] is None):
                 self.add("CIA-004", node, f"audit[{i}].{key}", f"{delta_type} lacks {key}")
         return forward
@@ -438,32 +453,35 @@ class _Verification:
     # --- nodes against their events -------------------------------------------------------------
 
     def match_nodes_and_events(self) -> None:
-        for node_id, node in self.nodes.items():
-            node_type = node["node_type"]
-            event = self.created.get(node_id)
-            if event is None or CREATION_EVENTS[event[0]][0] != node_type:
-                self.add("CIA-003", node_id, None,
-                         f"a durable {node_type} with no preceding creation event")
-                continue
-            delta_type, forward, _ = event
-            for key, name in _RESTATED[delta_type].items():
-                if key not in forward:
-                    continue        # reported as CIA-004
-                value = node.get(name)
-                try:    # ids, names and instants (ASCII text) read back as they are
-                    same = forward[key] == (value if type(value) is str and value.isascii()
-                                            else delta_value(value))
-                except ASTPError:
-                    same = False
-                if not same:
-                    vector = "EX-002" if (node_type, name) == (EXECUTION, "status") else _CHANGED[node_type]
-                    self.add(vector, node_id, name,
-                             f"{name} differs from the value its {delta_type} event recorded")
+        for node_id in checker.unmatched_nodes(self.nodes, self.matched):
+            self.match_node(node_id, self.nodes[node_id])
         for node_id, (delta_type, _, i) in self.created.items():
             if node_id not in self.nodes:
                 node_type = CREATION_EVENTS[delta_type][0]
                 self.add(_CHANGED[node_type], node_id, None,
                          f"the {node_type} written by audit[{i}] is missing from the export")
+
+    def match_node(self, node_id: str, node: Mapping[str, Any]) -> None:
+        node_type = node["node_type"]
+        event = self.created.get(node_id)
+        if event is None or CREATION_EVENTS[event[0]][0] != node_type:
+            self.add("CIA-003", node_id, None,
+                     f"a durable {node_type} with no preceding creation event")
+            return
+        delta_type, forward, _ = event
+        for key, name in RESTATED[delta_type].items():
+            if key not in forward:
+                continue        # reported as CIA-004
+            value = node.get(name)
+            try:    # ids, names and instants (ASCII text) read back as they are
+                same = forward[key] == (value if type(value) is str and value.isascii()
+                                        else delta_value(value))
+            except ASTPError:
+                same = False
+            if not same:
+                vector = "EX-002" if (node_type, name) == (EXECUTION, "status") else _CHANGED[node_type]
+                self.add(vector, node_id, name,
+                         f"{name} differs from the value its {delta_type} event recorded")
 
     def check_workflows(self) -> None:
         for workflow_id, state in self.workflows.items():
@@ -495,50 +513,21 @@ class _Verification:
             self.states[workflow_id] = status.lower()
 
     def check_retries(self) -> None:
-        seen: dict[tuple[Any, Any], str] = {}
-        for node_id, node in self.nodes.items():
-            if node.get("node_type") != EXECUTION:
-                continue
-            key = (node.get("workflow_id"), node.get("sequence_index"))
-            if not isinstance(key[0], str) or type(key[1]) is not int:
-                continue            # a hash finding already (Form B refuses the field)
-            if key in seen:  # the one node it can collide with, judged by the writer's rule
-                self.guard(check_new_sequence_index, [self.nodes[seen[key]]], node)
-            else:
-                seen[key] = node_id
+        # an ExecutionNode whose (workflow, sequence_index) an earlier one took, judged by
+        # the writer's rule against that one (a field of another type: a hash finding)
+        for first, later in self.collisions:
+            self.guard(check_new_sequence_index, [self.nodes[first]], self.nodes[later])
 
     # --- the seven edges -----------------------------------------------------------------------
 
     def check_edges(self, items: Sequence[Any]) -> None:
         exported: dict[tuple[str, str, str], Mapping[str, Any]] = {}
-        for i, edge in enumerate(items):
-            key = ((edge.get("name"), edge.get("from"), edge.get("to"))
-                   if isinstance(edge, Mapping) else (None, None, None))
-            if not _texts(key) or key[0] not in EDGES:
-                self.add("L3-007", None, f"edges[{i}]",
-                         f"not one of the seven edges: {short_repr(key[0])}")
-                continue
-            assert isinstance(edge, Mapping)
-            name, source, target = key
-            extra = (None if edge.keys() <= EDGE_MEMBERS
-                     else next((k for k in edge if k not in EDGE_MEMBERS), None))
-            if extra is not None:
-                self.add("L3-007", source, f"edges[{i}]", f"{short_repr(extra)} is not a member "
-                         "of an edge (name, from, to, properties)")
-            if key in exported:
-                self.add("L3-007", source, f"edges[{i}]", f"{name} edge listed twice")
-            exported[key] = edge  # type: ignore[index]
-            subject = target if name == "PRECEDES" else source
-            properties = edge.get("properties")
-            shaped = self.guard(check_edge_properties, name, properties, subject)
-            if key not in self.audited_edges:
-                flipped = (name, target, source)
-                how = ("misdirected (its write recorded it the other way)"
-                       if flipped in self.audited_edges else "recorded by no write")
-                self.add("L3-007", source, f"edges[{i}]", f"{name} {source} -> {target}: {how}")
-            elif shaped and not _same(properties, self.audited_edges[key].get("properties")):
-                self.add("L3-008", subject, "properties",
-                         f"{name} properties differ from the ones its write recorded")
+        i = 0
+        while i < len(items):   # the kernel reads the edges that hold; each other one here
+            i = checker.clean_edges(items, i, exported, self)
+            if i < len(items):
+                self.read_edge(i, items[i], exported)
+                i += 1
         for key in self.audited_edges:
             if key not in exported:
                 flipped = (key[0], key[2], key[1])
@@ -546,43 +535,81 @@ class _Verification:
                     self.add("L3-007", key[1], key[0], f"{key[0]} {key[1]} -> {key[2]} is missing")
         self.check_edge_shapes(exported)
 
+    def read_edge(self, i: int, edge: Any,
+                  exported: dict[tuple[str, str, str], Mapping[str, Any]]) -> None:
+        key = ((edge.get("name"), edge.get("from"), edge.get("to"))
+               if isinstance(edge, Mapping) else (None, None, None))
+        if not _texts(key) or key[0] not in EDGES:
+            self.add("L3-007", None, f"edges[{i}]",
+                     f"not one of the seven edges: {short_repr(key[0])}")
+            return
+        assert isinstance(edge, Mapping)
+        name, source, target = key
+        extra = (None if edge.keys() <= EDGE_MEMBERS
+                 else next((k for k in edge if k not in EDGE_MEMBERS), None))
+        if extra is not None:
+            self.add("L3-007", source, f"edges[{i}]", f"{short_repr(extra)} is not a member "
+                     "of an edge (name, from, to, properties)")
+        if key in exported:
+            self.add("L3-007", source, f"edges[{i}]", f"{name} edge listed twice")
+        exported[key] = edge  # type: ignore[index]
+        self.shaped.discard(key)     # judged again, as this edge, by check_edge_shape
+        subject = target if name == "PRECEDES" else source
+        properties = edge.get("properties")
+        shaped = self.guard(check_edge_properties, name, properties, subject)
+        if key not in self.audited_edges:
+            flipped = (name, target, source)
+            how = ("misdirected (its write recorded it the other way)"
+                   if flipped in self.audited_edges else "recorded by no write")
+            self.add("L3-007", source, f"edges[{i}]", f"{name} {source} -> {target}: {how}")
+        elif shaped and not same_json(properties, self.audited_edges[key].get("properties")):
+            self.add("L3-008", subject, "properties",
+                     f"{name} properties differ from the ones its write recorded")
+
     def check_edge_shapes(self, exported: Mapping[tuple[str, str, str], Mapping[str, Any]]) -> None:
         """Every node has its required edges, each edge joins the right node types in the
         right direction, and PRECEDES carries its properties."""
-        outgoing: dict[tuple[str, str], list[str]] = {}
-        for (name, source, target), edge in exported.items():
-            outgoing.setdefault((name, source), []).append(target)
-            from_type, to_type, via, _ = EDGES[name]
-            node = self.nodes.get(source)
-            if node is None or node.get("node_type") != from_type:
-                self.add("L3-007", source, name, f"{name} must start at a node of type {from_type}")
-                continue
-            if via is not None:
-                if node.get(via) != target:
-                    self.add("L3-007", source, name, f"{name} must point to the node's {via}")
-                if to_type in NODE_TYPES and (self.nodes.get(target) or {}).get("node_type") != to_type:
-                    self.add("L3-007", source, name, f"{name} must end at a node of type {to_type}")
-                continue
-            other = self.nodes.get(target)
-            if other is None or other.get("node_type") != to_type:
+        outgoing: dict[str, set[str]] = {}    # edge name -> the nodes it leaves
+        for key in checker.edge_shapes(exported, self.shaped, outgoing):
+            self.check_edge_shape(*key, exported[key])
+        for node_id in checker.missing_edges(self.nodes, outgoing):
+            self.check_required_edges(node_id, self.nodes[node_id], outgoing)
+
+    def check_edge_shape(self, name: str, source: str, target: str,
+                         edge: Mapping[str, Any]) -> None:
+        from_type, to_type, via, _ = EDGES[name]
+        node = self.nodes.get(source)
+        if node is None or node.get("node_type") != from_type:
+            self.add("L3-007", source, name, f"{name} must start at a node of type {from_type}")
+            return
+        if via is not None:
+            if node.get(via) != target:
+                self.add("L3-007", source, name, f"{name} must point to the node's {via}")
+            if to_type in NODE_TYPES and (self.nodes.get(target) or {}).get("node_type") != to_type:
                 self.add("L3-007", source, name, f"{name} must end at a node of type {to_type}")
+            return
+        other = self.nodes.get(target)
+        if other is None or other.get("node_type") != to_type:
+            self.add("L3-007", source, name, f"{name} must end at a node of type {to_type}")
+            return
+        if name == "PRECEDES":
+            self.check_precedes_edge(source, target, node, other, edge)
+        elif node.get("execution_node_id") != other.get("execution_node_id") or not (
+                self.created.get(source, ("", {}, -1))[2] < self.created.get(target, ("", {}, -1))[2]):
+            self.add("L3-007", source, name, "SKILL_PRECEDES joins two skills of one execution, "
+                                             "earlier to later")
+
+    def check_required_edges(self, node_id: str, node: Mapping[str, Any],
+                             outgoing: Mapping[str, set[str]]) -> None:
+        for name, (from_type, _, via, required) in EDGES.items():
+            if via is None or node.get("node_type") != from_type:
                 continue
-            if name == "PRECEDES":
-                self.check_precedes_edge(source, target, node, other, edge)
-            elif node.get("execution_node_id") != other.get("execution_node_id") or not (
-                    self.created.get(source, ("", {}, -1))[2] < self.created.get(target, ("", {}, -1))[2]):
-                self.add("L3-007", source, name, "SKILL_PRECEDES joins two skills of one execution, "
-                                                 "earlier to later")
-        for node_id, node in self.nodes.items():
-            for name, (from_type, _, via, required) in EDGES.items():
-                if via is None or node.get("node_type") != from_type:
-                    continue
-                present = outgoing.get((name, node_id), [])
-                wanted = required or node.get(via) is not None
-                if wanted and not present:
-                    self.add("L3-007", node_id, name, f"the {name} edge is missing")
-                elif not wanted and present:
-                    self.add("L3-007", node_id, name, f"{name} without a {via}")
+            present = node_id in outgoing.get(name, ())
+            wanted = required or node.get(via) is not None
+            if wanted and not present:
+                self.add("L3-007", node_id, name, f"the {name} edge is missing")
+            elif not wanted and present:
+                self.add("L3-007", node_id, name, f"{name} without a {via}")
 
     def check_precedes_edge(self, source: str, target: str, earlier: Mapping[str, Any],
                        later: Mapping[str, Any], edge: Mapping[str, Any]) -> None:
@@ -595,22 +622,20 @@ class _Verification:
     # --- spine isolation -----------------------------------------------------------------------
 
     def check_isolation(self, episode: Any) -> None:
-        from canonkit.astp.documents import SegmentList, read_episode
-
         read = read_episode(episode)
         segments: Any = read.segments
-        if hasattr(segments, "spine_keys"):   # a SegmentList or the compiled segment table
-            ids, hashes = segments.spine_keys()
-        else:
-            ids, hashes = SegmentList(segments).spine_keys()
+        if not hasattr(segments, "spine_hits"):   # a SegmentList or the compiled segment table
+            segments = SegmentList(segments)
+        stored = {node_id: node.get("content_hash") for node_id, node in self.nodes.items()}
+        ids, hashes = segments.spine_hits(self.nodes, [h for h in stored.values()
+                                                        if isinstance(h, str)])
         hashes |= set(read.excluded_hashes) | set(read.structural_member_hashes)
         hashes.update(s.content_hash for s in read.signals)
         for node_id, node in self.nodes.items():
             if node_id in ids:
                 self.add("L3-001", node_id, "node_id",
                          "a Layer 3 node_id is embedded in a Layer 1/2 preimage of the Episode")
-            stored = node.get("content_hash")
-            if isinstance(stored, str) and stored in hashes:
+            if isinstance(stored[node_id], str) and stored[node_id] in hashes:
                 self.add("L3-001", node_id, "content_hash",
                          "a Layer 3 content hash is among the Episode's spine inputs")
             self.guard(check_within_episode, node, read.episode_id)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timezone
@@ -29,10 +28,16 @@ from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
 from canonkit.astp._live import former
-from canonkit.astp._py.common import L3_DATETIME, L3_OBJECT, l3_field, l3_value, short_repr
-from canonkit._files import MAX_INTEGER_DIGITS, JSONLines, loads_json, open_regular
+from canonkit.astp._py.common import (
+    L3_DATETIME,
+    L3_OBJECT,
+    l3_field,
+    l3_value,
+    readable,
+    short_repr,
+)
+from canonkit._files import JSONLines, loads_json, open_regular
 from canonkit.astp.layer3.events import make_record
-from canonkit.astp.layer3.hashing import content_hash
 from canonkit.astp.layer3.rules import (
     check_closing_status,
     check_declaration_changes,
@@ -56,6 +61,7 @@ from canonkit.astp.layer3.schema import (
     FIELD_ORDER,
     FORMAT,
     JOURNAL_FORMAT,
+    LAYOUTS,
     NODE_TYPES,
     SCHEMA_VERSION,
     SKILL,
@@ -79,37 +85,20 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
     SKILL: {"schema_version": SCHEMA_VERSION, "duration_ms": None, "output_result": None,
             "error_detail": None},
 }
+#: the fields a write may name (SK-003's registry_id too: it is refused when not null)
+_WRITABLE = {t: frozenset(FIELD_ORDER[t]) | {"registry_id"} for t in NODE_TYPES}
 #: the fields that take an instant; the Workspace's clock fills them when left out
 _INSTANT = {WORKFLOW: "declared_at", EXECUTION: "executed_at", SKILL: "invoked_at"}
 _LATEST: Any = object()
 #: the longest journal line read (one write's nodes and edges); longer lines are refused
 MAX_JOURNAL_LINE = 256 * 1024 * 1024
-#: integers at or past this magnitude have more digits than the strict JSON reader reads
-_UNREADABLE_INTEGER = 10 ** MAX_INTEGER_DIGITS
 
 
 def _copy(value: _Stored) -> _Stored:
     """A deep copy of stored JSON values (exact dicts, lists, text, integers of any size,
-    booleans, None): a pickle round trip, several times faster than ``copy.deepcopy``."""
-    copied: _Stored = pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+    booleans, None), in the Form B kernel."""
+    copied: _Stored = former.copy_stored(value)
     return copied
-
-
-def _check_readable(name: str, value: Any) -> None:
-    """Refuse a Form B value holding an integer the strict JSON reader would refuse when the
-    export or journal is read back."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if type(item) is int:
-            if not -_UNREADABLE_INTEGER < item < _UNREADABLE_INTEGER:
-                raise InvalidFieldError(
-                    f"{name}: an integer of more than {MAX_INTEGER_DIGITS} digits; an export "
-                    "or journal holding it could not be read back", detail=name)
-        elif type(item) is dict:
-            stack.extend(item.values())
-        elif type(item) is list:
-            stack.extend(item)
 
 
 def _refused(path: Path, number: int | None, offset: int, reason: str,
@@ -406,7 +395,7 @@ class Workspace:
         check_transition(workflow["status"], final_status)
         updated_at = l3_field("status_updated_at", L3_DATETIME, False, None, status_updated_at)
         detail = l3_field("error_detail", L3_OBJECT, True, None, error_detail)
-        _check_readable("error_detail", detail)
+        readable("error_detail", detail)
         forward = {"workflow_id": workflow["node_id"], "final_status": final_status,
                    "status_updated_at": updated_at, "error_detail": detail,
                    "cia_identifier": principal}
@@ -451,20 +440,18 @@ class Workspace:
 
     def _new_node(self, node_type: str, principal: str, fields: Mapping[str, Any]) -> dict[str, Any]:
         """The node as stored (Form B JSON values) with its content hash; nothing is stored."""
-        unknown = sorted(set(fields) - set(FIELD_ORDER[node_type]) - {"registry_id"})
+        unknown = fields.keys() - _WRITABLE[node_type]
         if unknown:
-            raise InvalidFieldError(f"{node_type} has no field {unknown[0]!r}", detail=unknown[0])
+            first = sorted(unknown)[0]
+            raise InvalidFieldError(f"{node_type} has no field {first!r}", detail=first)
         self._check_principal(node_type, principal, fields.get("node_id"))
         values: dict[str, Any] = {**_DEFAULTS[node_type], **fields}
         values["node_type"] = node_type
         values.setdefault("node_id", self._new_id())
         values.setdefault(_INSTANT[node_type], self._clock())
         values.setdefault("episode_id", self.episode_id)
-        digest = content_hash(node_type, values)    # refuses what Form B cannot hash
-        json_value = former.json_value
-        node = {name: json_value(values[name]) for name in FIELD_ORDER[node_type]}
-        for name, value in node.items():
-            _check_readable(name, value)
+        # refuses what Form B cannot hash, then what the strict reader could not read back
+        node, digest = former.stored_node(LAYOUTS[node_type], values)
         node["content_hash"] = digest
         check_within_episode(node, self.episode_id)
         check_new_node_id(node, taken=node["node_id"] in self._nodes

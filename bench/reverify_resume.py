@@ -4,6 +4,7 @@
     python bench/reverify_resume.py [--episodes 2000] [--median-segments 60] [--jobs 1]
                                     [--repeat 5] [--grow 0.01] [--corpus FILE.jsonl]
                                     [--runs plain,journal,cached,grown,moved]
+                                    [--against PYTHON] [--hashing]
 
 Writes a synthetic corpus (``canonkit synth``, seed-table mix; or takes ``--corpus``) to a
 temporary directory,
@@ -16,6 +17,10 @@ fills a result cache once, then runs, interleaved, ``--repeat`` rounds of:
   filled cache: the ranges before the end are found whole, the new Episodes verified;
 - ``moved``: the same corpus cut into other ranges (``batch_bytes`` 5 MB, the cache was
   filled with 8 MB) with a copy of the filled cache: every Episode is looked up alone.
+
+``--against PYTHON`` runs the three cache runs with another interpreter too (another
+build of canonkit, with a cache of its own), in the same rounds. ``--hashing`` measures
+only the ways a client can read and hash the corpus (CPU per GB).
 
 Each run is a fresh process. Two figures per run: the whole command (wall, and CPU =
 user + system of the process and its workers), and the run alone, measured inside the
@@ -104,10 +109,10 @@ def _journal_share(spec: str) -> None:
     print(json.dumps(shares))
 
 
-def _timed(spec: dict[str, object]) -> dict[str, float]:
+def _timed(spec: dict[str, object], python: str = sys.executable) -> dict[str, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, __file__, _CHILD, json.dumps(spec)],
+    done = subprocess.run([python, __file__, _CHILD, json.dumps(spec)],
                           capture_output=True, text=True, check=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -116,6 +121,70 @@ def _timed(spec: dict[str, object]) -> dict[str, float]:
             "cmd_cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
             "run_wall": inner["wall"], "run_cpu": inner["cpu"],
             "from_cache": inner["from_cache"], "episodes": inner["episodes"]}
+
+
+def _hashing(path: str, rounds: int) -> None:
+    """CPU of reading a file's bytes and hashing them with BLAKE3, by 8 MiB ranges, each
+    way a client could: read into one range-sized buffer, read ``HASH_BLOCK`` at a time
+    into a small one, or hash a memory map (as it is, or populated at once); and the
+    hash alone, of a buffer already in the CPU's cache."""
+    import mmap
+
+    from blake3 import blake3
+
+    size = os.path.getsize(path)
+    span = 8 << 20
+
+    def in_range_buffer() -> None:
+        view = memoryview(bytearray(span))
+        with open(path, "rb", buffering=0) as f:
+            while got := f.readinto(view):
+                blake3(view[:got]).digest()
+
+    def in_small_blocks(block: int) -> None:
+        view = memoryview(bytearray(block))
+        with open(path, "rb", buffering=0) as f:
+            for start in range(0, size, span):
+                digest, at, end = blake3(), start, min(size, start + span)
+                while at < end:
+                    got = os.preadv(f.fileno(), [view[:min(block, end - at)]], at)
+                    digest.update(view[:got])
+                    at += got
+                digest.digest()
+
+    def mapped(flags: int) -> None:
+        with open(path, "rb") as f:
+            with mmap.mmap(f.fileno(), 0, flags=mmap.MAP_SHARED | flags,
+                           prot=mmap.PROT_READ) as m:
+                view = memoryview(m)
+                for start in range(0, size, span):
+                    blake3(view[start:start + span]).digest()
+                view.release()
+
+    hot = bytes(1 << 20)
+    ways = {
+        "read into an 8 MiB buffer, hash": in_range_buffer,
+        "read 1 MiB at a time, hash": lambda: in_small_blocks(1 << 20),
+        "read 256 KiB at a time, hash": lambda: in_small_blocks(256 << 10),
+        "read 64 KiB at a time, hash": lambda: in_small_blocks(64 << 10),
+        "memory map, hash": lambda: mapped(0),
+        "memory map (MAP_POPULATE), hash": lambda: mapped(getattr(mmap, "MAP_POPULATE", 0)),
+        "hash alone (a 1 MiB buffer in cache)": lambda: [blake3(hot).digest()
+                                                          for _ in range(size >> 20)],
+    }
+    cpu: dict[str, list[float]] = {k: [] for k in ways}
+    for _ in range(rounds):
+        for name, way in ways.items():
+            start = time.process_time()
+            way()
+            cpu[name].append(time.process_time() - start)
+    print(f"reading and hashing {size / 1e6:.0f} MB (page cache), CPU, min of {rounds} "
+          "interleaved rounds\n\n| way | CPU s | GB/s per core |\n|---|---:|---:|")
+    for name, seconds in cpu.items():
+        print(f"| {name} | {min(seconds):.3f} | {size / min(seconds) / 1e9:.2f} |")
+
+
+_CACHE_RUNS = ("cached", "grown", "moved")
 
 
 def main() -> None:
@@ -134,9 +203,15 @@ def main() -> None:
     ap.add_argument("--corpus", help="an existing JSON-lines corpus instead of a new one")
     ap.add_argument("--runs", default="plain,journal,cached,grown,moved",
                     help="which runs (plain is always one)")
+    ap.add_argument("--against", metavar="PYTHON",
+                    help="also the cache runs with this interpreter (another build), with a "
+                         "cache of its own, interleaved")
+    ap.add_argument("--hashing", action="store_true",
+                    help="only the ways of reading and hashing the corpus")
     args = ap.parse_args()
     wanted = {"plain", *args.runs.split(",")}
     canonkit = [sys.executable, "-m", "canonkit"]
+    builds = {"": sys.executable, **({" (against)": args.against} if args.against else {})}
     with tempfile.TemporaryDirectory() as d:
         corpus, extra = os.path.join(d, "c.jsonl"), os.path.join(d, "extra.jsonl")
         if args.corpus:
@@ -150,32 +225,41 @@ def main() -> None:
             subprocess.run([*canonkit, "synth", "--episodes", str(n), "--seed", str(seed),
                             "--out", out, "--median-segments", str(args.median_segments),
                             "--no-progress"], stdout=subprocess.DEVNULL, check=True)
+        if args.hashing:
+            _hashing(corpus, args.repeat)
+            return
         grown = os.path.join(d, "grown.jsonl")
         with open(grown, "wb") as f:
             for part in (corpus, extra):
                 with open(part, "rb") as src:
                     shutil.copyfileobj(src, f)
-        journal, cache, copy = (os.path.join(d, n) for n in ("j", "cache", "copy"))
+        journal, copy = os.path.join(d, "j"), os.path.join(d, "copy")
         base = {"paths": [corpus], "jobs": args.jobs, "report": os.path.join(d, "r.jsonl")}
-        fill = _timed({**base, "cache": cache})
-        cells: dict[str, list[dict[str, float]]] = {
-            k: [] for k in ("plain", "journal", "cached", "grown", "moved") if k in wanted}
+        caches = {b: os.path.join(d, f"cache{n}") for n, b in enumerate(builds)}
+        fill = {b: _timed({**base, "cache": caches[b]}, python) for b, python in builds.items()}
+        names = ["plain", *(f"{k}{b}" for k in ("journal", *_CACHE_RUNS) if k in wanted
+                            for b in (builds if k in _CACHE_RUNS else [""]))]
+        cells: dict[str, list[dict[str, float]]] = {k: [] for k in names}
         for _ in range(args.repeat):
             cells["plain"].append(_timed(base))
             if "journal" in wanted:
                 if os.path.exists(journal):
                     os.unlink(journal)
                 cells["journal"].append(_timed({**base, "journal": journal}))
-            if "cached" in wanted:
-                cells["cached"].append(_timed({**base, "cache": cache}))
-            if "grown" in wanted:
-                shutil.rmtree(copy, ignore_errors=True)
-                shutil.copytree(cache, copy)
-                cells["grown"].append(_timed({**base, "paths": [grown], "cache": copy}))
-            if "moved" in wanted:
-                shutil.rmtree(copy, ignore_errors=True)
-                shutil.copytree(cache, copy)
-                cells["moved"].append(_timed({**base, "cache": copy, "batch_bytes": 5_000_000}))
+            for b, python in builds.items():
+                cache = caches[b]
+                if "cached" in wanted:
+                    cells[f"cached{b}"].append(_timed({**base, "cache": cache}, python))
+                if "grown" in wanted:
+                    shutil.rmtree(copy, ignore_errors=True)
+                    shutil.copytree(cache, copy)
+                    cells[f"grown{b}"].append(
+                        _timed({**base, "paths": [grown], "cache": copy}, python))
+                if "moved" in wanted:
+                    shutil.rmtree(copy, ignore_errors=True)
+                    shutil.copytree(cache, copy)
+                    cells[f"moved{b}"].append(
+                        _timed({**base, "cache": copy, "batch_bytes": 5_000_000}, python))
         share = None
         if "journal" in wanted:
             done = subprocess.run([sys.executable, __file__, _SHARE,
@@ -184,12 +268,12 @@ def main() -> None:
             share = json.loads(done.stdout.splitlines()[-1])
         size = os.path.getsize(corpus)
         cache_bytes = sum(os.path.getsize(os.path.join(r, f))
-                          for r, _, fs in os.walk(cache) for f in fs)
+                          for r, _, fs in os.walk(caches[""]) for f in fs)
     grew = (f"; grown by {args.grow:.0%}: from_cache {cells['grown'][0]['from_cache']:.0f} of "
             f"{cells['grown'][0]['episodes']:.0f}" if "grown" in cells else "")
     print(f"{args.episodes} Episodes, {size / 1e6:.1f} MB, --jobs {args.jobs}, min of "
-          f"{args.repeat} interleaved rounds; filling the cache: {fill['run_wall']:.2f} s "
-          f"wall, {fill['run_cpu']:.2f} s CPU (run alone); cache {cache_bytes / 1e6:.2f} MB"
+          f"{args.repeat} interleaved rounds; filling the cache: {fill['']['run_wall']:.2f} s "
+          f"wall, {fill['']['run_cpu']:.2f} s CPU (run alone); cache {cache_bytes / 1e6:.2f} MB"
           f"{grew}\n")
     print("| run | command wall s | command CPU s | run wall s | run CPU s "
           "| run wall / plain | run CPU / plain |")
@@ -209,12 +293,13 @@ def main() -> None:
     if share is not None:
         print("the journal's own calls, timed in-process: " + ", ".join(
             f"{own * 1e3:.1f} ms of {total:.3f} s = {own / total:.2%}" for own, total in share))
-    if "cached" in cells:
-        for what in ("wall", "cpu"):
-            speed = [p[f"run_{what}"] / c[f"run_{what}"]
-                     for p, c in zip(cells["plain"], cells["cached"])]
-            print(f"plain / cached run {what}, per round: "
-                  f"{', '.join(f'{r:.1f}' for r in speed)}")
+    for b in builds:
+        if f"cached{b}" in cells:
+            for what in ("wall", "cpu"):
+                speed = [p[f"run_{what}"] / c[f"run_{what}"]
+                         for p, c in zip(cells["plain"], cells[f"cached{b}"])]
+                print(f"plain / cached{b} run {what}, per round: "
+                      f"{', '.join(f'{r:.1f}' for r in speed)}")
 
 
 if __name__ == "__main__":

@@ -33,13 +33,13 @@ def _segments(cache: Path) -> list[Path]:
 
 
 def _records(path: Path | bytes) -> list[tuple[int, bytes, int, int, bool]]:
-    """``(record number, key, offset, length, is a unit entry)`` of a segment's index."""
+    """``(record number, key, offset, length, is a block entry)`` of a segment's index."""
     data = path.read_bytes() if isinstance(path, Path) else path
     index = segments.Index(data, len(data))
     out = []
     for n, (key, offset, length) in enumerate(index.records()):
         content = segments.content_of(key, data[offset:offset + length])
-        out.append((n, key, offset, length, len(orjson.loads(content)) == 3))
+        out.append((n, key, offset, length, content.startswith(cache_module.BLOCK_ENTRY)))
     return out
 
 
@@ -118,25 +118,31 @@ def _flip(path: Path, at: int) -> None:
 
 def test_a_damaged_entry_is_recomputed(grown: tuple[Path, Path], tmp_path: Path) -> None:
     """Every value of every segment flipped: each entry is counted and recomputed (the
-    unit entries too), the report is the uncached one, and the next run finds them whole."""
+    block entries too), the report is the uncached one, and the next run finds them
+    whole."""
     old, _ = grown
     cache = tmp_path / "cache"
     want = tmp_path / "want.jsonl"
     _report([old], want, jobs=2, cache=cache)
-    units = 0
+    held_blocks = 0
     for path in _segments(cache):
-        for _, _, offset, length, is_unit in _records(path):
-            units += is_unit
+        for _, _, offset, length, is_block in _records(path):
+            held_blocks += is_block
             _flip(path, offset + length - 2)  # inside the content: it no longer checks
-    assert units >= 1
+    assert held_blocks >= 1
     got = tmp_path / "got.jsonl"
     run = _report([old], got, jobs=2, cache=cache)
     assert run.summary.from_cache == 0
-    assert run.summary.cache_recomputed == 120 + units
+    assert run.summary.cache_recomputed == 120 + held_blocks
     assert _body(got) == _body(want)
     again = _report([old], tmp_path / "again.jsonl", jobs=2, cache=cache)
     assert again.summary.from_cache == 120 and again.summary.cache_recomputed == 0
     assert _body(tmp_path / "again.jsonl") == _body(want)
+
+
+def _block_records(cache: Path) -> list[tuple[Path, tuple[int, bytes, int, int, bool]]]:
+    return [(path, record) for path in _segments(cache) for record in _records(path)
+            if record[4]]
 
 
 def test_foreign_and_torn_segments(grown: tuple[Path, Path], tmp_path: Path) -> None:
@@ -145,17 +151,14 @@ def test_foreign_and_torn_segments(grown: tuple[Path, Path], tmp_path: Path) -> 
     old, _ = grown
     cache = tmp_path / "cache"
     want = tmp_path / "want.jsonl"
-    _report([old], want, jobs=1, cache=cache)
-    path = _segments(cache)[0]  # a unit's segment: its unit entry and its Episodes'
-    records = _records(path)
-    [unit] = [r for r in records if r[4]]
-    episode = next(r for r in records if not r[4])
+    _report([old], want, jobs=1, batch_bytes=100_000, cache=cache)
+    [(path, first), (_, second), *_] = _block_records(cache)  # the client's segment
     data = bytearray(path.read_bytes())
-    at = segments.HEADER.size + unit[0] * segments.RECORD.size + segments.KEY_BYTES
-    data[at:at + 12] = segments.RECORD.pack(b"\0" * 32, episode[2], episode[3])[32:44]
-    path.write_bytes(bytes(data))  # the unit's key now files an Episode's value
+    at = segments.HEADER.size + first[0] * segments.RECORD.size + segments.KEY_BYTES
+    data[at:at + 12] = segments.RECORD.pack(b"\0" * 32, second[2], second[3])[32:44]
+    path.write_bytes(bytes(data))  # a block's key now files another block's value
     got = tmp_path / "got.jsonl"
-    run = _report([old], got, jobs=1, cache=cache)
+    run = _report([old], got, jobs=1, batch_bytes=100_000, cache=cache)
     assert (run.summary.from_cache, run.summary.cache_recomputed) == (120, 1)
     assert _body(got) == _body(want)
     for name, content in (("cut", path.read_bytes()[:100]), ("other", b"not a segment")):
@@ -173,9 +176,8 @@ def test_the_cli_says_a_damaged_entry_is_recomputed(grown: tuple[Path, Path],
     old, _ = grown
     cache = tmp_path / "cache"
     _report([old], tmp_path / "first.jsonl", jobs=2, cache=cache)
-    path = _segments(cache)[0]
-    unit = next(r for r in _records(path) if r[4])
-    _flip(path, unit[2] + unit[3] - 2)  # a unit entry: its Episodes are found one by one
+    path, block = _block_records(cache)[0]
+    _flip(path, block[2] + block[3] - 2)  # a block: its Episodes are found one by one
     plain = subprocess.run([sys.executable, "-m", "canonkit", "reverify", str(old),
                             "--no-progress", "--jobs", "2"],
                            capture_output=True, text=True, timeout=300)

@@ -162,7 +162,8 @@ def test_concurrent_writers(corpus: Path, tmp_path: Path) -> None:
 
 
 def _fill_many(corpus: Path, tmp_path: Path, cache: Path | str) -> list[bytes]:
-    """Fill ``cache`` from many small runs (one segment each, compaction held off)."""
+    """Fill ``cache`` from many small runs (two segments each: the unit's Episode
+    entries, the client's block; compaction held off)."""
     lines = corpus.read_bytes().splitlines(keepends=True)
     parts = tmp_path / "parts"
     parts.mkdir()
@@ -185,16 +186,16 @@ def test_compaction(corpus: Path, tmp_path: Path) -> None:
     want = _fill_many(corpus, tmp_path, cache)
     location = cache_module.open_cache(cache)
     before = cache_module.describe(location)
-    assert before.segments == 15 and before.episodes == 150
+    assert before.segments == 30 and (before.episodes, before.blocks) == (150, 15)
     dead = cache / cache_module.SEGMENTS / ("0" * 32 + seg.SUFFIX)  # another version's
     dead.write_bytes(seg.encode({_key(1): b"x"}, b"o" * 32))
     stale = cache / cache_module.SEGMENTS / ".left-by-a-crash.tmp"
     stale.write_bytes(b"partial")
     os.utime(stale, (0, 0))
-    assert cache_module.compact(location) == 16 - cache_module.KEEP_SEGMENTS + 1
+    assert cache_module.compact(location) == 31 - cache_module.KEEP_SEGMENTS + 1
     after = cache_module.describe(location)
     assert after.segments == cache_module.KEEP_SEGMENTS
-    assert (after.episodes, after.units, after.damaged) == (150, before.units, 0)
+    assert (after.episodes, after.blocks, after.damaged) == (150, 15, 0)
     assert not dead.exists() and not stale.exists()
     assert cache_module.compact(location) == 0  # nothing to do
     got = tmp_path / "got.jsonl"
@@ -206,8 +207,8 @@ def test_compaction(corpus: Path, tmp_path: Path) -> None:
 def test_compaction_in_object_storage(s3: S3Prefix, corpus: Path, tmp_path: Path) -> None:
     location = cache_module.open_cache(s3.url + "cache")
     want = _fill_many(corpus, tmp_path, location)
-    assert cache_module.describe(location).segments == 15
-    assert cache_module.compact(location) == 15 - cache_module.KEEP_SEGMENTS + 1
+    assert cache_module.describe(location).segments == 30
+    assert cache_module.compact(location) == 30 - cache_module.KEEP_SEGMENTS + 1
     after = cache_module.describe(location)
     assert (after.segments, after.episodes, after.damaged) == (cache_module.KEEP_SEGMENTS,
                                                                150, 0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+from collections.abc import Generator
 from typing import Any
 
 from ._answers import AnswerCheck
@@ -167,7 +168,10 @@ def _reverify(args: argparse.Namespace) -> int:
             print(f"canonkit reverify: {exc}", file=sys.stderr)
             return EXIT_USAGE
         out = sys.stdout.buffer
-        results = iter(run)
+        # one Result per Episode only for what reads them (a unit the cache holds whole
+        # is otherwise written without one)
+        wanted = html is not None or args.json or check is not None
+        results = iter(run) if wanted else _no_results()
         try:
             for result in results:
                 if html is not None:
@@ -206,6 +210,10 @@ def _reverify(args: argparse.Namespace) -> int:
                   "entries recomputed", file=sys.stderr)
         print(summary.rate_line(), file=sys.stderr)
     return summary.exit_status if check is None else check.exit_status
+
+
+def _no_results() -> Generator[Any, None, None]:
+    yield from ()
 
 
 class _HtmlOutput:

@@ -55,17 +55,19 @@ ENGINES = ("local", "dask")
 
 
 def open_engine(engine: str = "local", *, jobs: int | None = None,
-                scheduler: str | None = None) -> Engine:
+                scheduler: str | None = None, lazy: bool = False) -> Engine:
     """``local``: in-process for ``jobs=1``, otherwise a pool of ``jobs`` processes
     (default: every core). ``dask``: the cluster at ``scheduler``, or a LocalCluster of
-    ``jobs`` workers. Use it as a context manager."""
+    ``jobs`` workers. ``lazy``: start the pool's processes (or the LocalCluster) when the
+    first task is submitted, not before (a run that may need none). Use it as a context
+    manager."""
     if jobs is not None and jobs < 1:
         raise ValueError("jobs must be at least 1")
     if engine == "dask":
-        return DaskEngine(jobs, scheduler)
+        return DaskEngine(jobs, scheduler, lazy=lazy)
     if engine != "local":
         raise ValueError(f"unknown engine {engine!r} (expected one of {', '.join(ENGINES)})")
     if scheduler is not None:
         raise ValueError("a scheduler address needs the dask engine")
     n = jobs if jobs is not None else default_jobs()
-    return InProcessEngine() if n == 1 else LocalPoolEngine(n)
+    return InProcessEngine() if n == 1 else LocalPoolEngine(n, lazy=lazy)

@@ -78,18 +78,38 @@ class DaskEngine(Engine):
     name = "dask"
 
     def __init__(self, jobs: int | None = None, address: str | None = None, *,
-                 window: int | None = None, worker_wait: float | None = None) -> None:
+                 window: int | None = None, worker_wait: float | None = None,
+                 lazy: bool = False) -> None:
         self._worker_wait = worker_wait_setting() if worker_wait is None else worker_wait
         if not 0 < self._worker_wait < float("inf"):
             raise ValueError("worker_wait must be a number of seconds greater than 0")
         try:
-            from dask.distributed import Client, LocalCluster
+            import distributed  # noqa: F401
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise RuntimeError(
                 "the dask engine needs dask[distributed]: pip install 'canonkit[dask]'"
             ) from exc
         self._cluster: Any = None
         self._client: Any = None
+        self._seen: dict[str, str] = {}  # every worker seen in this run: address -> name
+        self._idle_since: float | None = None  # since when the cluster has had no worker
+        self._window = window
+        self._jobs = jobs or default_jobs()
+        # a cluster of our own runs on this machine; a remote one may not see our files
+        self.shares_files = address is None
+        self._address = address or "a LocalCluster"
+        if address is not None:
+            self._connect(address)
+        else:
+            self.jobs = self._jobs
+            self.window = window or 3 * self.jobs
+            if not lazy:
+                self._connect(None)
+
+    def _connect(self, address: str | None) -> None:
+        """Connect to the cluster at ``address``, or start a LocalCluster and connect."""
+        from dask.distributed import Client, LocalCluster
+
         try:
             if address is None:
                 import dask
@@ -98,7 +118,7 @@ class DaskEngine(Engine):
                 # 10 ms, nor a system monitor twice a second: that CPU is the job's
                 with dask.config.set(LOCAL_CLUSTER_CONFIG):
                     self._cluster = LocalCluster(
-                        n_workers=jobs or default_jobs(),
+                        n_workers=self._jobs,
                         threads_per_worker=1,
                         processes=True,
                         # not None: the scheduler's HTTP server would still take port 8787
@@ -113,18 +133,20 @@ class DaskEngine(Engine):
             self.abort()
             raise
         self._address = address or str(self._cluster.scheduler_address)
-        self._seen: dict[str, str] = {}  # every worker seen in this run: address -> name
-        self._idle_since: float | None = None  # since when the cluster has had no worker
         _quiet_abandoned_fetches(self._client)
-        workers = self._workers()
-        self.jobs = max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
-        self.window = window or 3 * self.jobs
-        # a cluster of our own runs on this machine; a remote one may not see our files
-        self.shares_files = self._cluster is not None
+        if address is not None:
+            workers = self._workers()
+            self.jobs = max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
+            self.window = self._window or 3 * self.jobs
+
+    def _ensure_client(self) -> Any:
+        if self._client is None:
+            self._connect(None)
+        return self._client
 
     def run_on_workers(self, fn: Callable[..., R], *args: Any) -> dict[str, R] | None:
         """``fn(*args)`` on every worker: ``{worker address: result}``."""
-        result: dict[str, R] = self._client.run(fn, *args)
+        result: dict[str, R] = self._ensure_client().run(fn, *args)
         return result
 
     def _workers(self) -> dict[str, Any]:
@@ -166,7 +188,7 @@ class DaskEngine(Engine):
         from distributed import KilledWorker, wait
 
         def submit(task: T) -> Any:
-            return self._client.submit(fn, task, *args, pure=False)
+            return self._ensure_client().submit(fn, task, *args, pure=False)
 
         def settle(future: Any) -> Any:
             try:

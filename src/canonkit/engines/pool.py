@@ -117,7 +117,7 @@ class LocalPoolEngine(Engine):
 
     name = "local"
 
-    def __init__(self, jobs: int, *, window: int | None = None) -> None:
+    def __init__(self, jobs: int, *, window: int | None = None, lazy: bool = False) -> None:
         import multiprocessing
 
         if jobs < 1:
@@ -128,8 +128,15 @@ class LocalPoolEngine(Engine):
         self._queue: deque[_Ticket] = deque()
         self._workers: list[_Worker] = []
         self._stopped = False
+        self._started = False
+        if not lazy:
+            self._start_workers()
+
+    def _start_workers(self) -> None:
+        """Start the pool's processes (at once, or with the first task when ``lazy``)."""
+        self._started = True
         try:
-            for _ in range(jobs):
+            for _ in range(self.jobs):
                 self._start(self._workers.append)
         except BaseException:
             self.abort()
@@ -235,6 +242,8 @@ class LocalPoolEngine(Engine):
     def submit(self, fn: Callable[..., Any], task: Any, *args: Any) -> _Ticket:
         if self._stopped:
             raise RuntimeError("the engine is shut down")
+        if not self._started:
+            self._start_workers()
         ticket = _Ticket((fn, task, args))
         self._queue.append(ticket)
         self._dispatch()

@@ -1,29 +1,33 @@
 """``--cache DIR|URL`` (REVERIFY.md §7): a result cache for incremental re-verification,
 in a local directory or under a prefix of object storage (``s3://``, ``gs://``, ``az://``).
 
-An Episode's entry holds its report line apart from its source (the serialized fields on
-either side of it, ``lines.py``), under a key that is the BLAKE3 of everything that result
-depends on: the document's exact bytes (and its kind), the path and bytes of a Layer 3
-export the document names, the verification version and the package version, and the
-options that change a result (the search cap, whether Layer 3 is required). The source is
-attached again on read, so a document moved or copied elsewhere is found too.
+An *Episode entry* holds an Episode's report line apart from its source (the serialized
+fields on either side of it, ``lines.py``), under a key that is the BLAKE3 of everything
+that result depends on: the document's exact bytes (and its kind), the path and bytes of a
+Layer 3 export the document names, the verification version and the package version, and
+the options that change a result (the search cap, whether Layer 3 is required). The
+source is attached again on read, so a document moved or copied elsewhere is found too.
 
-A *unit entry* holds the lines of a whole unit of work (a byte range of a JSON-lines
-file, or a batch of documents the parent read) under the BLAKE3 of the unit's bytes and
-the same versions and options. It is written only for a unit none of whose Episodes names
-a Layer 3 export by path (such a unit's lines depend on its bytes alone), and it turns a
-re-run over unchanged files into one read, one hash and one lookup per unit. A unit that
-misses (its bytes changed, or its boundaries moved because the corpus grew) is looked up
-Episode by Episode.
+A *block entry* holds the finished report lines of a whole unit of work (``blocks.py``: the
+bytes the report gets, the counts, the line base they were rendered at) under the BLAKE3
+of the unit's bytes, where they are reported (the file's serialized name and the range's
+offsets, or each document's source) and the same versions and options. The client writes
+it when the unit's lines are final (it alone knows a range's line base), for a unit none
+of whose Episodes names a Layer 3 export by path (such a unit's lines depend on its bytes
+alone). A re-run over unchanged files is then one read, one hash and one lookup per unit,
+and one write of its lines; a unit that misses (its bytes changed, the file moved, or its
+boundaries moved because the corpus grew) is looked up Episode by Episode.
 
 Entries live in segments (``cache_segments.py``): each unit of work that verified
-something writes one segment, atomically, with every entry it made; a run lists the
-segments once when it starts and every worker maps (or, in object storage, fetches the
-index of) each of them once; an entry is checked on read, and a damaged or foreign entry
-is recomputed, written again and counted (``corrupt``), never trusted and never an error.
-At the end of a run the client merges the smallest segments when there are more than
-``MAX_SEGMENTS`` (``compact``), dropping damaged entries and segments of other versions.
-A cache that cannot be read or written only costs verification, never a result.
+something writes one, atomically, with every Episode entry it made, and the client one
+with the block entries of the run (more when they pass ``CLIENT_SEGMENT_BYTES``); a run
+lists the segments once when it starts and every process maps (or, in object storage,
+fetches the index of) each of them once; an entry is checked on read, and a damaged or
+foreign entry is recomputed, written again and counted (``corrupt``), never trusted and
+never an error. At the end of a run the client merges the smallest segments when there
+are more than ``MAX_SEGMENTS`` (``compact``), dropping damaged entries and segments of
+other versions. A cache that cannot be read or written only costs verification, never a
+result.
 """
 from __future__ import annotations
 
@@ -39,16 +43,23 @@ from blake3 import blake3
 from .._version import __version__
 from ..errors import CacheError
 from . import cache_segments as seg
+from . import blocks
+from .blocks import Block
 from .lines import Source, Verdict, source_head
 from .worker import VERIFICATION_VERSION, Options
 
-FORMAT = "canonkit-reverify-cache/2"
+FORMAT = "canonkit-reverify-cache/3"
 SEGMENTS = "segments"
 _NO_EXPORT = b""
 # a Layer 3 export larger than this is not keyed (the document is verified, not cached)
 _MAX_EXPORT = 256 * 1024 * 1024
 #: a unit of more bytes than this is looked up Episode by Episode (never held whole)
 MAX_UNIT_BYTES = 64 * 1024 * 1024
+#: the client writes its block entries as a segment whenever they pass this many bytes
+CLIENT_SEGMENT_BYTES = 64 * 1024 * 1024
+# what an entry's content starts with: the kind of entry
+EPISODE_ENTRY = b"E"
+BLOCK_ENTRY = b"B"
 #: compaction merges the smallest segments when a cache has more than this many ...
 MAX_SEGMENTS = 8
 #: ... down to this many, merging at most MAX_MERGE_BYTES of segments at a time
@@ -100,26 +111,31 @@ def _is_remote(location: str) -> bool:
 
 class SegmentRef(NamedTuple):
     """One segment as the client listed it: its name and size (and, in object storage,
-    the ``ObjectInfo`` its ranges are read by)."""
+    the ``ObjectInfo`` its ranges are read by); ``version`` tells one file (inode and
+    modification time) or object (ETag) under that name from another: a segment written
+    again under its name (after it was damaged) is opened again."""
 
     name: str
     size: int
     info: Any = None
+    version: Any = None
 
 
 class CacheView(NamedTuple):
     """What a unit of work is sent: the cache's location and the segments a run looks
-    entries up in (listed once, when the run starts)."""
+    entries up in (listed once, when the run starts); ``client_looks_up``: the client
+    looks up the blocks of the units it can read (``units.client_looks_up``)."""
 
     location: str
     segments: tuple[SegmentRef, ...]
+    client_looks_up: bool = False
 
 
 def _listing(location: str) -> list[SegmentRef]:
     if _is_remote(location):
         from .._files import remote
 
-        return [SegmentRef(i.url.rsplit("/", 1)[-1], i.size, i)
+        return [SegmentRef(i.url.rsplit("/", 1)[-1], i.size, i, (i.etag, i.last_modified))
                 for i in remote.list_prefix(f"{location}{SEGMENTS}/")
                 if i.url.endswith(seg.SUFFIX)]
     refs = []
@@ -127,13 +143,15 @@ def _listing(location: str) -> list[SegmentRef]:
         for entry in found:
             if entry.name.endswith(seg.SUFFIX):
                 try:
-                    refs.append(SegmentRef(entry.name, entry.stat().st_size))
+                    st = entry.stat()
+                    refs.append(SegmentRef(entry.name, st.st_size, None,
+                                           (st.st_ino, st.st_mtime_ns)))
                 except OSError:  # removed meanwhile (compaction)
                     continue
     return refs
 
 
-def view(location: str) -> CacheView:
+def view(location: str, client_looks_up: bool = False) -> CacheView:
     """The cache as a run sees it from now on; a cache that cannot be listed is an empty
     one (verification is never wrong)."""
     try:
@@ -141,7 +159,8 @@ def view(location: str) -> CacheView:
     except OSError:
         refs = []
     # the largest first: a merged segment holds most entries, so most hits end there
-    return CacheView(location, tuple(sorted(refs, key=lambda r: (-r.size, r.name))))
+    return CacheView(location, tuple(sorted(refs, key=lambda r: (-r.size, r.name))),
+                     client_looks_up)
 
 
 # --- a worker's open segments ------------------------------------------------------------
@@ -152,7 +171,8 @@ class _Open(NamedTuple):
     ref: SegmentRef
 
 
-_OPEN: dict[tuple[str, str], _Open | None] = {}  # (location, name) -> segment (None: unusable)
+# (location, segment as listed) -> the segment open (None: unusable)
+_OPEN: dict[tuple[str, SegmentRef], _Open | None] = {}
 
 
 def _load(location: str, ref: SegmentRef) -> _Open | None:
@@ -177,16 +197,15 @@ def _load(location: str, ref: SegmentRef) -> _Open | None:
 
 
 def _segments(cache_view: CacheView, current: bytes) -> list[_Open]:
-    """This view's segments of the current tag, each opened once per process (a name is
-    its content's hash: an open segment never goes stale); segments no longer listed
-    are forgotten."""
+    """This view's segments of the current tag, each opened once per process (until it
+    is listed as another file or object); segments no longer listed are forgotten."""
     location = cache_view.location
-    wanted = {(location, ref.name) for ref in cache_view.segments}
+    wanted = {(location, ref) for ref in cache_view.segments}
     for key in [k for k in _OPEN if k[0] == location and k not in wanted]:
         _OPEN.pop(key, None)  # (a Dask worker's other thread may have dropped it too)
     out = []
     for ref in cache_view.segments:
-        key = (location, ref.name)
+        key = (location, ref)
         if key not in _OPEN:
             _OPEN[key] = _load(location, ref)
         opened = _OPEN[key]
@@ -280,10 +299,17 @@ def _named_export(kind: str, payload: bytes, origin: str | None) -> tuple[str, b
         return None
 
 
+def frame(digest: Any, label: bytes, size: int) -> None:
+    """Start a chunk of ``size`` bytes labelled ``label`` in a key being made (the chunk's
+    bytes follow): every length is in the key, so no two sequences of chunks collide."""
+    digest.update(b"%d\0%b%d\0" % (len(label), label, size))
+
+
 class ResultCache:
-    """The cache as one unit of work uses it: entries are looked up in the run's view and
-    the new ones collected, then written as one segment by ``flush``. ``hits`` counts the
-    report lines taken from the cache, ``corrupt`` the entries that did not check."""
+    """The cache as one unit of work (or the client) uses it: entries are looked up in
+    the run's view and the new ones collected, then written as one segment by ``flush``.
+    ``hits`` counts the report lines taken from the cache, ``corrupt`` the entries that
+    did not check."""
 
     def __init__(self, cache_view: CacheView) -> None:
         self.view = cache_view
@@ -292,6 +318,7 @@ class ResultCache:
         self._segments = _segments(cache_view, self._tag)
         self._last = 0  # the segment of the last hit
         self._new: dict[bytes, bytes] = {}
+        self._new_bytes = 0
         self._bases: dict[Options, Any] = {}
         self.hits = 0
         self.corrupt = 0
@@ -321,15 +348,13 @@ class ResultCache:
         digest.update(data)
         return digest.digest()  # type: ignore[no-any-return]
 
-    def unit_key(self, what: bytes, chunks: list[tuple[bytes, bytes | memoryview]],
-                 options: Options) -> bytes:
-        """A unit's key: ``what`` it is and its ``(kind, bytes)`` chunks, in order."""
+    def block_digest(self, what: bytes, options: Options) -> Any:
+        """The hasher of a block key: ``what`` the unit is and where it is reported
+        (``units.block_what``), then its chunks, each ``frame``d, in order."""
         digest = self._base(options).copy()
-        digest.update(b"unit\0%b\0%d\0" % (what, len(chunks)))
-        for kind, data in chunks:
-            digest.update(b"%b\0%d\0" % (kind, len(data)))
-            digest.update(data)
-        return digest.digest()  # type: ignore[no-any-return]
+        frame(digest, b"block", len(what))
+        digest.update(what)
+        return digest
 
     # --- lookups ---
 
@@ -340,10 +365,10 @@ class ResultCache:
 
         return remote.read_range(opened.ref.info, offset, offset + length)
 
-    def _lookup(self, key: bytes) -> Any:
-        """The decoded content filed under ``key`` in any segment of the view (a copy
-        that checks wins over a damaged one); None, counted in ``corrupt`` when only
-        damaged copies were found."""
+    def _lookup(self, key: bytes, kind: bytes, decode: Any) -> Any:
+        """``decode`` of the content filed under ``key`` as an entry of ``kind`` in any
+        segment of the view (a copy that checks wins over a damaged one); None, counted
+        in ``corrupt`` when only damaged copies were found."""
         damaged = False
         # the segment of the last hit first: neighbouring Episodes were stored together
         for n in range(len(self._segments)):
@@ -353,12 +378,13 @@ class ResultCache:
                 where = opened.table.find(key)
                 if where is None:
                     continue
-                value = orjson.loads(seg.content_of(key, self._value(opened, *where)))
-                if not isinstance(value, list):
-                    raise seg.Damaged("not an entry")
+                content = seg.content_of(key, self._value(opened, *where))
+                if not content.startswith(kind):
+                    raise seg.Damaged("an entry of another kind")
+                value = decode(memoryview(content)[len(kind):])
                 self._last = at
                 return value
-            except (seg.Damaged, orjson.JSONDecodeError, ValueError):
+            except (seg.Damaged, ValueError):  # orjson.JSONDecodeError is one
                 damaged = True
             except OSError:  # a segment removed (merged) since the run listed it: a miss
                 continue
@@ -371,7 +397,7 @@ class ResultCache:
         """The cached verdict of an Episode at ``source`` (``src`` its source head)."""
         if key is None or not self._segments:
             return None
-        held = self._lookup(key)
+        held = self._lookup(key, EPISODE_ENTRY, _episode_entry)
         if held is None:
             return None
         try:
@@ -383,24 +409,25 @@ class ResultCache:
         self.hits += 1
         return verdict
 
-    def get_unit(self, key: bytes) -> Any:
-        """A unit entry's content ``[lines, doc_bytes, [[number, *pieces], ...]]``, or
-        None; the caller attaches the sources and counts the hits (``hit_unit``)."""
+    def get_block(self, key: bytes) -> Block | None:
+        """The block filed under ``key`` (its lines counted in ``hits``), or None."""
         if not self._segments:
             return None
-        held = self._lookup(key)
-        if held is None or len(held) != 3 or not isinstance(held[2], list):
-            return None
-        return held
-
-    def hit_unit(self, verdicts: int) -> None:
-        self.hits += verdicts
-
-    def damaged_unit(self) -> None:
-        """A unit entry whose content did not read as one: its unit is verified again."""
-        self.corrupt += 1
+        block: Block | None = self._lookup(key, BLOCK_ENTRY, blocks.decode)
+        if block is not None:
+            self.hits += block.episodes
+        return block
 
     # --- new entries ---
+
+    def _keep(self, key: bytes, content: bytes) -> None:
+        self._new[key] = content
+        self._new_bytes += len(content)
+
+    @property
+    def pending_bytes(self) -> int:
+        """The bytes of the entries ``flush`` would write."""
+        return self._new_bytes
 
     def put(self, key: bytes | None, verdict: Verdict, src: bytes) -> None:
         """Keep an Episode's verdict (at source head ``src``) for ``flush``."""
@@ -408,18 +435,11 @@ class ResultCache:
             return
         held = pieces(verdict, src)
         if held is not None:
-            self._new[key] = _dumps(held)
+            self._keep(key, EPISODE_ENTRY + _dumps(held))
 
-    def put_unit(self, key: bytes, lines: int, doc_bytes: int,
-                 verdicts: list[tuple[int | None, Verdict, bytes]]) -> None:
-        """Keep a unit entry: ``(number or None, verdict, source head)`` per line."""
-        rows = []
-        for number, verdict, src in verdicts:
-            held = pieces(verdict, src)
-            if held is None:
-                return
-            rows.append([number, *held])
-        self._new[key] = _dumps([lines, doc_bytes, rows])
+    def put_block(self, key: bytes, block: Block) -> None:
+        """Keep a unit's block for ``flush``."""
+        self._keep(key, BLOCK_ENTRY + block.encode())
 
     def flush(self) -> None:
         """Write the new entries as one segment (nothing when there are none); a cache
@@ -427,11 +447,18 @@ class ResultCache:
         if not self._new:
             return
         data = seg.encode(self._new, self._tag)
-        self._new = {}
+        self._new, self._new_bytes = {}, 0
         try:
             _write(self.view.location, seg.name_of(data), data)
         except OSError:  # ObjectStorageError is one
             pass
+
+
+def _episode_entry(content: memoryview) -> list[Any]:
+    value = orjson.loads(content)
+    if not isinstance(value, list) or len(value) != 6:
+        raise ValueError("not an Episode entry")
+    return value
 
 
 def _write(location: str, name: str, data: bytes) -> None:
@@ -533,12 +560,12 @@ def compact(location: str) -> int:
 
 
 class CacheStats(NamedTuple):
-    """What a cache holds: segments, Episode entries, unit entries (of this version,
+    """What a cache holds: segments, Episode entries, block entries (of this version,
     each key once), entries that do not check, and bytes."""
 
     segments: int
     episodes: int
-    units: int
+    blocks: int
     damaged: int
     bytes: int
 
@@ -548,7 +575,7 @@ def describe(location: str) -> CacheStats:
     refs = _listing(location)
     current = tag()
     seen: set[bytes] = set()
-    episodes = units = damaged = 0
+    episodes = block_entries = damaged = 0
     for ref in refs:
         data = _read_whole(location, ref)
         try:
@@ -560,14 +587,20 @@ def describe(location: str) -> CacheStats:
             continue
         for key, offset, length in index.records():
             try:
-                value = orjson.loads(seg.content_of(key, data[offset:offset + length]))
-            except (seg.Damaged, orjson.JSONDecodeError):
+                content = seg.content_of(key, data[offset:offset + length])
+                if content.startswith(BLOCK_ENTRY):
+                    blocks.decode(content[len(BLOCK_ENTRY):])
+                else:
+                    _episode_entry(memoryview(content)[len(EPISODE_ENTRY):])
+                    if not content.startswith(EPISODE_ENTRY):
+                        raise ValueError("an entry of no known kind")
+            except (seg.Damaged, ValueError):
                 damaged += 1
                 continue
             if key not in seen:
                 seen.add(key)
-                if len(value) == 3:
-                    units += 1
+                if content.startswith(BLOCK_ENTRY):
+                    block_entries += 1
                 else:
                     episodes += 1
-    return CacheStats(len(refs), episodes, units, damaged, sum(r.size for r in refs))
+    return CacheStats(len(refs), episodes, block_entries, damaged, sum(r.size for r in refs))

@@ -21,6 +21,7 @@ again, and its seal checked again, when its unit comes up.
 """
 from __future__ import annotations
 
+import base64
 import os
 from array import array
 from bisect import bisect_right
@@ -32,6 +33,7 @@ from blake3 import blake3
 from .._files import Identity, loads_json, open_regular
 from .._version import __version__
 from ..errors import JournalError, JSONInputError
+from . import blocks
 from .lines import Verdict
 from .worker import VERIFICATION_VERSION
 from .units import CHANGED, Documents, JsonFiles, LineRange, Unit, UnitResult, WholeObject
@@ -95,6 +97,10 @@ def unit_key(unit: Unit) -> str | None:
 
 
 def _encode(result: UnitResult) -> dict[str, Any] | None:
+    counts = {"lines": result.lines, "doc_bytes": result.doc_bytes,
+              "disk_bytes": result.disk_bytes}
+    if result.block is not None:  # found whole in the cache: kept as it is
+        return {"block": base64.b64encode(result.block.encode()).decode(), **counts}
     verdicts = []
     for v in result.verdicts:
         try:
@@ -102,11 +108,14 @@ def _encode(result: UnitResult) -> dict[str, Any] | None:
                              v.episode_id, v.order, v.layer3])
         except UnicodeDecodeError:  # not expressible as JSON text: not journalled
             return None
-    return {"verdicts": verdicts, "lines": result.lines, "doc_bytes": result.doc_bytes,
-            "disk_bytes": result.disk_bytes}
+    return {"verdicts": verdicts, **counts}
 
 
 def _decode(value: Any) -> UnitResult:
+    if "block" in value:
+        block = blocks.decode(base64.b64decode(value["block"], validate=True))
+        return UnitResult([], int(value["lines"]), int(value["doc_bytes"]),
+                          int(value["disk_bytes"]), block=block)
     verdicts = [Verdict(head.encode(), number, tail.encode(), outcome, episode_id, order,
                         layer3)
                 for head, number, tail, outcome, episode_id, order, layer3

@@ -34,8 +34,12 @@ class AtomicLines:
                                detail=self.path)
 
     def write_line(self, line: bytes) -> None:
+        self.write(line + b"\n")
+
+    def write(self, lines: bytes) -> None:
+        """Whole lines, each ending with a newline."""
         try:
-            self._file.write(line + b"\n")
+            self._file.write(lines)
         except OSError as exc:
             raise self._failed(exc) from exc
 

@@ -28,7 +28,9 @@ from . import ranges
 from .ranges import chunk_bytes_for, seekable_kind
 from .sources import UNREADABLE, Input, expand_paths, iter_items, total_disk_bytes
 from .summary import Summary
-from .cache import CacheView, compact, open_cache, view
+from . import blocks
+from .blocks import Block
+from .cache import CLIENT_SEGMENT_BYTES, CacheView, ResultCache, compact, open_cache, view
 from .journal import Journal, unit_key
 from .object_journal import ObjectJournal
 from .units import (
@@ -39,11 +41,13 @@ from .units import (
     Unit,
     UnitResult,
     WholeObject,
+    cached_block,
     lost,
     refused_range,
     split,
     verify_unit,
 )
+from .worker import Options
 
 DEFAULT_SEARCH_CAP = 40320  # 8!: one full tied group of the largest size the spec names
 DEFAULT_BATCH_SIZE = 64
@@ -160,6 +164,7 @@ class Run:
                                           "of its own", detail=os.fspath(journal))
         self._cache = None if cache is None else open_cache(cache)  # CacheError
         self._cache_view: CacheView | None = None  # its segments, listed when the run starts
+        self._client_cache: ResultCache | None = None  # the client's look-ups and blocks
         self._named = [os.fspath(p) for p in paths]
         self._engine_name, self._jobs, self._scheduler = engine, jobs, scheduler
         self.search_cap = search_cap
@@ -188,18 +193,27 @@ class Run:
 
     @property
     def summary(self) -> Summary:
+        """The summary; reading it before the run was iterated runs it through (without
+        making a ``Result`` per Episode)."""
         if not self._done:
-            for _ in self:
-                pass
+            lines = self._start(results=False)
+            try:
+                for _ in lines:
+                    pass
+            finally:
+                lines.close()  # an interrupt stops the engine now, not when collected
         return self._summary
 
     def __iter__(self) -> Generator[Result, None, None]:
+        return self._start(results=True)
+
+    def _start(self, results: bool) -> Generator[Result, None, None]:
         if self._started:
             if self._done:
                 return _nothing()
             raise RuntimeError("a Run can be iterated only once")
         self._started = True
-        return self._execute()
+        return self._execute(results)
 
     # --- planning ---------------------------------------------------------------------
 
@@ -344,25 +358,28 @@ class Run:
     def _results(self, engine: engines.Engine, units: Iterator[Unit]
                  ) -> Iterator[tuple[Unit, UnitResult, str | None, bool]]:
         """``(unit, result, journal key, from the journal)`` in input order: a unit the
-        journal holds is not sent to the engine; the others are, as a stream, and their
-        results are merged back in order. A unit whose worker died twice is recovered
-        Episode by Episode (and not journalled: a lost worker is no result)."""
+        journal holds, or whose block the client finds in the cache itself
+        (``units.cached_block``), is not sent to the engine; the others are, as a stream,
+        and their results are merged back in order (a run that finds everything never
+        starts a worker). A unit whose worker died twice is recovered Episode by
+        Episode (and not journalled: a lost worker is no result)."""
         journal = self._journal
-        if journal is None:
-            for unit, result in engine.map(verify_unit, units, self.search_cap,
-                                           self.require_layer3, self._cache_view):
-                if isinstance(result, engines.Lost):
-                    yield unit, self._recover(engine, unit), None, False
-                else:
-                    yield unit, result, None, False
-            return
-        planned: deque[tuple[Unit, str | None, UnitResult | None]] = deque()
+        lookup = self._client_cache
+        options = Options(self.search_cap, self.require_layer3)
+        buffer = bytearray()  # the client's reads of ranges to hash
+        planned: deque[tuple[Unit, str | None, UnitResult | None, bool]] = deque()
 
         def to_verify() -> Iterator[Unit]:
             for unit in units:
-                key = unit_key(unit)
-                held = journal.get(key)
-                planned.append((unit, key, held))
+                key = None if journal is None else unit_key(unit)
+                held = None if journal is None else journal.get(key)
+                journaled = held is not None
+                if held is None and lookup is not None:
+                    corrupt = lookup.corrupt
+                    held = cached_block(unit, lookup, options, buffer)
+                    if lookup.corrupt != corrupt:  # a damaged block: the unit is verified
+                        self._summary.cache_recomputed += lookup.corrupt - corrupt
+                planned.append((unit, key, held, journaled))
                 if held is None:
                     yield unit
 
@@ -377,9 +394,9 @@ class Run:
                 if got is not None:
                     ahead.append(got)
                 continue
-            unit, key, held = planned.popleft()
+            unit, key, held, journaled = planned.popleft()
             if held is not None:
-                yield unit, held, key, True
+                yield unit, held, key, journaled
                 continue
             _, result = ahead.popleft() if ahead else next(done)
             if isinstance(result, engines.Lost):
@@ -400,16 +417,20 @@ class Run:
             raise
         return report, notes
 
-    def _execute(self) -> Generator[Result, None, None]:
+    def _execute(self, results: bool = True) -> Generator[Result, None, None]:
+        """The run; ``results`` False when nobody iterates it (``summary``): the lines of a
+        unit found whole are then written without a Python object per Episode."""
         summary = self._summary
         start = time.perf_counter()
         progress = Progress(total_disk_bytes(self.inputs), self._progress_enabled)
         report, notes = self._outputs()
-        if self._cache is not None:
-            self._cache_view = view(self._cache)
         try:
             with engines.open_engine(self._engine_name, jobs=self._jobs,
-                                     scheduler=self._scheduler) as engine:
+                                     scheduler=self._scheduler,
+                                     lazy=self._cache is not None) as engine:
+                if self._cache is not None:
+                    self._cache_view = view(self._cache, client_looks_up=True)
+                    self._client_cache = ResultCache(self._cache_view)
                 # workers read objects themselves: object storage is the same everywhere
                 units = self._units(self._workers_read_files(engine), engine.jobs,
                                     workers_read_objects=not engine.in_process)
@@ -430,24 +451,42 @@ class Run:
                         lines_before, base = base, base + max(result.lines, 0)
                     else:
                         lines_before = 0
+                    result = self._rebased(unit, result, lines_before)
                     summary.document_bytes += result.doc_bytes
                     if held:
-                        summary.from_journal += len(result.verdicts)
+                        summary.from_journal += result.episodes
                     summary.from_cache += result.cached
                     summary.cache_recomputed += result.cache_corrupt
-                    for n, verdict in enumerate(result.verdicts):
-                        line = verdict.line(lines_before)
-                        summary.add(verdict.outcome, verdict.layer3)
+                    block = result.block or self._new_block(unit, result, lines_before)
+                    if block is not None:
+                        summary.add_block(block.counts, block.layer3)
                         if report is not None:
-                            report.write_line(line)
-                        if notes is not None and verdict.order is not None:
-                            where = _source_of(unit, n, verdict, lines_before)
-                            notes.write_json(annotation(verdict.episode_id, where,
-                                                        verdict.order))
-                        yield Result(line, verdict.outcome, verdict.episode_id, verdict.order)
-                    progress.update(result.disk_bytes, len(result.verdicts))
+                            report.write(block.report)
+                        if notes is not None:
+                            notes.write(block.notes)
+                        if results:
+                            for verdict in block.verdicts():
+                                yield Result(verdict.line(lines_before), verdict.outcome,
+                                             verdict.episode_id, verdict.order)
+                    else:
+                        lines = []
+                        for n, verdict in enumerate(result.verdicts):
+                            line = verdict.line(lines_before)
+                            lines.append(line)
+                            summary.add(verdict.outcome, verdict.layer3)
+                            if notes is not None and verdict.order is not None:
+                                where = _source_of(unit, n, verdict, lines_before)
+                                notes.write_json(annotation(verdict.episode_id, where,
+                                                            verdict.order))
+                        if report is not None and lines:
+                            report.write(b"\n".join(lines) + b"\n")
+                        if results:
+                            for line, verdict in zip(lines, result.verdicts):
+                                yield Result(line, verdict.outcome, verdict.episode_id,
+                                             verdict.order)
+                    progress.update(result.disk_bytes, result.episodes)
                     if self._on_progress is not None:
-                        self._on_progress(time.perf_counter() - start, len(result.verdicts),
+                        self._on_progress(time.perf_counter() - start, result.episodes,
                                           result.disk_bytes)
             summary.seconds = time.perf_counter() - start
             if report is not None:
@@ -459,6 +498,8 @@ class Run:
                     notes.commit()
             self._done = True
             if self._cache is not None:  # after the report: it never depends on this
+                if self._client_cache is not None:
+                    self._client_cache.flush()
                 compact(self._cache)
         finally:
             progress.close()
@@ -467,6 +508,40 @@ class Run:
             for out in (report, notes):
                 if out is not None:
                     out.abort()  # a no-op after commit
+
+    def _rebased(self, unit: Unit, result: UnitResult, lines_before: int) -> UnitResult:
+        """A block rendered at another line base than this run's (lines before the range
+        changed, not the range) as verdicts, which are numbered as they are written; a
+        block whose lines do not read is a damaged entry: the unit is verified here."""
+        block = result.block
+        if block is None or block.line0 == lines_before:
+            return result
+        try:
+            return result._replace(verdicts=list(block.verdicts()), block=None)
+        except ValueError:
+            fresh = verify_unit(unit, self.search_cap, self.require_layer3)
+            return fresh._replace(cache_corrupt=result.cache_corrupt + 1)
+
+    def _new_block(self, unit: Unit, result: UnitResult, lines_before: int) -> Block | None:
+        """When the cache may keep the unit's lines (``UnitResult.block_key``), the block
+        of its verdicts at this line base, kept for the cache (and written whole); else
+        None (the verdicts are written one by one)."""
+        cache = self._client_cache
+        if cache is None or result.block_key is None or result.lines == CHANGED:
+            return None
+        try:
+            block = blocks.build(
+                result.verdicts, lines_before,
+                (orjson.dumps(annotation(v.episode_id, _source_of(unit, n, v, lines_before),
+                                         v.order))
+                 for n, v in enumerate(result.verdicts) if v.order is not None),
+                lines=result.lines, doc_bytes=result.doc_bytes, disk_bytes=result.disk_bytes)
+        except orjson.JSONEncodeError:  # an annotation of a name that is not UTF-8
+            return None
+        cache.put_block(result.block_key, block)
+        if cache.pending_bytes >= CLIENT_SEGMENT_BYTES:
+            cache.flush()
+        return block
 
 
 def _nothing() -> Generator[Result, None, None]:

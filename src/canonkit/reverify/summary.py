@@ -42,6 +42,14 @@ class Summary:
         if layer3 is not None:
             self.layer3[layer3] = self.layer3.get(layer3, 0) + 1
 
+    def add_block(self, counts: dict[str, int], layer3: dict[str, int]) -> None:
+        """The counts of a unit's lines at once (``blocks.Block``)."""
+        for outcome, n in counts.items():
+            self.counts[outcome] = self.counts.get(outcome, 0) + n
+            self.episodes += n
+        for state, n in layer3.items():
+            self.layer3[state] = self.layer3.get(state, 0) + n
+
     @property
     def layer3_reported(self) -> bool:
         """Whether the run has a Layer 3 row: Layer 3 was required or some Episode had one."""

@@ -26,9 +26,10 @@ from typing import NamedTuple, Union
 
 from .._files import Expect, JSONLines
 from ..errors import FileChangedError
+from .blocks import Block
 from .lines import Source, Verdict, invalid, source_head
 from .sources import MAX_DOCUMENT_BYTES, Input, Item, iter_items, read_json_file
-from .cache import MAX_UNIT_BYTES, CacheView, ResultCache, attach
+from .cache import MAX_UNIT_BYTES, CacheView, ResultCache, frame
 from .worker import Options, verify_one
 
 
@@ -77,7 +78,9 @@ class UnitResult(NamedTuple):
     """The verdicts of a unit in input order; ``lines`` is the number of physical lines
     a ``LineRange`` held (the parent's line count; ``CHANGED`` when the range was refused
     because its file changed: its lines cannot be counted), the byte counts feed the
-    progress."""
+    progress. A unit found whole in the result cache comes back as its ``block`` (and no
+    verdicts); a unit whose lines the cache may keep as a block says under which key
+    (``block_key``: the unit's bytes as this worker read and verified them)."""
 
     verdicts: list[Verdict]
     lines: int
@@ -86,6 +89,12 @@ class UnitResult(NamedTuple):
     cached: int = 0  # verdicts taken from the result cache
     cache_corrupt: int = 0  # cache entries that did not check (recomputed)
     named_exports: int = 0  # Layer 3 exports named by path that were read (journal.py)
+    block: Block | None = None
+    block_key: bytes | None = None
+
+    @property
+    def episodes(self) -> int:
+        return len(self.verdicts) if self.block is None else self.block.episodes
 
 
 CHANGED = -1  # UnitResult.lines of a range refused because its file changed
@@ -113,9 +122,114 @@ def _cannot_read(exc: OSError, opened: str, reported: str) -> str:
     return f"cannot read the file: {type(exc).__name__}: {exc}"
 
 
+# --- block keys: what a unit is, where it is reported, and its bytes -------------------
+
+def range_what(unit: LineRange) -> bytes:
+    """A byte range as its block key names it: the file's name as the report spells it,
+    and the range's offsets."""
+    return b"lines\0%b\0%d\0%d" % (source_head(Source(unit.source, "line")), unit.start,
+                                      unit.end)
+
+
+def items_key(cache: ResultCache, what: bytes, items: list[Item], options: Options) -> bytes:
+    """The block key of documents: each one's kind, source and bytes."""
+    digest = cache.block_digest(what, options)
+    for item in items:
+        number = b"" if item.source.key is None else b"%d" % item.source.number
+        frame(digest, b"%b\0%b%b" % (item.kind.encode(), source_head(item.source), number),
+              len(item.payload))
+        digest.update(item.payload)
+    return digest.digest()  # type: ignore[no-any-return]
+
+
+def _held_block(block: Block | None, unit: LineRange | None, disk: int) -> Block | None:
+    """A block found for a unit, unless it cannot be the unit's: its extent is not the
+    unit's, or it has more Episode lines than the range has lines."""
+    if block is None or block.disk_bytes != disk:
+        return None
+    if unit is not None and block.lines < block.episodes:
+        return None
+    return block
+
+
+def _found(cache: ResultCache, key: bytes, unit: LineRange | None, disk: int,
+           look: bool = True) -> UnitResult | None:
+    """The unit as the block filed under ``key`` (None: a miss; nothing is looked up
+    unless ``look``: the client looked it up already)."""
+    if not look:
+        return None
+    block = cache.get_block(key)
+    held = _held_block(block, unit, disk)
+    if block is not None and held is None:  # filed under this key, yet not this unit's
+        cache.hits -= block.episodes
+        cache.corrupt += 1
+    if held is None:
+        return None
+    return UnitResult([], held.lines, held.doc_bytes, held.disk_bytes, held.episodes,
+                      block=held)
+
+
+def client_looks_up(unit: Unit) -> bool:
+    """Whether the client looks the unit's block up itself, before any worker is asked
+    (``cached_block``): a unit of local files, or documents it read. Objects of object
+    storage are read by workers only (corpus bytes never pass through the client)."""
+    if isinstance(unit, LineRange):
+        return unit.end - unit.start <= MAX_UNIT_BYTES and _local(unit.identity)
+    if isinstance(unit, JsonFiles):
+        return all(_local(identity) for _, _, identity in unit.files)
+    return isinstance(unit, Documents) and _holdable(unit.items)
+
+
+def cached_block(unit: Unit, cache: ResultCache, options: Options,
+                 buffer: bytearray) -> UnitResult | None:
+    """The client's look-up of a unit it looks up (``client_looks_up``): the unit as its
+    block, or None. Reads and hashes the unit's bytes (a range through ``buffer``, a
+    small block at a time) and parses nothing; a worker that verifies a unit that missed
+    keys it again on its own reading (the bytes it verified)."""
+    if not client_looks_up(unit):
+        return None
+    if isinstance(unit, LineRange):
+        from .ranges import hash_range
+
+        digest = cache.block_digest(range_what(unit), options)
+        frame(digest, b"", unit.end - unit.start)
+        try:
+            hash_range(unit.path, unit.start, unit.end, unit.identity, digest, buffer)
+        except OSError:  # the worker reads it, and says what is wrong
+            return None
+        return _found(cache, digest.digest(), unit, unit.end - unit.start)
+    if isinstance(unit, JsonFiles):
+        items = _json_items(unit)
+        if not _holdable(items):
+            return None
+        disk = sum(i.disk_bytes for i in items)
+        return _found(cache, items_key(cache, b"json", items, options), None, disk)
+    assert isinstance(unit, Documents)
+    disk = sum(i.disk_bytes for i in unit.items)
+    return _found(cache, items_key(cache, b"documents", list(unit.items), options), None,
+                  disk)
+
+
+def _worker_looks_up(cache: ResultCache, unit: Unit) -> bool:
+    """Whether a worker looks the unit's block up: not when the client did."""
+    return not (cache.view.client_looks_up and client_looks_up(unit))
+
+
+def _local(identity: Expect) -> bool:
+    from .._files import Identity
+
+    return identity is None or isinstance(identity, Identity)
+
+
+def _holdable(items: tuple[Item, ...] | list[Item]) -> bool:
+    return sum(len(i.payload) for i in items) <= MAX_UNIT_BYTES
+
+
+# --- verifying a unit (a worker) --------------------------------------------------------
+
 def _verify_range(unit: LineRange, search_cap: int, require_layer3: bool,
                   cache: ResultCache | None) -> UnitResult:
-    """With a cache, a range short enough to hold is read whole and looked up as a unit
+    """With a cache, a range short enough to hold is read whole and looked up as a block
     first; otherwise (or when it cannot be read whole) it is read line by line."""
     if cache is not None and unit.end - unit.start <= MAX_UNIT_BYTES:
         from .ranges import read_range
@@ -140,27 +254,19 @@ def _verify_range(unit: LineRange, search_cap: int, require_layer3: bool,
 
 def _verify_held_range(unit: LineRange, data: bytes | memoryview, options: Options,
                        cache: ResultCache) -> UnitResult:
-    """A range whose bytes are held: its unit entry, or its lines one by one (then a
-    unit entry is kept when none of them named a Layer 3 export by path)."""
+    """A range whose bytes are held: its block, or its lines one by one (each looked up
+    in the cache by its own bytes)."""
     import io
 
-    from .layer3_component import named_reads
-
+    digest = cache.block_digest(range_what(unit), options)
+    frame(digest, b"", len(data))
+    digest.update(data)
+    key = digest.digest()
+    found = _found(cache, key, unit, len(data), _worker_looks_up(cache, unit))
+    if found is not None:
+        return found
     head = source_head(Source(unit.source, "line"))
-    key = cache.unit_key(b"lines", [(b"", data)], options)
-    held = cache.get_unit(key)
-    if held is not None:
-        try:
-            lines, doc_bytes = int(held[0]), int(held[1])
-            verdicts = [attach(row[1:], head, unit.line0 + row[0]) for row in held[2]]
-        except (TypeError, ValueError, IndexError, AttributeError):  # not a unit's entry
-            cache.damaged_unit()
-        else:
-            cache.hit_unit(len(verdicts))
-            return UnitResult(verdicts, lines, doc_bytes, len(data))
-    before = named_reads()
     verdicts = []
-    rows: list[tuple[int | None, Verdict, bytes]] = []
     lines = doc_bytes = 0
     reader = JSONLines(io.BytesIO(data), max_line=MAX_DOCUMENT_BYTES, stop_after=len(data))
     for number, line in reader:
@@ -175,10 +281,7 @@ def _verify_held_range(unit: LineRange, data: bytes | memoryview, options: Optio
         else:
             continue
         verdicts.append(verdict)
-        rows.append((number, verdict, head))
-    if named_reads() == before:
-        cache.put_unit(key, lines, doc_bytes, rows)
-    return UnitResult(verdicts, lines, doc_bytes, len(data))
+    return UnitResult(verdicts, lines, doc_bytes, len(data), block_key=key)
 
 
 def _stream_range(unit: LineRange, search_cap: int, require_layer3: bool,
@@ -207,26 +310,30 @@ def _stream_range(unit: LineRange, search_cap: int, require_layer3: bool,
     return UnitResult(verdicts, lines, doc_bytes, unit.end - unit.start)
 
 
-def _verify_json_files(unit: JsonFiles, search_cap: int, require_layer3: bool,
-                       cache: ResultCache | None) -> UnitResult:
-    verdicts: list[Verdict] = []
-    doc_bytes = disk = 0
+def _json_items(unit: JsonFiles, origins: list[str | None] | None = None) -> list[Item]:
+    """The documents of a group of ``.json`` files (an unreadable one as an ``error``
+    item), and in ``origins`` the name each was opened by."""
+    items: list[Item] = []
     for reported, opened, identity in unit.files:
         try:
-            items = list(read_json_file(opened, reported, expect=identity))
+            items.extend(read_json_file(opened, reported, expect=identity))
         except OSError as exc:
-            items = [Item("error", _cannot_read(exc, opened, reported).encode(),
-                          Source(reported), 0)]
-        for item in items:
-            verdicts.append(verify_one(item.kind, item.payload, item.source, search_cap,
-                                       None, opened, require_layer3, cache))
-            if item.kind != "error":
-                doc_bytes += len(item.payload)
-            disk += item.disk_bytes
-    return UnitResult(verdicts, 0, doc_bytes, disk)
+            items.append(Item("error", _cannot_read(exc, opened, reported).encode(),
+                              Source(reported), 0))
+        if origins is not None:
+            origins.extend([opened] * (len(items) - len(origins)))
+    return items
 
 
-def _source_heads(items: tuple[Item, ...]) -> list[bytes]:
+def _verify_json_files(unit: JsonFiles, search_cap: int, require_layer3: bool,
+                       cache: ResultCache | None) -> UnitResult:
+    origins: list[str | None] = []
+    items = _json_items(unit, origins)
+    return _verify_items(b"json", items, origins, search_cap, require_layer3, cache,
+                         unit)
+
+
+def _source_heads(items: list[Item]) -> list[bytes]:
     """Every item's ``lines.source_head``, rendered once per file (and key)."""
     heads: dict[tuple[str, str | None], bytes] = {}
     out = []
@@ -240,40 +347,27 @@ def _source_heads(items: tuple[Item, ...]) -> list[bytes]:
 
 def _verify_documents(unit: Documents, search_cap: int, require_layer3: bool,
                       cache: ResultCache | None) -> UnitResult:
-    doc_bytes = sum(len(i.payload) for i in unit.items if i.kind != "error")
-    disk = sum(i.disk_bytes for i in unit.items)
-    held = sum(len(i.payload) for i in unit.items) <= MAX_UNIT_BYTES
-    if cache is None or not held:
-        verdicts = [verify_one(i.kind, i.payload, i.source, search_cap, head,
-                               require_layer3=require_layer3, cache=cache)
-                    for i, head in zip(unit.items, _source_heads(unit.items))]
-        return UnitResult(verdicts, 0, doc_bytes, disk)
-    from .layer3_component import named_reads
+    return _verify_items(b"documents", list(unit.items), [None] * len(unit.items),
+                         search_cap, require_layer3, cache, unit)
 
-    options = Options(search_cap, require_layer3)
-    heads = [source_head(i.source) for i in unit.items]
-    key = cache.unit_key(b"documents", [(i.kind.encode(), i.payload) for i in unit.items],
-                         options)
-    entry = cache.get_unit(key)
-    if entry is not None:
-        try:
-            rows = entry[2]
-            if len(rows) != len(unit.items):
-                raise ValueError("not this unit's entry")
-            verdicts = [attach(row[1:], src, None if i.source.key is None else i.source.number)
-                        for row, src, i in zip(rows, heads, unit.items)]
-        except (TypeError, ValueError, IndexError, AttributeError):  # not a unit's entry
-            cache.damaged_unit()
-        else:
-            cache.hit_unit(len(verdicts))
-            return UnitResult(verdicts, 0, doc_bytes, disk)
-    before = named_reads()
-    verdicts = [verify_one(i.kind, i.payload, i.source, search_cap, src,
-                           require_layer3=require_layer3, cache=cache)
-                for i, src in zip(unit.items, heads)]
-    if named_reads() == before:
-        cache.put_unit(key, 0, doc_bytes, [(None, v, src) for v, src in zip(verdicts, heads)])
-    return UnitResult(verdicts, 0, doc_bytes, disk)
+
+def _verify_items(what: bytes, items: list[Item], origins: list[str | None], search_cap: int,
+                  require_layer3: bool, cache: ResultCache | None, unit: Unit) -> UnitResult:
+    """Documents (of a group of ``.json`` files opened at ``origins``, or read by the
+    client): their block, or each one looked up and verified."""
+    doc_bytes = sum(len(i.payload) for i in items if i.kind != "error")
+    disk = sum(i.disk_bytes for i in items)
+    key = None
+    if cache is not None and _holdable(items):
+        options = Options(search_cap, require_layer3)
+        key = items_key(cache, what, items, options)
+        found = _found(cache, key, None, disk, _worker_looks_up(cache, unit))
+        if found is not None:
+            return found
+    verdicts = [verify_one(i.kind, i.payload, i.source, search_cap, head, origin,
+                           require_layer3, cache)
+                for i, origin, head in zip(items, origins, _source_heads(items))]
+    return UnitResult(verdicts, 0, doc_bytes, disk, block_key=key)
 
 
 def _verify_whole_object(unit: WholeObject, search_cap: int, require_layer3: bool,
@@ -292,8 +386,10 @@ def _verify_whole_object(unit: WholeObject, search_cap: int, require_layer3: boo
 def verify_unit(unit: Unit, search_cap: int, require_layer3: bool = False,
                 cache: CacheView | None = None) -> UnitResult:
     """Runs in a worker: the verdicts of one unit, in input order; ``cache`` is the view
-    of a result cache (``cache.py``) to look the unit, then every document, up in first
-    (the new entries are written when the unit is done)."""
+    of a result cache (``cache.py``) to look the unit up in first as a block, then every
+    document (the new Episode entries are written when the unit is done; its block, by
+    the client, which knows its line base). A unit holding an Episode that names a Layer
+    3 export by path gets no block key (its lines depend on more than its bytes)."""
     from .layer3_component import named_reads
 
     found = None if cache is None else ResultCache(cache)
@@ -306,12 +402,14 @@ def verify_unit(unit: Unit, search_cap: int, require_layer3: bool = False,
         result = _verify_whole_object(unit, search_cap, require_layer3, found)
     else:
         result = _verify_documents(unit, search_cap, require_layer3, found)
-    result = result._replace(named_exports=named_reads() - before)
+    named = named_reads() - before
+    result = result._replace(named_exports=named)
     if found is not None:
         found.flush()
     if found is None or result.lines == CHANGED:  # a refused range kept no verdict
         return result
-    return result._replace(cached=found.hits, cache_corrupt=found.corrupt)
+    return result._replace(cached=found.hits, cache_corrupt=found.corrupt,
+                           block_key=None if named else result.block_key)
 
 
 def split(unit: Unit) -> tuple[list[Unit], int]:

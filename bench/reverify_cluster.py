@@ -43,13 +43,13 @@ print(json.dumps({"import": imported - t, "start": up - imported,
 
 
 def _task_pieces(corpus: Path) -> dict[str, float]:
-    """The units a two-worker run sends, and what one unit's result weighs pickled."""
+    """The units a two-worker Dask run sends, and what one unit's result weighs pickled."""
     from canonkit.reverify.ranges import chunk_bytes_for, plan_ranges
-    from canonkit.reverify.runner import DEFAULT_BATCH_BYTES
+    from canonkit.reverify.runner import DASK_BATCH_BYTES
     from canonkit.reverify.units import LineRange, verify_unit
 
     size = corpus.stat().st_size
-    spans = list(plan_ranges(str(corpus), chunk_bytes_for(size, 2, DEFAULT_BATCH_BYTES)))
+    spans = list(plan_ranges(str(corpus), chunk_bytes_for(size, 2, DASK_BATCH_BYTES)))
     first = LineRange(str(corpus), str(corpus), *spans[0], True)
     verify_unit(first, 40320)  # (imports and warm-up)
     start = time.process_time()

@@ -75,7 +75,7 @@ def _register_synth(subparsers: Any) -> None:
 
 
 def register(subparsers: Any) -> None:
-    from ..reverify.runner import DEFAULT_BATCH_BYTES, DEFAULT_SEARCH_CAP
+    from ..reverify.runner import DASK_BATCH_BYTES, DEFAULT_BATCH_BYTES, DEFAULT_SEARCH_CAP
 
     p = subparsers.add_parser(
         "reverify",
@@ -106,10 +106,11 @@ def register(subparsers: Any) -> None:
                    help="most tied-signal orders tried per Episode (default %(default)s)")
     p.add_argument("--batch-size", type=positive, default=64, metavar="N",
                    help="documents per batch (does not change the report)")
-    p.add_argument("--batch-bytes", type=positive, default=DEFAULT_BATCH_BYTES, metavar="N",
+    p.add_argument("--batch-bytes", type=positive, metavar="N",
                    help="bytes per unit of work: a batch of documents, a range of a JSON-lines "
-                        "file (default %(default)s = 8 MiB; larger units mean fewer tasks for "
-                        "a Dask scheduler; does not change the report)")
+                        f"file (default {DEFAULT_BATCH_BYTES} = 8 MiB on the local pool, "
+                        f"{DASK_BATCH_BYTES} = 64 MiB on Dask, where each task costs the "
+                        "client and the scheduler more; does not change the report)")
     p.add_argument("--json", action="store_true",
                    help="print the report lines and the summary line on stdout instead of "
                         "the table")

@@ -144,7 +144,9 @@ def main() -> None:
                for q, r in zip(pool, runs)]
         print(f"\n{name}: cluster / pool wall, per round: "
               f"{', '.join(f'{r:.3f}' for r in ratios)} (median {statistics.median(ratios):.3f});"
-              f" cluster workers' CPU / pool workers' CPU: {', '.join(f'{r:.3f}' for r in cpu)}\n")
+              f" cluster workers' CPU / pool workers' CPU: {', '.join(f'{r:.3f}' for r in cpu)};"
+              f" the client's import of distributed, outside the timing, as canonkit's is: "
+              f"{min(r['import_seconds'] for r in runs):.2f} s\n")
     print(f"tasks: {pieces['tasks']} byte ranges of {pieces['task_bytes'] / 1e6:.1f} MB "
           f"(a task pickles to {pieces['unit_bytes']} bytes); one task: "
           f"{pieces['episodes']} Episodes, {pieces['task_cpu']:.2f} s CPU, its result "

@@ -131,13 +131,14 @@ def range_what(unit: LineRange) -> bytes:
                                       unit.end)
 
 
-def items_key(cache: ResultCache, what: bytes, items: list[Item], options: Options) -> bytes:
-    """The block key of documents: each one's kind, source and bytes."""
+def items_key(cache: ResultCache, what: bytes, items: list[Item], options: Options,
+              heads: list[bytes] | None = None) -> bytes:
+    """The block key of documents: each one's kind, source and bytes (``heads``: their
+    ``_source_heads``, when the caller has them already)."""
     digest = cache.block_digest(what, options)
-    for item in items:
+    for item, head in zip(items, _source_heads(items) if heads is None else heads):
         number = b"" if item.source.key is None else b"%d" % item.source.number
-        frame(digest, b"%b\0%b%b" % (item.kind.encode(), source_head(item.source), number),
-              len(item.payload))
+        frame(digest, b"%b\0%b%b" % (item.kind.encode(), head, number), len(item.payload))
         digest.update(item.payload)
     return digest.digest()  # type: ignore[no-any-return]
 
@@ -358,15 +359,16 @@ def _verify_items(what: bytes, items: list[Item], origins: list[str | None], sea
     doc_bytes = sum(len(i.payload) for i in items if i.kind != "error")
     disk = sum(i.disk_bytes for i in items)
     key = None
+    heads = _source_heads(items)
     if cache is not None and _holdable(items):
         options = Options(search_cap, require_layer3)
-        key = items_key(cache, what, items, options)
+        key = items_key(cache, what, items, options, heads)
         found = _found(cache, key, None, disk, _worker_looks_up(cache, unit))
         if found is not None:
             return found
     verdicts = [verify_one(i.kind, i.payload, i.source, search_cap, head, origin,
                            require_layer3, cache)
-                for i, origin, head in zip(items, origins, _source_heads(items))]
+                for i, origin, head in zip(items, origins, heads)]
     return UnitResult(verdicts, 0, doc_bytes, disk, block_key=key)
 
 

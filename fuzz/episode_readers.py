@@ -277,6 +277,9 @@ def _scanners_agree(readers: Readers, data: bytes) -> None:
         raise Mismatch("the scanner kernel gave a verdict on a document it does not read")
     if verdict is None and (scanned is None) != (compiled is None):
         raise Mismatch("scan_verdict handed on another scan than scan_episode's")
+    if verdict is not None and (scanned is None) != (compiled[0].get("layer3") is None):
+        raise Mismatch("scan_verdict handed on a scan with its verdict, other than for the "
+                       "Episode of a Layer 3 member (or none for one)")
     if compiled is None or compiled is readers.twin_scanner:
         return
     twin = readers.twin_scanner.scan_episode(data, Segment, Signal)

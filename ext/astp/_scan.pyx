@@ -1157,10 +1157,10 @@ def scan_verdict(data, segment_type, signal_type, search_cap=40320):
     ``(outcome, episode_id, components, construction, order, flags, reason)``, what
     ``reproduce(..., search_cap=search_cap)`` says of the document, when that is
     ``reproduced`` (from the stored order with no note, or ``reproduced_by_search``) under
-    its seal's own construction or ``reproduced_under_other_construction``, and the document
-    carries no Layer 3 (``astp_verdict.pxi``); ``scanned`` is then None. Otherwise
-    ``verdict`` is None and ``scanned`` what ``scan_episode`` gives, for the general path to
-    go on from. docs/astp-kernel-api.md."""
+    its seal's own construction or ``reproduced_under_other_construction``
+    (``astp_verdict.pxi``). ``scanned`` is what ``scan_episode`` gives, for the general path
+    to go on from, when there is no verdict or the document carries a Layer 3 member (whose
+    verification reads the Episode); else None. docs/astp-kernel-api.md."""
     cdef tuple scanned = _scan(data, segment_type, signal_type)
     if scanned is None:
         return None, None
@@ -1169,9 +1169,9 @@ def scan_verdict(data, segment_type, signal_type, search_cap=40320):
         raise InvalidFieldError(f"search_cap must be a non-negative integer, got {search_cap!r}")
     verdict = _verdict(members, table, excluded, latest, signals,
                        members.get("format") == "astp-proof-of-record/1", search_cap)
-    if verdict is not None:
+    if verdict is not None and members.get("layer3") is None:
         return verdict, None
-    return None, _with_signals(scanned, signal_type)
+    return verdict, _with_signals(scanned, signal_type)
 
 
 include "astp_verdict.pxi"

@@ -488,8 +488,8 @@ cdef _Episode _read(dict members, SegmentTable table, list excluded, object late
     cdef bint closed = False, repeated
     cdef Py_ssize_t j
     cdef _Signals spine
-    if members.get("layer3") is not None or "seal" not in members:
-        return None
+    if "seal" not in members:  # (a Layer 3 member does not change the verdict: the
+        return None            # Spine is judged apart from it, ASTP.md §19)
     value = members["seal"]
     if type(value) is not dict:
         return None                     # no seal record (or not an object): general path

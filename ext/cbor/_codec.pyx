@@ -129,6 +129,7 @@ cdef extern from "cbor_sort.h":
     uint64_t ck_get_be64(const uint8_t *) noexcept
     PyObject *ck_dict_presized(Py_ssize_t)
     Py_ssize_t ck_write_head(uint8_t *, uint8_t, uint64_t) noexcept
+    void ck_copy(uint8_t *, const uint8_t *, size_t) noexcept nogil
     const char *ck_utf8(PyObject *, Py_ssize_t *)
     void ck_bytes_truncate(PyObject *, Py_ssize_t) noexcept
     void ck_prefetch(const void *) noexcept
@@ -347,7 +348,7 @@ cdef inline int put_string(Out *o, uint8_t major, const char *p, Py_ssize_t n) e
     if o.cap - o.pos < n + 9:
         out_grow(o, n + 9)
     o.pos += ck_write_head(o.buf + o.pos, major, <uint64_t>n)
-    memcpy(o.buf + o.pos, p, <size_t>n)
+    ck_copy(o.buf + o.pos, <const uint8_t *>p, <size_t>n)
     o.pos += n
     return 0
 

@@ -23,8 +23,13 @@ typedef struct {
 } ck_entry;
 
 static inline int ck_cmp_text(const ck_entry *a, const ck_entry *b) {
+    const unsigned char *x = (const unsigned char *)a->p, *y = (const unsigned char *)b->p;
+    Py_ssize_t i;
     if (a->n != b->n) return a->n < b->n ? -1 : 1;
-    return memcmp(a->p, b->p, (size_t)a->n);
+    /* keys of one length mostly differ in their first bytes: no call for those */
+    for (i = 0; i < a->n && i < 16; i++)
+        if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
+    return i < a->n ? memcmp(x + i, y + i, (size_t)(a->n - i)) : 0;
 }
 
 static inline int ck_cmp_bytes(const ck_entry *a, const ck_entry *b) {
@@ -141,6 +146,33 @@ CK_HOT_INLINE void ck_sort_text_cached(ck_entry *e, Py_ssize_t n, ck_entry *tmp)
         slot->keys[i] = tmp[i].key;
     }
     slot->n = n;
+}
+
+/* Copy the n bytes at s to d with no library call when n <= 32 (map keys, short texts:
+ * most strings of most documents, for which the call cost more than the copy): each size
+ * class loads the first and the last bytes, overlapping, so only [0, n) is read and
+ * written. */
+static inline void ck_copy(unsigned char *d, const unsigned char *s, size_t n) {
+    uint64_t a, b, c, e;
+    uint32_t x, y;
+    if (n > 16) {
+        if (n > 32) {
+            memcpy(d, s, n);
+            return;
+        }
+        memcpy(&a, s, 8); memcpy(&b, s + 8, 8);
+        memcpy(&c, s + n - 16, 8); memcpy(&e, s + n - 8, 8);
+        memcpy(d, &a, 8); memcpy(d + 8, &b, 8);
+        memcpy(d + n - 16, &c, 8); memcpy(d + n - 8, &e, 8);
+    } else if (n >= 8) {
+        memcpy(&a, s, 8); memcpy(&b, s + n - 8, 8);
+        memcpy(d, &a, 8); memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4) {
+        memcpy(&x, s, 4); memcpy(&y, s + n - 4, 4);
+        memcpy(d, &x, 4); memcpy(d + n - 4, &y, 4);
+    } else if (n) { /* 1 to 3 bytes: 0, n/2 and n-1 cover them */
+        d[0] = s[0]; d[n / 2] = s[n / 2]; d[n - 1] = s[n - 1];
+    }
 }
 
 /* Big-endian stores/loads. */

@@ -335,14 +335,14 @@ def _check_cap(search_cap: Any) -> None:
 def reproduce_bytes(data: bytes, *, search_cap: int = 40320
                     ) -> tuple[Reproduction, Episode | None] | None:
     """``reproduce`` of an Episode document's JSON text on the fast path, with the Episode
-    read (None when the scanner kernel gave the verdict itself: the common Episode, which
-    carries no Layer 3); None when the text is outside the fast path (then
+    read (None when the scanner kernel gave the verdict itself and the document carries no
+    Layer 3 member, the common Episode); None when the text is outside the fast path (then
     ``reproduce(canonkit._files.loads_json(data))`` decides, alike). Raises as
     ``read_episode_bytes`` and ``reproduce`` do."""
     _check_cap(search_cap)
     verdict, scanned = scanner.scan_verdict(data, Segment, Signal, search_cap)
-    if verdict is not None:
-        return Reproduction(*verdict), None
+    if verdict is not None:  # the Episode is read only for its Layer 3 member
+        return Reproduction(*verdict), episode_from_scan(scanned)
     episode = episode_from_scan(scanned)
     if episode is None:
         return None

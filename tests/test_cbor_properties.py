@@ -156,9 +156,9 @@ def test_differential_encode_across_profiles(source: str, profile: str) -> None:
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_strings_and_keys_of_every_short_length_encode_as_the_twin(profile: str) -> None:
-    """The compiled encoder copies strings of up to 32 bytes without a library call, in
+    """The compiled encoder copies map keys of up to 32 bytes without a library call, in
     size classes (1-3, 4-7, 8-16, 17-32 bytes): every length around those boundaries, as
-    a value, a key and bytes, is written exactly as the twin writes it."""
+    a key, a value and bytes, is written exactly as the twin writes it."""
     compiled, twin = backend_pair("cbor")
     for n in range(0, 72):
         text = "".join(chr(0x21 + (i * 7 + n) % 90) for i in range(n))

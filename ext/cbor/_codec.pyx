@@ -348,6 +348,16 @@ cdef inline int put_string(Out *o, uint8_t major, const char *p, Py_ssize_t n) e
     if o.cap - o.pos < n + 9:
         out_grow(o, n + 9)
     o.pos += ck_write_head(o.buf + o.pos, major, <uint64_t>n)
+    memcpy(o.buf + o.pos, p, <size_t>n)
+    o.pos += n
+    return 0
+
+
+cdef inline int put_key(Out *o, const char *p, Py_ssize_t n) except -1:
+    """put_string of a text map key: keys are mostly short, copied with no library call."""
+    if o.cap - o.pos < n + 9:
+        out_grow(o, n + 9)
+    o.pos += ck_write_head(o.buf + o.pos, 3, <uint64_t>n)
     ck_copy(o.buf + o.pos, <const uint8_t *>p, <size_t>n)
     o.pos += n
     return 0
@@ -685,7 +695,7 @@ cdef int put_entries(Out *o, ck_entry *e, Py_ssize_t n, int depth) except -1:
     cdef Py_ssize_t j
     put_head(o, 5, <uint64_t>n)
     for j in range(n):
-        put_string(o, 3, e[j].p, e[j].n)
+        put_key(o, e[j].p, e[j].n)
         if not put_scalar(o, e[j].value):
             enc_child(o, <object>e[j].value, depth + 1)
     return 0

@@ -148,10 +148,10 @@ CK_HOT_INLINE void ck_sort_text_cached(ck_entry *e, Py_ssize_t n, ck_entry *tmp)
     slot->n = n;
 }
 
-/* Copy the n bytes at s to d with no library call when n <= 32 (map keys, short texts:
- * most strings of most documents, for which the call cost more than the copy): each size
- * class loads the first and the last bytes, overlapping, so only [0, n) is read and
- * written. */
+/* Copy the n bytes at s to d with no library call when n <= 32 (map keys, for which the
+ * call cost more than the copy): each size class loads the first and the last bytes,
+ * overlapping, so only [0, n) is read and written. Used for keys only: inlined into every
+ * string write, it slowed the float-heavy documents' encode by 3-5% (code layout). */
 static inline void ck_copy(unsigned char *d, const unsigned char *s, size_t n) {
     uint64_t a, b, c, e;
     uint32_t x, y;

@@ -341,9 +341,9 @@ def reproduce_bytes(data: bytes, *, search_cap: int = 40320
     ``read_episode_bytes`` and ``reproduce`` do."""
     _check_cap(search_cap)
     verdict, scanned = scanner.scan_verdict(data, Segment, Signal, search_cap)
-    if verdict is not None:  # the Episode is read only for its Layer 3 member
-        return Reproduction(*verdict), episode_from_scan(scanned)
-    episode = episode_from_scan(scanned)
+    episode = episode_from_scan(scanned)  # with a verdict: read only for its Layer 3 member
+    if verdict is not None:
+        return Reproduction(*verdict), episode
     if episode is None:
         return None
     return reproduce(episode, search_cap=search_cap), episode
